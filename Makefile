@@ -1,0 +1,124 @@
+# bisectd — one plain Makefile.
+#
+#   make            build bisectd, bisectctl, bisect-agent into $(BUILD)/
+#   make deps       install the Debian packages that are missing (root)
+#   make check      deps, build, unit tests (cmocka) and integration tests
+#                   (prove), then the same again under ASan+UBSan
+#   make demo       deps, build, run a whole bisection on the local lab
+#   make SANITIZE=address,undefined   sanitized build (into build-san/)
+#   make WERROR=1   warnings are errors (CI)
+
+CC       ?= cc
+PKGS     := libcurl sqlite3 libgit2 yaml-0.1 libmicrohttpd jansson
+SANITIZE ?=
+WERROR   ?=
+
+ifeq ($(SANITIZE),)
+BUILD    ?= build
+else
+BUILD    ?= build-san
+endif
+
+WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+        -Wpointer-arith -Wcast-qual -Wsign-compare
+ifneq ($(WERROR),)
+WARN += -Werror
+endif
+
+CFLAGS   ?= -O2 -g
+ALL_CFLAGS = -std=gnu11 $(CFLAGS) $(WARN) -MMD -MP -D_GNU_SOURCE -iquote bisectd -iquote agents \
+             $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+LIBS     = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpthread -lm
+ifneq ($(SANITIZE),)
+ALL_CFLAGS += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+LDFLAGS    += -fsanitize=$(SANITIZE)
+endif
+
+# The core library both programs and the tests link.
+LIB_SRC := bisectd/err.c bisectd/log.c bisectd/run.c bisectd/conf.c \
+           bisectd/yamltree.c bisectd/jsonx.c bisectd/stats.c \
+           bisectd/store.c bisectd/schema_sql.c bisectd/repo.c \
+           bisectd/policy.c bisectd/client.c bisectd/util.c
+D_SRC   := bisectd/bisectd.c bisectd/http.c bisectd/api.c bisectd/sched.c
+CTL_SRC := bisectd/bisectctl.c
+AG_SRC  := agents/agent.c agents/worktree.c agents/workload.c agents/boot.c
+UNIT    := $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test_*.c))
+
+LIB      := $(BUILD)/libbisect.a
+PROGS    := $(BUILD)/bisectd $(BUILD)/bisectctl $(BUILD)/bisect-agent
+UNIT_BIN := $(addprefix $(BUILD)/tests/,$(UNIT))
+
+obj = $(patsubst %.c,$(BUILD)/%.o,$(1))
+
+all: $(PROGS)
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+# Migrations are compiled into the binary so a deployed bisectd never runs
+# against SQL files of another version.
+bisectd/schema_sql.c: $(sort $(wildcard schema/*.sql)) tests/lib/embed-schema.sh
+	sh tests/lib/embed-schema.sh $(sort $(wildcard schema/*.sql)) > $@.tmp && mv $@.tmp $@
+
+$(LIB): $(call obj,$(LIB_SRC))
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/bisectd: $(call obj,$(D_SRC)) $(LIB)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
+
+$(BUILD)/bisectctl: $(call obj,$(CTL_SRC)) $(LIB)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
+
+$(BUILD)/bisect-agent: $(call obj,$(AG_SRC)) $(LIB)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
+
+$(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(call obj,$(filter-out bisectd/bisectd.c,$(D_SRC)) $(filter-out agents/agent.c,$(AG_SRC))) $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS) -lcmocka
+
+# --- packages -------------------------------------------------------------
+
+DEB_PKGS := build-essential pkg-config git libcurl4-openssl-dev libsqlite3-dev \
+            libgit2-dev libyaml-dev libmicrohttpd-dev libjansson-dev \
+            libcmocka-dev gnuplot-nox python3 python3-scipy perl curl sqlite3 \
+            util-linux procps
+
+deps:
+	@missing=""; for p in $(DEB_PKGS); do \
+	  dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" != 0 ]; then echo "deps: missing:$$missing (run 'make deps' as root)" >&2; exit 1; fi; \
+	  echo "deps: installing$$missing"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
+	else echo "deps: all installed"; fi
+
+# --- tests ----------------------------------------------------------------
+
+unit: $(UNIT_BIN)
+	@fail=0; for t in $(UNIT_BIN); do \
+	  echo "# $$t"; CMOCKA_MESSAGE_OUTPUT=TAP $$t || fail=1; \
+	done; exit $$fail
+
+integration: $(PROGS)
+	BUILD=$(abspath $(BUILD)) prove -v tests/t[0-9]*.sh
+
+check-one: unit integration
+
+check: deps
+	$(MAKE) WERROR=1 check-one
+	$(MAKE) WERROR=1 SANITIZE=address,undefined check-one
+
+demo: deps
+	$(MAKE) all
+	BUILD=$(abspath $(BUILD)) sh tests/lib/demo.sh
+
+clean:
+	rm -rf build build-san bisectd/schema_sql.c
+
+.PHONY: all deps unit integration check-one check demo clean
+.SECONDARY:
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -1,0 +1,154 @@
+/* api: routes, request parsing, error codes to HTTP statuses. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "api.h"
+#include "err.h"
+#include "jsonx.h"
+#include "log.h"
+#include "sched.h"
+#include "util.h"
+
+#define MAX_WAIT_S 60
+
+static int status_of(int code)
+{
+	switch (code) {
+	case ERR_INVALID: return 400;
+	case ERR_NOTFOUND: return 404;
+	case ERR_CONFLICT: case ERR_EXISTS: return 409;
+	case ERR_UNPROCESSABLE: return 422;
+	case ERR_BUSY: return 503;
+	default: return 500;
+	}
+}
+
+static void reply_error(struct http_response *res, int status, const char *msg)
+{
+	json_t *j = json_pack("{s:s}", "error", msg);
+
+	res->status = status;
+	res->body = jsonx_dump(j);
+	json_decref(j);
+}
+
+/* Splits "/api/v1/a/b/c" after the prefix into at most 4 segments. */
+static int split(char **seg, char *path)
+{
+	int n = 0;
+
+	for (char *tok = strtok(path, "/"); tok && n < 5; tok = strtok(NULL, "/"))
+		seg[n++] = tok;
+	return n;
+}
+
+static int parse_id(long long *id, const char *s)
+{
+	char *end;
+
+	*id = strtoll(s, &end, 10);
+	if (*end || *id <= 0)
+		return err_set(ERR_NOTFOUND, "'%s' is not an id", s);
+	return 0;
+}
+
+static int body_json(json_t **req, const struct http_request *r)
+{
+	if (r->body_len == 0) {  /* cancel, claim and heartbeat may come without a body */
+		*req = json_object();
+		return 0;
+	}
+	return jsonx_parse_object(req, r->body, r->body_len, (size_t)-1);
+}
+
+void api_handle(struct http_response *res, const struct http_request *r, void *arg)
+{
+	struct sched *s = arg;
+	char *path = xstrdup(r->path), *seg[5] = { 0 };
+	int post = !strcmp(r->method, "POST"), get = !strcmp(r->method, "GET");
+	json_t *req = NULL, *reply = NULL;
+	char *text = NULL;
+	int n, rc = ERR_NOTFOUND, routed = 1;
+	long long id = 0;
+
+	err_clear();
+	if (r->body_too_large) {
+		reply_error(res, 413, "request body too large");
+		goto out;
+	}
+	n = split(seg, path);
+	if (n < 3 || strcmp(seg[0], "api") || strcmp(seg[1], "v1")) {
+		reply_error(res, 404, "no such endpoint: the API is under /api/v1 (see API.md)");
+		goto out;
+	}
+	if (post && (rc = body_json(&req, r)))
+		goto fail;
+	if (!strcmp(seg[2], "jobs")) {
+		if (n == 3 && get)
+			rc = sched_job_list(s, &reply);
+		else if (n == 3 && post)
+			rc = sched_job_create(s, &reply, req);
+		else if (n >= 4 && (rc = parse_id(&id, seg[3])))
+			;
+		else if (n == 4 && get)
+			rc = sched_job_get(s, &reply, id);
+		else if (n == 5 && post && !strcmp(seg[4], "cancel"))
+			rc = sched_job_cancel(s, &reply, id);
+		else if (n == 5 && get && !strcmp(seg[4], "report"))
+			rc = sched_job_report_text(s, &text, id);
+		else
+			routed = 0;
+	} else if (!strcmp(seg[2], "agents")) {
+		if (n == 3 && get)
+			rc = sched_agent_list(s, &reply);
+		else if (n == 4 && post && !strcmp(seg[3], "register"))
+			rc = sched_agent_register(s, &reply, req);
+		else if (n == 5 && post && !strcmp(seg[4], "heartbeat"))
+			rc = sched_agent_heartbeat(s, &reply, seg[3], req);
+		else if (n == 5 && post && !strcmp(seg[4], "claim")) {
+			const char *w = http_query(r, "wait");
+			char *end = NULL;
+			long wait = w ? strtol(w, &end, 10) : 20;
+
+			if (w && (*end || wait < 0 || wait > MAX_WAIT_S))
+				rc = err_set(ERR_INVALID, "wait must be 0..%d seconds", MAX_WAIT_S);
+			else
+				rc = sched_agent_claim(s, &reply, seg[3], (int)wait);
+		} else
+			routed = 0;
+	} else if (!strcmp(seg[2], "tasks")) {
+		if (n == 5 && post && !strcmp(seg[4], "result") && !(rc = parse_id(&id, seg[3])))
+			rc = sched_task_result(s, &reply, id, req);
+		else if (n != 5 || !post || strcmp(seg[4], "result"))
+			routed = 0;
+	} else {
+		routed = 0;
+	}
+	if (!routed) {
+		reply_error(res, get || post ? 404 : 405, "no such endpoint or method (see API.md)");
+		goto out;
+	}
+	if (rc)
+		goto fail;
+	if (text) {
+		res->status = 200;
+		res->content_type = "text/plain; charset=utf-8";
+		res->body = text;
+		text = NULL;
+	} else if (reply) {
+		res->status = post && !strcmp(seg[2], "jobs") && n == 3 ? 201 : 200;
+		res->body = jsonx_dump(reply);
+	} else {
+		res->status = 204;  /* a long poll that found nothing */
+	}
+	goto out;
+fail:
+	if (status_of(rc) >= 500)
+		log_error("%s %s: %s", r->method, r->path, err_msg());
+	reply_error(res, status_of(rc), *err_msg() ? err_msg() : err_name(rc));
+out:
+	json_decref(req);
+	json_decref(reply);
+	free(text);
+	free(path);
+}

@@ -1,0 +1,92 @@
+/*
+ * conf: the YAML configuration of bisectd (etc/bisectd.yaml) and of an
+ * agent (etc/agent.yaml), parsed into structs that start from defaults.
+ *
+ * Unknown keys, wrong types and missing required values are errors whose
+ * message starts with "FILE:LINE:COLUMN: " (1-based) and names the key.
+ */
+#ifndef BISECT_CONF_H
+#define BISECT_CONF_H
+
+#include <stddef.h>
+
+struct conf_repo {
+	char *name;
+	char *url;        /* a URL or a local path libgit2 can clone from */
+};
+
+enum workload_direction { DIR_HIGHER = 0, DIR_LOWER = 1 }; /* which is better */
+
+/*
+ * A workload: how an agent builds a commit and measures it. Commands are
+ * argv arrays from the coordinator's config, never shell strings from a
+ * submitter.
+ */
+struct conf_workload {
+	char *name;
+	char *type;          /* "command" (default); later "iperf3", "pktgen", ... */
+	char *boot;          /* boot method: "none" (default) */
+	char **build;        /* argv, NULL-terminated; NULL: nothing to build */
+	char **command;      /* argv run once per run; required for type command */
+	char *pattern;       /* POSIX extended regex, first group is the metric; required for command */
+	char *unit;          /* "ops/s" by default */
+	enum workload_direction direction; /* "higher" (default) or "lower" is better */
+	int build_timeout;   /* seconds, default 1800 */
+	int run_timeout;     /* seconds per run, default 300 */
+};
+
+struct conf_pool {
+	char *name;
+	char **labels;       /* NULL-terminated; an agent is in the pool when it has them all */
+};
+
+struct conf_bisectd {
+	char *listen;        /* "127.0.0.1:7878" by default */
+	char *database;      /* "bisectd.db" by default */
+	char *mirrors;       /* directory of the repo mirrors, "mirrors" by default */
+	char *log_level;     /* "info" */
+	int lease_seconds;   /* 60: a claimed task goes back to the queue this long after the last heartbeat */
+	size_t max_body;     /* 1 MiB: bound on a request body */
+	int default_runs;    /* 5: runs per commit when a job does not say */
+	struct conf_repo *repos;
+	size_t nr_repos;
+	struct conf_workload *workloads;
+	size_t nr_workloads;
+	struct conf_pool *pools;
+	size_t nr_pools;
+};
+
+struct conf_agent {
+	char *coordinator;   /* base URL, "http://127.0.0.1:7878" by default */
+	char *name;          /* required */
+	char **labels;       /* NULL-terminated, may be empty */
+	char *workdir;       /* required */
+	char *log_level;     /* "info" */
+	int heartbeat;       /* seconds between heartbeats, default 5 */
+	int poll_wait;       /* seconds a claim long-polls, default 20 */
+	int cpu;             /* CPU to pin workload runs to; -1 (default): none */
+	char *measure_lock;  /* a file locked around measuring, shared by the agents of one host; NULL: none */
+};
+
+/* Parse path into c (which it initialises). On error c holds nothing to free. */
+int conf_bisectd_load(struct conf_bisectd *c, const char *path);
+/* Same from a string; name is used in messages in place of the file name. */
+int conf_bisectd_parse(struct conf_bisectd *c, const char *name, const char *text, size_t len);
+void conf_bisectd_release(struct conf_bisectd *c);
+
+int conf_agent_load(struct conf_agent *c, const char *path);
+int conf_agent_parse(struct conf_agent *c, const char *name, const char *text, size_t len);
+void conf_agent_release(struct conf_agent *c);
+
+/* Look-ups by name; NULL when absent. Borrowed. */
+const struct conf_repo *conf_repo_find(const struct conf_bisectd *c, const char *name);
+const struct conf_workload *conf_workload_find(const struct conf_bisectd *c, const char *name);
+const struct conf_pool *conf_pool_find(const struct conf_bisectd *c, const char *name);
+
+/* 1 when every label of the pool is among labels (NULL-terminated). */
+int conf_pool_matches(const struct conf_pool *p, char *const *labels);
+
+void strv_free(char **v);
+size_t strv_len(char *const *v);
+
+#endif

@@ -1,0 +1,152 @@
+/* http: libmicrohttpd glue; the only file that speaks MHD. */
+#include <arpa/inet.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "err.h"
+#include "http.h"
+#include "log.h"
+#include "util.h"
+
+struct http_server {
+	struct MHD_Daemon *d;
+	size_t max_body;
+	http_handler_fn handler;
+	void *arg;
+};
+
+struct conn_state {
+	struct sbuf body;
+	int too_large;
+};
+
+static enum MHD_Result respond(struct MHD_Connection *conn, struct http_response *res)
+{
+	const char *body = res->body ? res->body : "";
+	struct MHD_Response *r = MHD_create_response_from_buffer(strlen(body), (void *)(uintptr_t)body,
+								 MHD_RESPMEM_MUST_COPY);
+	enum MHD_Result ret;
+
+	if (!r)
+		return MHD_NO;
+	if (res->status != 204)
+		MHD_add_response_header(r, "Content-Type", res->content_type ? res->content_type :
+					"application/json");
+	MHD_add_response_header(r, "Cache-Control", "no-store");
+	ret = MHD_queue_response(conn, (unsigned)res->status, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
+				  const char *method, const char *version, const char *upload_data,
+				  size_t *upload_size, void **con_cls)
+{
+	struct http_server *srv = cls;
+	struct conn_state *cs = *con_cls;
+	struct http_request req;
+	struct http_response res = { 500, NULL, NULL };
+	enum MHD_Result ret;
+
+	(void)version;
+	if (!cs) {
+		cs = xcalloc(1, sizeof(*cs));
+		*con_cls = cs;
+		return MHD_YES;
+	}
+	if (*upload_size) {
+		/* Keep reading past the bound, but drop it: the reply is a clean 413. */
+		if (!cs->too_large && cs->body.len + *upload_size <= srv->max_body)
+			sbuf_add(&cs->body, upload_data, *upload_size);
+		else {
+			cs->too_large = 1;
+			sbuf_release(&cs->body);
+		}
+		*upload_size = 0;
+		return MHD_YES;
+	}
+	req.method = method;
+	req.path = url;
+	req.body = cs->body.buf ? cs->body.buf : "";
+	req.body_len = cs->body.len;
+	req.body_too_large = cs->too_large;
+	req.conn = conn;
+	srv->handler(&res, &req, srv->arg);
+	ret = respond(conn, &res);
+	free(res.body);
+	return ret;
+}
+
+static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+			 enum MHD_RequestTerminationCode toe)
+{
+	struct conn_state *cs = *con_cls;
+
+	(void)cls;
+	(void)conn;
+	(void)toe;
+	if (cs) {
+		sbuf_release(&cs->body);
+		free(cs);
+		*con_cls = NULL;
+	}
+}
+
+int http_start(struct http_server **out, const char *listen, size_t max_body,
+	       http_handler_fn handler, void *arg)
+{
+	struct http_server *srv;
+	struct sockaddr_in sa;
+	const char *colon = strrchr(listen, ':');
+	char host[64];
+	char *end;
+	long port;
+
+	*out = NULL;
+	if (!colon || (size_t)(colon - listen) >= sizeof(host))
+		return err_set(ERR_INVALID, "listen address '%s' must be HOST:PORT", listen);
+	memcpy(host, listen, (size_t)(colon - listen));
+	host[colon - listen] = '\0';
+	port = strtol(colon + 1, &end, 10);
+	if (*end || port <= 0 || port > 65535)
+		return err_set(ERR_INVALID, "listen address '%s': bad port", listen);
+	memset(&sa, 0, sizeof(sa));
+	sa.sin_family = AF_INET;
+	sa.sin_port = htons((uint16_t)port);
+	if (!strcmp(host, "localhost"))
+		strcpy(host, "127.0.0.1");
+	if (inet_pton(AF_INET, host, &sa.sin_addr) != 1)
+		return err_set(ERR_INVALID, "listen address '%s': '%s' is not an IPv4 address", listen, host);
+	srv = xcalloc(1, sizeof(*srv));
+	srv->max_body = max_body;
+	srv->handler = handler;
+	srv->arg = arg;
+	srv->d = MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
+				  MHD_USE_ERROR_LOG, 0, NULL, NULL, on_request, srv,
+				  MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
+				  MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
+				  MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)120,
+				  MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned int)1,
+				  MHD_OPTION_END);
+	if (!srv->d) {
+		free(srv);
+		return err_set(ERR_FAIL, "cannot listen on %s (in use, or not an address of this host?)", listen);
+	}
+	*out = srv;
+	return 0;
+}
+
+void http_stop(struct http_server *srv)
+{
+	if (!srv)
+		return;
+	MHD_stop_daemon(srv->d);
+	free(srv);
+}
+
+const char *http_query(const struct http_request *req, const char *key)
+{
+	return MHD_lookup_connection_value(req->conn, MHD_GET_ARGUMENT_KIND, key);
+}

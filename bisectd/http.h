@@ -1,0 +1,41 @@
+/*
+ * http: a small HTTP/1.1 server on libmicrohttpd that hands whole requests
+ * (body read and bounded) to one handler. A thread per connection, so a
+ * handler may block (claim long polls do).
+ */
+#ifndef BISECT_HTTP_H
+#define BISECT_HTTP_H
+
+#include <stddef.h>
+
+struct http_request {
+	const char *method;
+	const char *path;           /* without the query string */
+	const char *body;           /* NUL-terminated, may be "" */
+	size_t body_len;
+	int body_too_large;         /* the body passed max_body and was dropped */
+	void *conn;                 /* for http_query */
+};
+
+struct http_response {
+	int status;
+	const char *content_type;   /* "application/json" when NULL */
+	char *body;                 /* heap, freed by the server; NULL for none */
+};
+
+typedef void (*http_handler_fn)(struct http_response *res, const struct http_request *req, void *arg);
+
+struct http_server;
+
+/*
+ * Listens on "HOST:PORT" (IPv4 address or "localhost") and serves until
+ * http_stop(). ERR_INVALID for a bad address, ERR_FAIL when it cannot bind.
+ */
+int http_start(struct http_server **out, const char *listen, size_t max_body,
+	       http_handler_fn handler, void *arg);
+void http_stop(struct http_server *srv);
+
+/* A query-string argument of the request, or NULL. Borrowed. */
+const char *http_query(const struct http_request *req, const char *key);
+
+#endif

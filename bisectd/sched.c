@@ -1,0 +1,1407 @@
+/*
+ * sched: jobs, agents, leases and bisection steps.
+ *
+ * Everything that touches the store runs under s->lock, and every change
+ * that belongs together (samples, their summary, the decision they lead
+ * to, the tasks it queues) is one transaction: a crash leaves the job as it
+ * was before the upload, and the agent's retried upload replays it.
+ */
+#include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "err.h"
+#include "jsonx.h"
+#include "log.h"
+#include "policy.h"
+#include "repo.h"
+#include "sched.h"
+#include "stats.h"
+#include "util.h"
+
+#define MAX_ATTEMPTS 3
+#define MAX_COMMITS 20000
+#define ALPHA 0.01         /* the ends must differ at this level */
+#define MIN_EFFECT 0.01    /* and by at least this much */
+#define END_BATCHES 4      /* batches at each end before giving up on a difference */
+#define MID_BATCHES 3      /* batches at a commit before a forced call */
+
+struct mirror {
+	const struct conf_repo *conf;
+	struct repo *repo;
+	pthread_mutex_t lock;   /* held while fetching: outside s->lock */
+};
+
+struct sched {
+	const struct conf_bisectd *conf;
+	struct store *st;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;    /* a task was queued, or shutdown */
+	int shutdown;
+	struct mirror *mirrors;
+};
+
+int sched_valid_name(const char *name)
+{
+	size_t n = strlen(name);
+
+	if (n == 0 || n > 64)
+		return 0;
+	for (const char *p = name; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		      (*p >= '0' && *p <= '9') || *p == '.' || *p == '_' || *p == '-'))
+			return 0;
+	return 1;
+}
+
+int sched_new(struct sched **out, const struct conf_bisectd *conf, struct store *st)
+{
+	struct sched *s = xcalloc(1, sizeof(*s));
+	pthread_condattr_t ca;
+
+	s->conf = conf;
+	s->st = st;
+	pthread_mutex_init(&s->lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&s->cond, &ca);
+	pthread_condattr_destroy(&ca);
+	s->mirrors = xcalloc(conf->nr_repos + 1, sizeof(*s->mirrors));
+	for (size_t i = 0; i < conf->nr_repos; i++) {
+		s->mirrors[i].conf = &conf->repos[i];
+		pthread_mutex_init(&s->mirrors[i].lock, NULL);
+	}
+	*out = s;
+	return 0;
+}
+
+void sched_free(struct sched *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->conf->nr_repos; i++) {
+		repo_free(s->mirrors[i].repo);
+		pthread_mutex_destroy(&s->mirrors[i].lock);
+	}
+	free(s->mirrors);
+	pthread_cond_destroy(&s->cond);
+	pthread_mutex_destroy(&s->lock);
+	free(s);
+}
+
+static int event(struct sched *s, long long job, const char *kind, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static int event(struct sched *s, long long job, const char *kind, const char *fmt, ...)
+{
+	va_list ap;
+	char *msg;
+	int rc;
+
+	va_start(ap, fmt);
+	if (vasprintf(&msg, fmt, ap) < 0)
+		msg = NULL;
+	va_end(ap);
+	if (!msg)
+		return err_set(ERR_FAIL, "out of memory");
+	if (job > 0)
+		log_info("job %lld: %s: %s", job, kind, msg);
+	else
+		log_info("%s: %s", kind, msg);
+	rc = store_exec(s->st, "INSERT INTO events (time, job_id, kind, message) VALUES (?, ?, ?, ?)",
+			job > 0 ? "iiss" : "inss", (long long)now_unix(),
+			job > 0 ? job : 0, kind, msg);
+	free(msg);
+	return rc < 0 ? rc : 0;
+}
+
+int sched_sync_conf(struct sched *s)
+{
+	int rc = 0;
+
+	pthread_mutex_lock(&s->lock);
+	if ((rc = store_begin(s->st)))
+		goto out;
+	for (size_t i = 0; i < s->conf->nr_repos; i++) {
+		const struct conf_repo *r = &s->conf->repos[i];
+
+		rc = store_exec(s->st, "INSERT INTO repos (name, url) VALUES (?, ?) "
+				"ON CONFLICT(name) DO UPDATE SET url = excluded.url", "ss", r->name, r->url);
+		if (rc < 0)
+			break;
+		rc = 0;
+	}
+	if (rc == 0)
+		rc = store_commit(s->st);
+	if (rc)
+		store_rollback(s->st);
+out:
+	pthread_mutex_unlock(&s->lock);
+	return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* A job as the step function sees it. */
+
+struct jobctx {
+	long long id;
+	json_t *job;
+	int n;                       /* commits 0..n-1: 0 good end, n-1 bad end */
+	int runs;
+	int higher;                  /* higher is better */
+	int **parents;
+	int *nr_parents;
+	enum commit_class *cls;
+	char **state;                /* job_commits.state, borrowed from rows */
+	json_t *rows;
+	struct summary *sum;
+	int *outstanding;            /* queued or claimed tasks per commit */
+	struct policy *pol;
+};
+
+static void jobctx_release(struct jobctx *c)
+{
+	for (int i = 0; i < c->n; i++)
+		free(c->parents ? c->parents[i] : NULL);
+	free(c->parents);
+	free(c->nr_parents);
+	free(c->cls);
+	free(c->state);
+	free(c->sum);
+	free(c->outstanding);
+	policy_free(c->pol);
+	json_decref(c->rows);
+	json_decref(c->job);
+	memset(c, 0, sizeof(*c));
+}
+
+static int commit_values(struct sched *s, double **v, size_t *n, long long job, int idx)
+{
+	return store_doubles(s->st, v, n, "SELECT value FROM samples WHERE job_id = ? AND idx = ? ORDER BY id",
+			     "ii", job, (long long)idx);
+}
+
+static int jobctx_load(struct sched *s, struct jobctx *c, long long id)
+{
+	json_t *sums = NULL, *outs = NULL, *r;
+	size_t i;
+	int rc;
+
+	memset(c, 0, sizeof(*c));
+	c->id = id;
+	rc = store_row(s->st, &c->job, "SELECT id, state, runs, direction, unit FROM jobs WHERE id = ?", "i", id);
+	if (rc == ERR_NOTFOUND)
+		return err_set(ERR_NOTFOUND, "job %lld does not exist", id);
+	if (rc)
+		return rc;
+	c->runs = (int)json_integer_value(json_object_get(c->job, "runs"));
+	c->higher = !strcmp(json_string_value(json_object_get(c->job, "direction")), "higher");
+	if ((rc = store_rows(s->st, &c->rows, "SELECT idx, parents AS parents_json, state FROM job_commits "
+			     "WHERE job_id = ? ORDER BY idx", "i", id)))
+		goto fail;
+	c->n = (int)json_array_size(c->rows);
+	c->parents = xcalloc((size_t)c->n, sizeof(*c->parents));
+	c->nr_parents = xcalloc((size_t)c->n, sizeof(int));
+	c->cls = xcalloc((size_t)c->n, sizeof(*c->cls));
+	c->state = xcalloc((size_t)c->n, sizeof(*c->state));
+	c->sum = xcalloc((size_t)c->n, sizeof(*c->sum));
+	c->outstanding = xcalloc((size_t)c->n, sizeof(int));
+	json_array_foreach(c->rows, i, r) {
+		json_t *ps = json_object_get(r, "parents"), *p;
+		const char *st = json_string_value(json_object_get(r, "state"));
+		size_t j;
+
+		c->state[i] = (char *)(uintptr_t)st;
+		c->cls[i] = !strcmp(st, "good") ? CLASS_GOOD : !strcmp(st, "bad") ? CLASS_BAD :
+			    !strcmp(st, "skipped") ? CLASS_SKIPPED : CLASS_UNKNOWN;
+		c->parents[i] = xcalloc(json_array_size(ps) + 1, sizeof(int));
+		json_array_foreach(ps, j, p)
+			c->parents[i][c->nr_parents[i]++] = (int)json_integer_value(p);
+	}
+	if ((rc = policy_new(&c->pol, c->n, c->parents, c->nr_parents)))
+		goto fail;
+	if ((rc = store_rows(s->st, &sums, "SELECT idx, n, failures, hmean, amean, cv FROM summaries "
+			     "WHERE job_id = ?", "i", id)))
+		goto fail;
+	json_array_foreach(sums, i, r) {
+		int idx = (int)json_integer_value(json_object_get(r, "idx"));
+
+		if (idx < 0 || idx >= c->n)
+			continue;
+		c->sum[idx].n = (size_t)json_integer_value(json_object_get(r, "n"));
+		c->sum[idx].failures = (size_t)json_integer_value(json_object_get(r, "failures"));
+		c->sum[idx].hmean = json_number_value(json_object_get(r, "hmean"));
+		c->sum[idx].amean = json_number_value(json_object_get(r, "amean"));
+		c->sum[idx].cv = json_number_value(json_object_get(r, "cv"));
+	}
+	if ((rc = store_rows(s->st, &outs, "SELECT idx, count(*) AS c FROM tasks WHERE job_id = ? "
+			     "AND state IN ('queued', 'claimed') GROUP BY idx", "i", id)))
+		goto fail;
+	json_array_foreach(outs, i, r) {
+		int idx = (int)json_integer_value(json_object_get(r, "idx"));
+
+		if (idx >= 0 && idx < c->n)
+			c->outstanding[idx] = (int)json_integer_value(json_object_get(r, "c"));
+	}
+	json_decref(sums);
+	json_decref(outs);
+	return 0;
+fail:
+	json_decref(sums);
+	json_decref(outs);
+	jobctx_release(c);
+	return rc;
+}
+
+static int set_commit_state(struct sched *s, struct jobctx *c, int idx, const char *state)
+{
+	int rc = store_exec(s->st, "UPDATE job_commits SET state = ? WHERE job_id = ? AND idx = ?",
+			    "sii", state, c->id, (long long)idx);
+
+	if (rc < 0)
+		return rc;
+	c->cls[idx] = !strcmp(state, "good") ? CLASS_GOOD : !strcmp(state, "bad") ? CLASS_BAD :
+		      !strcmp(state, "skipped") ? CLASS_SKIPPED : CLASS_UNKNOWN;
+	return 0;
+}
+
+static int queue_task(struct sched *s, struct jobctx *c, int idx)
+{
+	int rc = store_exec(s->st, "INSERT INTO tasks (job_id, idx, runs, created) VALUES (?, ?, ?, ?)",
+			    "iiii", c->id, (long long)idx, (long long)c->runs, (long long)now_unix());
+
+	if (rc < 0)
+		return rc;
+	rc = store_exec(s->st, "UPDATE job_commits SET state = 'queued' WHERE job_id = ? AND idx = ? "
+			"AND state = 'untested'", "ii", c->id, (long long)idx);
+	if (rc < 0)
+		return rc;
+	c->outstanding[idx]++;
+	pthread_cond_broadcast(&s->cond);
+	return 0;
+}
+
+static json_t *commit_json(struct sched *s, struct jobctx *c, int idx)
+{
+	json_t *j = NULL;
+
+	if (store_row(s->st, &j, "SELECT c.idx, c.sha, c.subject, c.state, s.n, s.failures, s.hmean, "
+		      "s.amean, s.cv FROM job_commits c LEFT JOIN summaries s ON s.job_id = c.job_id "
+		      "AND s.idx = c.idx WHERE c.job_id = ? AND c.idx = ?", "ii", c->id, (long long)idx))
+		return json_null();
+	return j;
+}
+
+/* The two-sample comparison a report shows: change of b against a, and its p-value. */
+static int compare(struct sched *s, struct jobctx *c, int a, int b, double *change, double *p,
+		   enum stats_alt alt)
+{
+	double *va = NULL, *vb = NULL;
+	size_t na, nb;
+	int rc;
+
+	if ((rc = commit_values(s, &va, &na, c->id, a)) || (rc = commit_values(s, &vb, &nb, c->id, b)))
+		goto out;
+	*change = stats_change_pct(c->sum[a].hmean, c->sum[b].hmean) / 100.0;
+	*p = stats_mann_whitney(vb, nb, va, na, alt);
+out:
+	free(va);
+	free(vb);
+	return rc;
+}
+
+static int finish(struct sched *s, struct jobctx *c, const char *state, int culprit,
+		  json_t *report, const char *error)
+{
+	char *rep = report ? jsonx_dump(report) : NULL;
+	int rc;
+
+	if (culprit >= 0)
+		rc = store_exec(s->st, "UPDATE jobs SET state = ?, finished = ?, culprit = ?, report = ?, "
+				"error = ? WHERE id = ?", "siissi", state, (long long)now_unix(),
+				(long long)culprit, rep, error, c->id);
+	else
+		rc = store_exec(s->st, "UPDATE jobs SET state = ?, finished = ?, culprit = NULL, report = ?, "
+				"error = ? WHERE id = ?", "sissi", state, (long long)now_unix(), rep, error, c->id);
+	free(rep);
+	if (rc < 0)
+		return rc;
+	rc = store_exec(s->st, "UPDATE tasks SET state = 'cancelled', finished = ? WHERE job_id = ? "
+			"AND state = 'queued'", "ii", (long long)now_unix(), c->id);
+	if (rc < 0)
+		return rc;
+	return event(s, c->id, "end", "%s%s%s", state, error ? ": " : "", error ? error : "");
+}
+
+static int fail_job(struct sched *s, struct jobctx *c, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int fail_job(struct sched *s, struct jobctx *c, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return finish(s, c, "failed", -1, NULL, msg);
+}
+
+/* How many agents of the job's pool have been seen within a lease. */
+static int live_agents(struct sched *s, const struct conf_pool *pool)
+{
+	json_t *rows = NULL, *r;
+	size_t i;
+	int n = 0;
+
+	if (store_rows(s->st, &rows, "SELECT labels AS labels_json FROM agents WHERE last_seen >= ?", "i",
+		       (long long)(now_unix() - s->conf->lease_seconds)))
+		return 1;
+	json_array_foreach(rows, i, r) {
+		json_t *ls = json_object_get(r, "labels"), *l;
+		char **v = xcalloc(json_array_size(ls) + 1, sizeof(char *));
+		size_t j, k = 0;
+
+		json_array_foreach(ls, j, l)
+			if (json_is_string(l))
+				v[k++] = (char *)(uintptr_t)json_string_value(l);
+		n += conf_pool_matches(pool, v);
+		free(v);
+	}
+	json_decref(rows);
+	return n;
+}
+
+/* Is the bad end worse than the good end, significantly and by enough? */
+static int ends_step(struct sched *s, struct jobctx *c, int *reproduced)
+{
+	int bad = c->n - 1, rc;
+	double change, p, worse;
+	json_t *rep;
+
+	*reproduced = 0;
+	for (int e = 0; e <= bad; e += bad) {
+		if (c->cls[e] == CLASS_SKIPPED)
+			return fail_job(s, c, "the %s end could not be measured (build, boot or every run failed)",
+					e ? "bad" : "good");
+	}
+	if (c->outstanding[0] || c->outstanding[bad])
+		return 0;
+	if ((rc = compare(s, c, 0, bad, &change, &p, c->higher ? ALT_LESS : ALT_GREATER)))
+		return rc;
+	worse = c->higher ? -change : change;
+	if (p < ALPHA && worse >= MIN_EFFECT) {
+		*reproduced = 1;
+		if (c->cls[0] != CLASS_GOOD) {
+			if ((rc = set_commit_state(s, c, 0, "good")) || (rc = set_commit_state(s, c, bad, "bad")))
+				return rc;
+			rc = event(s, c->id, "reproduced", "bad end is %.2f%% worse than good end "
+				   "(hmean %.2f vs %.2f, p=%.4f, n=%zu/%zu)", worse * 100, c->sum[bad].hmean,
+				   c->sum[0].hmean, p, c->sum[bad].n, c->sum[0].n);
+		}
+		return rc;
+	}
+	if ((int)c->sum[0].n < END_BATCHES * c->runs || (int)c->sum[bad].n < END_BATCHES * c->runs) {
+		if ((rc = event(s, c->id, "ends", "no clear difference yet (%.2f%% worse, p=%.4f): "
+				"measuring both ends again", worse * 100, p)))
+			return rc;
+		if ((rc = queue_task(s, c, 0)))
+			return rc;
+		return queue_task(s, c, bad);
+	}
+	rep = json_pack("{s:s, s:o, s:o, s:f, s:f, s:f, s:f}", "verdict", "not-reproduced",
+			"good", commit_json(s, c, 0), "bad", commit_json(s, c, bad),
+			"change_pct", change * 100, "p_value", p, "alpha", ALPHA, "min_effect_pct", MIN_EFFECT * 100);
+	rc = finish(s, c, "not-reproduced", -1, rep, NULL);
+	json_decref(rep);
+	return rc;
+}
+
+/* Calls measured commits good-like or bad-like against the two ends. */
+static int classify_step(struct sched *s, struct jobctx *c)
+{
+	double lg = log(c->sum[0].hmean), lb = log(c->sum[c->n - 1].hmean);
+	int rc = 0;
+
+	for (int i = 1; i < c->n - 1 && rc == 0; i++) {
+		double t;
+		const char *call = NULL;
+
+		if (c->cls[i] != CLASS_UNKNOWN || c->outstanding[i] || c->sum[i].n + c->sum[i].failures == 0)
+			continue;
+		if (c->sum[i].n == 0) {
+			if ((rc = set_commit_state(s, c, i, "skipped")))
+				break;
+			rc = event(s, c->id, "skip", "commit %d: every run failed", i);
+			continue;
+		}
+		/* Where the commit sits between the ends on a log scale: 0 good, 1 bad. */
+		t = (log(c->sum[i].hmean) - lg) / (lb - lg);
+		if (t < 0.35)
+			call = "good";
+		else if (t > 0.65)
+			call = "bad";
+		else if ((int)c->sum[i].n < MID_BATCHES * c->runs) {
+			rc = event(s, c->id, "unclear", "commit %d at %.2f between good and bad "
+				   "(hmean %.2f, n=%zu): more runs", i, t, c->sum[i].hmean, c->sum[i].n);
+			if (rc == 0)
+				rc = queue_task(s, c, i);
+			continue;
+		} else
+			call = t < 0.5 ? "good" : "bad";
+		if ((rc = set_commit_state(s, c, i, call)))
+			break;
+		rc = event(s, c->id, "decision", "commit %d is %s-like: hmean %.2f (%.4f), %.2f of the way "
+			   "from good to bad, n=%zu", i, call, c->sum[i].hmean, c->sum[i].cv, t, c->sum[i].n);
+	}
+	return rc;
+}
+
+static int parent_of(struct jobctx *c, int idx)
+{
+	return c->nr_parents[idx] ? c->parents[idx][0] : 0;
+}
+
+static int report_culprit(struct sched *s, struct jobctx *c, int culprit)
+{
+	int parent = parent_of(c, culprit), rc;
+	double change, p;
+	json_t *rep;
+
+	if ((rc = compare(s, c, parent, culprit, &change, &p, ALT_TWO_SIDED)))
+		return rc;
+	rep = json_pack("{s:s, s:o, s:o, s:f, s:f, s:o, s:o}", "verdict", "culprit",
+			"culprit", commit_json(s, c, culprit), "parent", commit_json(s, c, parent),
+			"change_pct", change * 100, "p_value", p,
+			"good", commit_json(s, c, 0), "bad", commit_json(s, c, c->n - 1));
+	rc = event(s, c->id, "culprit", "commit %d: %+.2f%% against its parent (p=%.4f)",
+		   culprit, change * 100, p);
+	if (rc == 0)
+		rc = finish(s, c, "done", culprit, rep, NULL);
+	json_decref(rep);
+	return rc;
+}
+
+static int report_range(struct sched *s, struct jobctx *c, const unsigned char *in_c)
+{
+	json_t *rep, *range = json_array();
+	int rc;
+
+	for (int i = 0; i < c->n; i++)
+		if (in_c[i])
+			json_array_append_new(range, commit_json(s, c, i));
+	rep = json_pack("{s:s, s:o, s:o, s:o}", "verdict", "range", "range", range,
+			"good", commit_json(s, c, 0), "bad", commit_json(s, c, c->n - 1));
+	rc = finish(s, c, "done", -1, rep, NULL);
+	json_decref(rep);
+	return rc;
+}
+
+/*
+ * One step of a job after anything changed: check the ends, call what was
+ * measured, and either report or queue the next commits, one per live
+ * agent of the pool.
+ */
+static int job_step(struct sched *s, long long id)
+{
+	struct jobctx c;
+	unsigned char *in_c = NULL, *busy = NULL;
+	const struct conf_pool *pool;
+	json_t *j = NULL;
+	int rc, reproduced, nr_c, k, *picks = NULL;
+
+	if ((rc = jobctx_load(s, &c, id)))
+		return rc;
+	if (strcmp(json_string_value(json_object_get(c.job, "state")), "queued") &&
+	    strcmp(json_string_value(json_object_get(c.job, "state")), "running"))
+		goto out;
+	if ((rc = ends_step(s, &c, &reproduced)) || !reproduced)
+		goto out;
+	if ((rc = classify_step(s, &c)))
+		goto out;
+	in_c = xcalloc((size_t)c.n, 1);
+	nr_c = policy_candidates(c.pol, c.cls, in_c);
+	if (nr_c == 0) {
+		rc = fail_job(s, &c, "the measurements contradict each other: no commit can be the culprit");
+		goto out;
+	}
+	if (nr_c == 1) {
+		int culprit = 0, parent;
+
+		while (!in_c[culprit])
+			culprit++;
+		parent = parent_of(&c, culprit);
+		/* The report shows the culprit beside its parent: measure it if no one has. */
+		if (c.sum[parent].n == 0 && c.cls[parent] != CLASS_SKIPPED) {
+			if (!c.outstanding[parent])
+				rc = queue_task(s, &c, parent);
+			goto out;
+		}
+		rc = report_culprit(s, &c, culprit);
+		goto out;
+	}
+	busy = xcalloc((size_t)c.n, 1);
+	k = 0;
+	for (int i = 0; i < c.n; i++) {
+		busy[i] = c.outstanding[i] > 0;
+		k += c.outstanding[i];
+	}
+	if ((rc = store_row(s->st, &j, "SELECT pool FROM jobs WHERE id = ?", "i", id)))
+		goto out;
+	pool = conf_pool_find(s->conf, json_string_value(json_object_get(j, "pool")));
+	k = (pool ? live_agents(s, pool) : 1) - k;
+	if (k <= 0)
+		goto out;
+	picks = xmalloc((size_t)k * sizeof(int));
+	k = policy_next(c.pol, c.cls, busy, k, picks);
+	if (k == 0) {
+		int pending = 0;
+
+		for (int i = 0; i < c.n; i++)
+			pending += c.outstanding[i];
+		if (!pending)  /* only skipped commits are left between the calls */
+			rc = report_range(s, &c, in_c);
+		goto out;
+	}
+	for (int i = 0; i < k && rc == 0; i++) {
+		rc = event(s, id, "next", "measuring commit %d (%d candidates left)", picks[i], nr_c);
+		if (rc == 0)
+			rc = queue_task(s, &c, picks[i]);
+	}
+out:
+	free(picks);
+	free(in_c);
+	free(busy);
+	json_decref(j);
+	jobctx_release(&c);
+	return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* Jobs */
+
+static struct mirror *mirror_find(struct sched *s, const char *name)
+{
+	for (size_t i = 0; i < s->conf->nr_repos; i++)
+		if (!strcmp(s->mirrors[i].conf->name, name))
+			return &s->mirrors[i];
+	return NULL;
+}
+
+static const char *names_of(struct sbuf *sb, const void *arr, size_t n, size_t stride)
+{
+	for (size_t i = 0; i < n; i++) {
+		const char *name = *(char *const *)(const void *)((const char *)arr + i * stride);
+
+		sbuf_addf(sb, "%s%s", i ? ", " : "", name);
+	}
+	if (n == 0)
+		sbuf_adds(sb, "none");
+	return sb->buf;
+}
+
+static int check_keys(json_t *req, const char *const *allowed)
+{
+	const char *key;
+	json_t *v;
+
+	json_object_foreach(req, key, v) {
+		const char *const *a;
+
+		for (a = allowed; *a; a++)
+			if (!strcmp(*a, key))
+				break;
+		if (!*a) {
+			struct sbuf sb = SBUF_INIT;
+			int rc;
+
+			for (a = allowed; *a; a++)
+				sbuf_addf(&sb, "%s%s", a == allowed ? "" : ", ", *a);
+			rc = err_set(ERR_INVALID, "unknown field '%.64s' (expected: %s)", key, sb.buf);
+			sbuf_release(&sb);
+			return rc;
+		}
+	}
+	return 0;
+}
+
+static json_t *job_json(struct sched *s, long long id, int full);
+
+/* Resolves the range in the repo's mirror, fetching first. Outside s->lock. */
+static int resolve_range(struct sched *s, struct mirror *m, struct repo_range *rr,
+			 const char *good_ref, const char *bad_ref)
+{
+	char good[41], bad[41];
+	char *path;
+	int rc;
+
+	pthread_mutex_lock(&m->lock);
+	if (!m->repo) {
+		path = xasprintf("%s/%s.git", s->conf->mirrors, m->conf->name);
+		if (mkdir_p(s->conf->mirrors, 0755) == 0)
+			rc = repo_open(&m->repo, path, m->conf->url, 1);
+		else
+			rc = err_code();
+		free(path);
+		if (rc) {
+			rc = err_set(ERR_UNPROCESSABLE, "cannot mirror repo '%s' from %s: %s", m->conf->name,
+				     m->conf->url, err_msg());
+			goto out;
+		}
+	} else if (repo_fetch(m->repo)) {
+		log_warn("repo %s: fetch from %s failed, using the mirror as it is: %s",
+			 m->conf->name, m->conf->url, err_msg());
+	}
+	if ((rc = repo_resolve(m->repo, good, good_ref)) || (rc = repo_resolve(m->repo, bad, bad_ref))) {
+		rc = err_set(ERR_UNPROCESSABLE, "%s", err_msg());
+		goto out;
+	}
+	if ((rc = repo_range(rr, m->repo, good, bad, MAX_COMMITS)))
+		rc = err_set(ERR_UNPROCESSABLE, "%s", err_msg());
+out:
+	pthread_mutex_unlock(&m->lock);
+	return rc;
+}
+
+int sched_job_create(struct sched *s, json_t **reply, json_t *req)
+{
+	static const char *const allowed[] = { "repo", "good", "bad", "workload", "pool", "runs", NULL };
+	const char *repo, *good, *bad, *workload, *pool = NULL;
+	const struct conf_workload *w;
+	const struct conf_pool *p;
+	struct repo_range rr = { .nr = 0 };
+	struct sbuf names = SBUF_INIT;
+	struct mirror *m;
+	long long runs, id = 0, repo_id;
+	struct jobctx c;
+	int rc;
+
+	*reply = NULL;
+	if ((rc = check_keys(req, allowed)) ||
+	    (rc = jsonx_str(&repo, req, "repo", 64, 1, NULL)) ||
+	    (rc = jsonx_str(&good, req, "good", 256, 1, NULL)) ||
+	    (rc = jsonx_str(&bad, req, "bad", 256, 1, NULL)) ||
+	    (rc = jsonx_str(&workload, req, "workload", 64, 1, NULL)) ||
+	    (rc = jsonx_str(&pool, req, "pool", 64, 0, NULL)) ||
+	    (rc = jsonx_int(&runs, req, "runs", 1, 100, 0, s->conf->default_runs)))
+		return rc;
+	if (!*good || !*bad)
+		return err_set(ERR_INVALID, "fields 'good' and 'bad' must name commits");
+	if (!(m = mirror_find(s, repo)))
+		rc = err_set(ERR_NOTFOUND, "unknown repo '%s' (configured: %s)", repo,
+			     names_of(&names, s->conf->repos, s->conf->nr_repos, sizeof(*s->conf->repos)));
+	else if (!(w = conf_workload_find(s->conf, workload)))
+		rc = err_set(ERR_NOTFOUND, "unknown workload '%s' (configured: %s)", workload,
+			     names_of(&names, s->conf->workloads, s->conf->nr_workloads,
+				      sizeof(*s->conf->workloads)));
+	else if (!pool && s->conf->nr_pools == 0)
+		rc = err_set(ERR_INVALID, "no pool given and none configured");
+	else if (!(p = pool ? conf_pool_find(s->conf, pool) : &s->conf->pools[0]))
+		rc = err_set(ERR_NOTFOUND, "unknown pool '%s' (configured: %s)", pool,
+			     names_of(&names, s->conf->pools, s->conf->nr_pools, sizeof(*s->conf->pools)));
+	sbuf_release(&names);
+	if (rc)
+		return rc;
+	if ((rc = resolve_range(s, m, &rr, good, bad)))
+		return rc;
+
+	pthread_mutex_lock(&s->lock);
+	if ((rc = store_begin(s->st)))
+		goto unlock;
+	if ((rc = store_int(s->st, &repo_id, "SELECT id FROM repos WHERE name = ?", "s", repo)))
+		goto rollback;
+	rc = store_exec(s->st, "INSERT INTO jobs (repo_id, workload, pool, good, bad, good_ref, bad_ref, runs, "
+			"unit, direction, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", "issssssissi",
+			repo_id, workload, p->name, rr.good, rr.bad, good, bad, runs, w->unit,
+			w->direction == DIR_LOWER ? "lower" : "higher", (long long)now_unix());
+	if (rc < 0)
+		goto rollback;
+	id = store_last_id(s->st);
+	{
+		char *subject = xasprintf("good end (%s)", good);
+
+		rc = store_exec(s->st, "INSERT INTO job_commits (job_id, idx, sha, subject) VALUES (?, 0, ?, ?)",
+				"iss", id, rr.good, subject);
+		free(subject);
+	}
+	for (int i = 0; i < rr.nr && rc >= 0; i++) {
+		const struct repo_commit *rc_ = &rr.commits[i];
+		struct sbuf ps = SBUF_INIT;
+
+		sbuf_adds(&ps, "[");
+		for (int j = 0; j < rc_->nr_parents; j++)
+			sbuf_addf(&ps, "%s%d", j ? "," : "", rc_->parents[j] + 1);
+		sbuf_adds(&ps, "]");
+		rc = store_exec(s->st, "INSERT INTO job_commits (job_id, idx, sha, subject, parents) "
+				"VALUES (?, ?, ?, ?, ?)", "iisss", id, (long long)i + 1, rc_->sha,
+				rc_->subject ? rc_->subject : "", ps.buf);
+		sbuf_release(&ps);
+	}
+	if (rc < 0)
+		goto rollback;
+	if ((rc = event(s, id, "created", "%s %s..%s (%d candidates), workload %s, pool %s, %lld runs per task",
+			repo, good, bad, rr.nr, workload, p->name, runs)))
+		goto rollback;
+	/* Both ends first: the job never bisects a difference it has not seen. */
+	if ((rc = jobctx_load(s, &c, id)))
+		goto rollback;
+	rc = queue_task(s, &c, 0);
+	if (rc == 0)
+		rc = queue_task(s, &c, c.n - 1);
+	jobctx_release(&c);
+	if (rc || (rc = store_commit(s->st)))
+		goto rollback;
+	*reply = job_json(s, id, 0);
+	goto unlock;
+rollback:
+	store_rollback(s->st);
+unlock:
+	pthread_mutex_unlock(&s->lock);
+	repo_range_release(&rr);
+	return rc;
+}
+
+static json_t *job_json(struct sched *s, long long id, int full)
+{
+	json_t *j = NULL, *x = NULL;
+	long long v;
+
+	if (store_row(s->st, &j, "SELECT j.id, r.name AS repo, j.workload, j.pool, j.good, j.bad, j.good_ref, "
+		      "j.bad_ref, j.runs, j.unit, j.direction, j.state, j.created, j.finished, j.culprit, "
+		      "j.error, j.report AS report_json FROM jobs j JOIN repos r ON r.id = j.repo_id "
+		      "WHERE j.id = ?", "i", id))
+		return NULL;
+	if (!full || json_is_null(json_object_get(j, "report")))
+		json_object_del(j, "report");
+	if (store_int(s->st, &v, "SELECT count(*) FROM job_commits WHERE job_id = ?", "i", id) == 0)
+		json_object_set_new(j, "nr_commits", json_integer(v - 1));
+	if (!json_is_null(json_object_get(j, "culprit")) &&
+	    store_row(s->st, &x, "SELECT idx, sha, subject FROM job_commits WHERE job_id = ? AND idx = ?",
+		      "ii", id, json_integer_value(json_object_get(j, "culprit"))) == 0)
+		json_object_set_new(j, "culprit", x);
+	x = NULL;
+	if (store_row(s->st, &x, "SELECT (SELECT count(*) FROM tasks WHERE job_id = ?1 AND state IN "
+		      "('done', 'skipped', 'failed')) AS tasks_done, (SELECT count(*) FROM tasks WHERE job_id = ?1 "
+		      "AND state != 'cancelled') AS tasks_total, (SELECT count(*) FROM samples WHERE job_id = ?1) "
+		      "AS samples, (SELECT count(*) FROM job_commits WHERE job_id = ?1 AND state IN ('good', 'bad')) "
+		      "AS classified", "i", id) == 0)
+		json_object_set_new(j, "progress", x);
+	if (full) {
+		struct jobctx c;
+
+		x = NULL;
+		if (jobctx_load(s, &c, id) == 0) {
+			unsigned char *in_c = xcalloc((size_t)c.n, 1);
+
+			json_object_set_new(json_object_get(j, "progress"), "candidates",
+					    json_integer(policy_candidates(c.pol, c.cls, in_c)));
+			free(in_c);
+			jobctx_release(&c);
+		}
+		if (store_rows(s->st, &x, "SELECT c.idx, c.sha, c.subject, c.parents AS parents_json, c.state, "
+			       "s.n, s.failures, s.hmean, s.amean, s.cv FROM job_commits c LEFT JOIN summaries s "
+			       "ON s.job_id = c.job_id AND s.idx = c.idx WHERE c.job_id = ? AND (c.state != 'untested' "
+			       "OR c.idx = 0 OR c.idx = (SELECT max(idx) FROM job_commits WHERE job_id = c.job_id)) "
+			       "ORDER BY c.idx", "i", id) == 0)
+			json_object_set_new(j, "commits", x);
+		x = NULL;
+		if (store_rows(s->st, &x, "SELECT time, kind, message FROM (SELECT * FROM events WHERE job_id = ? "
+			       "ORDER BY id DESC LIMIT 200) ORDER BY id", "i", id) == 0)
+			json_object_set_new(j, "events", x);
+	}
+	return j;
+}
+
+int sched_job_list(struct sched *s, json_t **reply)
+{
+	json_t *ids = NULL, *r, *jobs = json_array();
+	size_t i;
+	int rc;
+
+	pthread_mutex_lock(&s->lock);
+	rc = store_rows(s->st, &ids, "SELECT id FROM jobs ORDER BY id DESC LIMIT 500", "");
+	if (rc == 0)
+		json_array_foreach(ids, i, r) {
+			json_t *j = job_json(s, json_integer_value(json_object_get(r, "id")), 0);
+
+			if (j)
+				json_array_append_new(jobs, j);
+		}
+	pthread_mutex_unlock(&s->lock);
+	json_decref(ids);
+	if (rc) {
+		json_decref(jobs);
+		return rc;
+	}
+	*reply = json_pack("{s:o}", "jobs", jobs);
+	return 0;
+}
+
+int sched_job_get(struct sched *s, json_t **reply, long long id)
+{
+	pthread_mutex_lock(&s->lock);
+	*reply = job_json(s, id, 1);
+	pthread_mutex_unlock(&s->lock);
+	return *reply ? 0 : err_set(ERR_NOTFOUND, "job %lld does not exist", id);
+}
+
+int sched_job_cancel(struct sched *s, json_t **reply, long long id)
+{
+	struct jobctx c;
+	const char *st;
+	int rc;
+
+	*reply = NULL;
+	pthread_mutex_lock(&s->lock);
+	if ((rc = jobctx_load(s, &c, id)))
+		goto unlock;
+	st = json_string_value(json_object_get(c.job, "state"));
+	if (strcmp(st, "queued") && strcmp(st, "running")) {
+		rc = err_set(ERR_CONFLICT, "job %lld has ended already (%s)", id, st);
+		goto release;
+	}
+	if ((rc = store_begin(s->st)))
+		goto release;
+	if ((rc = finish(s, &c, "cancelled", -1, NULL, NULL)) || (rc = store_commit(s->st)))
+		store_rollback(s->st);
+	else
+		*reply = job_json(s, id, 0);
+release:
+	jobctx_release(&c);
+unlock:
+	pthread_mutex_unlock(&s->lock);
+	return rc;
+}
+
+static void text_commit(struct sbuf *sb, const char *label, json_t *c, const char *unit)
+{
+	const char *sha = json_string_value(json_object_get(c, "sha"));
+
+	if (!json_is_object(c))
+		return;
+	sbuf_addf(sb, "  %-8s %.12s  %14.2f (%.4f)  n=%-3lld %s\n", label, sha ? sha : "?",
+		  json_number_value(json_object_get(c, "hmean")), json_number_value(json_object_get(c, "cv")),
+		  json_integer_value(json_object_get(c, "n")),
+		  json_string_value(json_object_get(c, "subject")) ? json_string_value(json_object_get(c, "subject")) : "");
+	(void)unit;
+}
+
+int sched_job_report_text(struct sched *s, char **out, long long id)
+{
+	struct sbuf sb = SBUF_INIT;
+	json_t *j, *rep, *x;
+	const char *verdict, *unit;
+	int rc = 0;
+
+	*out = NULL;
+	pthread_mutex_lock(&s->lock);
+	j = job_json(s, id, 1);
+	pthread_mutex_unlock(&s->lock);
+	if (!j)
+		return err_set(ERR_NOTFOUND, "job %lld does not exist", id);
+	rep = json_object_get(j, "report");
+	if (!rep) {
+		rc = err_set(ERR_CONFLICT, "job %lld has no report: it is %s%s%s", id,
+			     json_string_value(json_object_get(j, "state")),
+			     json_is_string(json_object_get(j, "error")) ? ": " : "",
+			     json_is_string(json_object_get(j, "error")) ?
+			     json_string_value(json_object_get(j, "error")) : "");
+		goto out;
+	}
+	verdict = json_string_value(json_object_get(rep, "verdict"));
+	unit = json_string_value(json_object_get(j, "unit"));
+	x = json_object_get(j, "progress");
+	sbuf_addf(&sb, "bisectd job %lld: %s %s..%s, workload %s (%s, %s is better)\n", id,
+		  json_string_value(json_object_get(j, "repo")), json_string_value(json_object_get(j, "good_ref")),
+		  json_string_value(json_object_get(j, "bad_ref")), json_string_value(json_object_get(j, "workload")),
+		  unit, json_string_value(json_object_get(j, "direction")));
+	sbuf_addf(&sb, "%lld candidates, %lld commits called, %lld runs in %lld tasks\n\n",
+		  json_integer_value(json_object_get(j, "nr_commits")),
+		  json_integer_value(json_object_get(x, "classified")),
+		  json_integer_value(json_object_get(x, "samples")),
+		  json_integer_value(json_object_get(x, "tasks_done")));
+	sbuf_addf(&sb, "  %-8s %-12s  %14s %-8s  %-5s %s\n", "", "commit", "hmean", "(cv)", "n", "subject");
+	text_commit(&sb, "good", json_object_get(rep, "good"), unit);
+	if (!strcmp(verdict, "culprit")) {
+		text_commit(&sb, "parent", json_object_get(rep, "parent"), unit);
+		text_commit(&sb, "culprit", json_object_get(rep, "culprit"), unit);
+	}
+	text_commit(&sb, "bad", json_object_get(rep, "bad"), unit);
+	sbuf_adds(&sb, "\n");
+	if (!strcmp(verdict, "culprit")) {
+		json_t *c = json_object_get(rep, "culprit");
+
+		sbuf_addf(&sb, "culprit: %s %s\n", json_string_value(json_object_get(c, "sha")),
+			  json_string_value(json_object_get(c, "subject")));
+		sbuf_addf(&sb, "change against its parent: %+.2f%% (Mann-Whitney p=%.4f)\n",
+			  json_number_value(json_object_get(rep, "change_pct")),
+			  json_number_value(json_object_get(rep, "p_value")));
+	} else if (!strcmp(verdict, "range")) {
+		size_t i;
+
+		sbuf_adds(&sb, "the culprit is one of these (the others could not be measured):\n");
+		json_array_foreach(json_object_get(rep, "range"), i, x)
+			sbuf_addf(&sb, "  %.12s %s %s\n", json_string_value(json_object_get(x, "sha")),
+				  json_string_value(json_object_get(x, "state")),
+				  json_string_value(json_object_get(x, "subject")));
+	} else {
+		sbuf_addf(&sb, "not reproduced: the bad end is %+.2f%% against the good end (p=%.4f); "
+			  "a regression needs p < %.2f and at least %.1f%%\n",
+			  json_number_value(json_object_get(rep, "change_pct")),
+			  json_number_value(json_object_get(rep, "p_value")),
+			  json_number_value(json_object_get(rep, "alpha")),
+			  json_number_value(json_object_get(rep, "min_effect_pct")));
+	}
+	*out = sbuf_detach(&sb);
+out:
+	sbuf_release(&sb);
+	json_decref(j);
+	return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* Agents and tasks */
+
+static int agent_labels(char ***out, json_t *labels)
+{
+	json_t *l;
+	size_t i;
+
+	*out = xcalloc(json_array_size(labels) + 1, sizeof(char *));
+	json_array_foreach(labels, i, l)
+		(*out)[i] = xstrdup(json_string_value(l) ? json_string_value(l) : "");
+	return 0;
+}
+
+int sched_agent_list(struct sched *s, json_t **reply)
+{
+	json_t *rows = NULL, *r;
+	long long cutoff = now_unix() - s->conf->lease_seconds;
+	size_t i;
+	int rc;
+
+	pthread_mutex_lock(&s->lock);
+	rc = store_rows(s->st, &rows, "SELECT a.name, a.labels AS labels_json, a.last_seen, "
+			"(SELECT t.id FROM tasks t WHERE t.agent_id = a.id AND t.state = 'claimed' LIMIT 1) AS task "
+			"FROM agents a ORDER BY a.name", "");
+	pthread_mutex_unlock(&s->lock);
+	if (rc)
+		return rc;
+	json_array_foreach(rows, i, r) {
+		const char *st = json_integer_value(json_object_get(r, "last_seen")) < cutoff ? "offline" :
+				 json_is_null(json_object_get(r, "task")) ? "idle" : "busy";
+
+		json_object_set_new(r, "state", json_string(st));
+	}
+	*reply = json_pack("{s:o}", "agents", rows);
+	return 0;
+}
+
+int sched_agent_register(struct sched *s, json_t **reply, json_t *req)
+{
+	static const char *const allowed[] = { "name", "labels", NULL };
+	const char *name;
+	json_t *labels, *l;
+	char *lj;
+	size_t i;
+	int rc;
+
+	*reply = NULL;
+	if ((rc = check_keys(req, allowed)) || (rc = jsonx_str(&name, req, "name", 64, 1, NULL)))
+		return rc;
+	if (!sched_valid_name(name))
+		return err_set(ERR_INVALID, "agent name '%s' must be 1-64 of [A-Za-z0-9._-]", name);
+	labels = json_object_get(req, "labels");
+	if (labels && !json_is_array(labels))
+		return err_set(ERR_INVALID, "field 'labels' must be an array of strings");
+	if (json_array_size(labels) > 32)
+		return err_set(ERR_INVALID, "at most 32 labels");
+	json_array_foreach(labels, i, l)
+		if (!json_is_string(l) || !sched_valid_name(json_string_value(l)))
+			return err_set(ERR_INVALID, "label %zu must be 1-64 of [A-Za-z0-9._-]", i);
+	lj = labels ? jsonx_dump(labels) : xstrdup("[]");
+	pthread_mutex_lock(&s->lock);
+	rc = store_exec(s->st, "INSERT INTO agents (name, labels, registered, last_seen) VALUES (?, ?, ?, ?) "
+			"ON CONFLICT(name) DO UPDATE SET labels = excluded.labels, last_seen = excluded.last_seen",
+			"ssii", name, lj, (long long)now_unix(), (long long)now_unix());
+	if (rc >= 0)
+		rc = event(s, 0, "agent", "%s registered with labels %s", name, lj);
+	pthread_mutex_unlock(&s->lock);
+	free(lj);
+	if (rc < 0)
+		return rc;
+	*reply = json_pack("{s:s, s:i, s:i}", "name", name, "heartbeat", 5, "lease", s->conf->lease_seconds);
+	return 0;
+}
+
+static int agent_seen(struct sched *s, long long *id, char ***labels, const char *name)
+{
+	json_t *row = NULL;
+	int rc;
+
+	if (!sched_valid_name(name))
+		return err_set(ERR_INVALID, "agent name must be 1-64 of [A-Za-z0-9._-]");
+	rc = store_row(s->st, &row, "SELECT id, labels AS labels_json FROM agents WHERE name = ?", "s", name);
+	if (rc == ERR_NOTFOUND)
+		return err_set(ERR_NOTFOUND, "agent '%s' is not registered: POST /api/v1/agents/register first", name);
+	if (rc)
+		return rc;
+	*id = json_integer_value(json_object_get(row, "id"));
+	if (labels)
+		agent_labels(labels, json_object_get(row, "labels"));
+	json_decref(row);
+	rc = store_exec(s->st, "UPDATE agents SET last_seen = ? WHERE id = ?", "ii", (long long)now_unix(), *id);
+	return rc < 0 ? rc : 0;
+}
+
+int sched_agent_heartbeat(struct sched *s, json_t **reply, const char *name, json_t *req)
+{
+	long long agent, task, attempt;
+	int cancel = 0, rc;
+
+	*reply = NULL;
+	if ((rc = jsonx_int(&task, req, "task", 0, 1LL << 53, 0, 0)) ||
+	    (rc = jsonx_int(&attempt, req, "attempt", 0, 1000, 0, 0)))
+		return rc;
+	pthread_mutex_lock(&s->lock);
+	if ((rc = agent_seen(s, &agent, NULL, name)))
+		goto out;
+	if (task > 0) {
+		rc = store_exec(s->st, "UPDATE tasks SET lease = ? WHERE id = ? AND agent_id = ? AND attempt = ? "
+				"AND state = 'claimed'", "iiii", (long long)(now_unix() + s->conf->lease_seconds),
+				task, agent, attempt);
+		if (rc < 0)
+			goto out;
+		cancel = rc == 0;
+		rc = 0;
+	}
+	*reply = json_pack("{s:b, s:b}", "ok", 1, "cancel", cancel);
+out:
+	pthread_mutex_unlock(&s->lock);
+	return rc;
+}
+
+static json_t *workload_json(const struct conf_workload *w)
+{
+	json_t *j = json_pack("{s:s, s:s, s:s, s:s, s:s, s:i, s:i}", "name", w->name, "type", w->type,
+			      "boot", w->boot, "unit", w->unit,
+			      "direction", w->direction == DIR_LOWER ? "lower" : "higher",
+			      "build_timeout", w->build_timeout, "run_timeout", w->run_timeout);
+	json_t *b = json_array(), *c = json_array();
+
+	for (char **p = w->build; p && *p; p++)
+		json_array_append_new(b, json_string(*p));
+	for (char **p = w->command; p && *p; p++)
+		json_array_append_new(c, json_string(*p));
+	json_object_set_new(j, "build", b);
+	json_object_set_new(j, "command", c);
+	if (w->pattern)
+		json_object_set_new(j, "pattern", json_string(w->pattern));
+	return j;
+}
+
+/* Gives the oldest queued task this agent's labels fit to it. */
+static int try_claim(struct sched *s, json_t **reply, long long agent, char **labels, const char *name)
+{
+	json_t *rows = NULL, *r;
+	size_t i;
+	int rc;
+
+	rc = store_rows(s->st, &rows, "SELECT t.id, t.job_id, t.idx, t.runs, t.attempt, j.pool, j.workload, "
+			"r.name AS repo, r.url, c.sha FROM tasks t JOIN jobs j ON j.id = t.job_id "
+			"JOIN repos r ON r.id = j.repo_id JOIN job_commits c ON c.job_id = t.job_id AND c.idx = t.idx "
+			"WHERE t.state = 'queued' AND j.state IN ('queued', 'running') ORDER BY t.id LIMIT 500", "");
+	if (rc)
+		return rc;
+	json_array_foreach(rows, i, r) {
+		const struct conf_pool *p = conf_pool_find(s->conf, json_string_value(json_object_get(r, "pool")));
+		const struct conf_workload *w = conf_workload_find(s->conf,
+								   json_string_value(json_object_get(r, "workload")));
+		long long id = json_integer_value(json_object_get(r, "id"));
+		long long job = json_integer_value(json_object_get(r, "job_id"));
+		long long attempt = json_integer_value(json_object_get(r, "attempt")) + 1;
+
+		if (!p || !w || !conf_pool_matches(p, labels))
+			continue;
+		if ((rc = store_begin(s->st)))
+			break;
+		rc = store_exec(s->st, "UPDATE tasks SET state = 'claimed', attempt = ?, agent_id = ?, lease = ?, "
+				"claimed = ? WHERE id = ?", "iiiii", attempt, agent,
+				(long long)(now_unix() + s->conf->lease_seconds), (long long)now_unix(), id);
+		if (rc >= 0)
+			rc = store_exec(s->st, "UPDATE jobs SET state = 'running' WHERE id = ? AND state = 'queued'",
+					"i", job);
+		if (rc >= 0)
+			rc = event(s, job, "claim", "task %lld (commit %lld, %.12s) attempt %lld to %s", id,
+				   json_integer_value(json_object_get(r, "idx")),
+				   json_string_value(json_object_get(r, "sha")), attempt, name);
+		if (rc < 0 || (rc = store_commit(s->st))) {
+			store_rollback(s->st);
+			break;
+		}
+		*reply = json_pack("{s:I, s:I, s:I, s:s, s:I, s:i, s:{s:s, s:s}, s:o}", "task", id,
+				   "attempt", attempt, "job", job, "commit", json_string_value(json_object_get(r, "sha")),
+				   "runs", json_integer_value(json_object_get(r, "runs")), "lease", s->conf->lease_seconds,
+				   "repo", "name", json_string_value(json_object_get(r, "repo")),
+				   "url", json_string_value(json_object_get(r, "url")), "workload", workload_json(w));
+		break;
+	}
+	json_decref(rows);
+	return rc;
+}
+
+int sched_agent_claim(struct sched *s, json_t **reply, const char *name, int wait_s)
+{
+	int64_t deadline = now_ms() + (int64_t)wait_s * 1000;
+	char **labels = NULL;
+	long long agent;
+	int rc;
+
+	*reply = NULL;
+	pthread_mutex_lock(&s->lock);
+	if ((rc = agent_seen(s, &agent, &labels, name)))
+		goto out;
+	for (;;) {
+		struct timespec ts;
+		int64_t until, now;
+
+		if ((rc = try_claim(s, reply, agent, labels, name)) || *reply)
+			break;
+		now = now_ms();
+		if (s->shutdown || now >= deadline)
+			break;
+		/* Wake at least every second so a waiting agent stays "seen". */
+		until = deadline < now + 1000 ? deadline : now + 1000;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		ts.tv_sec += (until - now) / 1000;
+		ts.tv_nsec += (long)((until - now) % 1000) * 1000000L;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&s->cond, &s->lock, &ts);
+		if ((rc = agent_seen(s, &agent, NULL, name)))
+			break;
+	}
+out:
+	pthread_mutex_unlock(&s->lock);
+	strv_free(labels);
+	return rc;
+}
+
+static int update_summary(struct sched *s, long long job, int idx)
+{
+	struct summary sum;
+	double *v = NULL;
+	size_t n;
+	int rc;
+
+	if ((rc = commit_values(s, &v, &n, job, idx)))
+		return rc;
+	stats_summary(&sum, v, n);
+	free(v);
+	rc = store_exec(s->st, "INSERT OR REPLACE INTO summaries (job_id, idx, n, failures, hmean, amean, cv) "
+			"VALUES (?, ?, ?, ?, ?, ?, ?)", "iiiiddd", job, (long long)idx, (long long)sum.n,
+			(long long)sum.failures, sum.hmean, sum.amean, sum.cv);
+	return rc < 0 ? rc : 0;
+}
+
+/* A task that could not be done goes back to the queue, or after the last attempt skips its commit. */
+static int task_retry(struct sched *s, long long task, long long job, int idx, long long attempt,
+		      const char *why)
+{
+	int rc;
+
+	if (attempt < MAX_ATTEMPTS) {
+		rc = store_exec(s->st, "UPDATE tasks SET state = 'queued', agent_id = NULL, lease = NULL, error = ? "
+				"WHERE id = ?", "si", why, task);
+		if (rc >= 0)
+			rc = event(s, job, "retry", "task %lld attempt %lld: %s", task, attempt, why);
+		pthread_cond_broadcast(&s->cond);
+		return rc < 0 ? rc : 0;
+	}
+	rc = store_exec(s->st, "UPDATE tasks SET state = 'failed', finished = ?, error = ? WHERE id = ?", "isi",
+			(long long)now_unix(), why, task);
+	if (rc >= 0)
+		rc = store_exec(s->st, "UPDATE job_commits SET state = 'skipped' WHERE job_id = ? AND idx = ?", "ii",
+				job, (long long)idx);
+	if (rc >= 0)
+		rc = event(s, job, "skip", "commit %d: task %lld failed %d times, last: %s", idx, task,
+			   MAX_ATTEMPTS, why);
+	return rc < 0 ? rc : 0;
+}
+
+int sched_task_result(struct sched *s, json_t **reply, long long task_id, json_t *req)
+{
+	static const char *const allowed[] = { "agent", "attempt", "status", "samples", "build_seconds",
+					       "run_seconds", "error", "log_tail", NULL };
+	const char *agent_name, *status, *error, *log_tail;
+	json_t *samples, *task = NULL, *x;
+	long long attempt, agent, job;
+	double build_s, run_s;
+	int idx, rc;
+	size_t i;
+
+	*reply = NULL;
+	if ((rc = check_keys(req, allowed)) ||
+	    (rc = jsonx_str(&agent_name, req, "agent", 64, 1, NULL)) ||
+	    (rc = jsonx_int(&attempt, req, "attempt", 1, 1000, 1, 0)) ||
+	    (rc = jsonx_str(&status, req, "status", 16, 1, NULL)) ||
+	    (rc = jsonx_num(&build_s, req, "build_seconds", 0, 1e7, 0, 0)) ||
+	    (rc = jsonx_num(&run_s, req, "run_seconds", 0, 1e7, 0, 0)) ||
+	    (rc = jsonx_str(&error, req, "error", 4096, 0, NULL)))
+		return rc;
+	/* A log tail may hold anything a compiler printed; bound it, keep it. */
+	x = json_object_get(req, "log_tail");
+	log_tail = json_is_string(x) ? json_string_value(x) : NULL;
+	if (x && !json_is_string(x) && !json_is_null(x))
+		return err_set(ERR_INVALID, "field 'log_tail' must be a string");
+	if (log_tail && strlen(log_tail) > 65536)
+		return err_set(ERR_INVALID, "field 'log_tail' must be at most 65536 bytes");
+	if (strcmp(status, "ok") && strcmp(status, "skipped") && strcmp(status, "failed"))
+		return err_set(ERR_INVALID, "field 'status' must be ok, skipped or failed, not '%s'", status);
+	samples = json_object_get(req, "samples");
+	if (samples && !json_is_array(samples))
+		return err_set(ERR_INVALID, "field 'samples' must be an array");
+	if (json_array_size(samples) > 1000)
+		return err_set(ERR_INVALID, "at most 1000 samples per upload");
+	if (!strcmp(status, "ok") && json_array_size(samples) == 0)
+		return err_set(ERR_INVALID, "status ok needs at least one sample");
+	json_array_foreach(samples, i, x) {
+		double v;
+		const char *u, *e;
+
+		if (!json_is_object(x))
+			return err_set(ERR_INVALID, "sample %zu must be an object", i);
+		if (jsonx_num(&v, x, "value", -1e300, 1e300, 1, 0) || jsonx_str(&u, x, "unit", 32, 0, "") ||
+		    jsonx_str(&e, x, "error", 1024, 0, NULL))
+			return err_set(ERR_INVALID, "sample %zu: %s", i, err_msg());
+	}
+
+	pthread_mutex_lock(&s->lock);
+	if ((rc = agent_seen(s, &agent, NULL, agent_name)))
+		goto unlock;
+	rc = store_row(s->st, &task, "SELECT t.id, t.job_id, t.idx, t.state, t.attempt, t.agent_id, j.state AS "
+		       "job_state, j.unit FROM tasks t JOIN jobs j ON j.id = t.job_id WHERE t.id = ?", "i", task_id);
+	if (rc == ERR_NOTFOUND)
+		rc = err_set(ERR_NOTFOUND, "task %lld does not exist", task_id);
+	if (rc)
+		goto unlock;
+	job = json_integer_value(json_object_get(task, "job_id"));
+	idx = (int)json_integer_value(json_object_get(task, "idx"));
+	{
+		long long cur = json_integer_value(json_object_get(task, "attempt"));
+		const char *tst = json_string_value(json_object_get(task, "state"));
+		const char *jst = json_string_value(json_object_get(task, "job_state"));
+		long long n;
+
+		if (store_int(s->st, &n, "SELECT count(*) FROM samples WHERE task_id = ? AND attempt = ?", "ii",
+			      task_id, attempt) == 0 && n > 0) {
+			*reply = json_pack("{s:b, s:b}", "ok", 1, "duplicate", 1);
+			goto unlock;
+		}
+		if (cur == attempt && (!strcmp(tst, "done") || !strcmp(tst, "skipped") ||
+				       (!strcmp(tst, "queued") && !strcmp(status, "failed")))) {
+			*reply = json_pack("{s:b, s:b}", "ok", 1, "duplicate", 1);
+			goto unlock;
+		}
+		if (cur != attempt || strcmp(tst, "claimed") ||
+		    json_integer_value(json_object_get(task, "agent_id")) != agent) {
+			rc = err_set(ERR_CONFLICT, "task %lld attempt %lld is not yours any more (now attempt %lld, %s)",
+				     task_id, attempt, cur, tst);
+			goto unlock;
+		}
+		if (strcmp(jst, "queued") && strcmp(jst, "running")) {
+			rc = err_set(ERR_CONFLICT, "job %lld has ended (%s): result dropped", job, jst);
+			goto unlock;
+		}
+	}
+	if ((rc = store_begin(s->st)))
+		goto unlock;
+	if (!strcmp(status, "failed")) {
+		rc = task_retry(s, task_id, job, idx, attempt, error ? error : "the agent could not do the task");
+	} else {
+		rc = store_exec(s->st, "UPDATE tasks SET state = ?, finished = ?, build_s = ?, run_s = ?, error = ?, "
+				"log_tail = ? WHERE id = ?", "siddssi", !strcmp(status, "ok") ? "done" : "skipped",
+				(long long)now_unix(), build_s, run_s, error, log_tail, task_id);
+		json_array_foreach(samples, i, x) {
+			if (rc < 0)
+				break;
+			rc = store_exec(s->st, "INSERT INTO samples (task_id, attempt, run, job_id, idx, value, unit, "
+					"error, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", "iiiiidssi", task_id,
+					attempt, (long long)i, job, (long long)idx,
+					json_number_value(json_object_get(x, "value")),
+					json_string_value(json_object_get(x, "unit")) ?
+					json_string_value(json_object_get(x, "unit")) :
+					json_string_value(json_object_get(task, "unit")),
+					json_string_value(json_object_get(x, "error")), (long long)now_unix());
+		}
+		if (rc >= 0 && !strcmp(status, "skipped")) {
+			rc = store_exec(s->st, "UPDATE job_commits SET state = 'skipped' WHERE job_id = ? AND idx = ?",
+					"ii", job, (long long)idx);
+			if (rc >= 0)
+				rc = event(s, job, "skip", "commit %d: %s", idx, error ? error : "skipped by the agent");
+		} else if (rc >= 0) {
+			rc = update_summary(s, job, idx);
+			if (rc >= 0)
+				rc = event(s, job, "result", "task %lld: %zu runs of commit %d from %s", task_id,
+					   json_array_size(samples), idx, agent_name);
+		}
+	}
+	if (rc >= 0)
+		rc = job_step(s, job);
+	if (rc < 0 || (rc = store_commit(s->st))) {
+		store_rollback(s->st);
+		goto unlock;
+	}
+	rc = 0;
+	*reply = json_pack("{s:b, s:b}", "ok", 1, "duplicate", 0);
+unlock:
+	pthread_mutex_unlock(&s->lock);
+	json_decref(task);
+	return rc;
+}
+
+void sched_tick(struct sched *s)
+{
+	json_t *rows = NULL, *r;
+	size_t i;
+
+	pthread_mutex_lock(&s->lock);
+	if (store_rows(s->st, &rows, "SELECT t.id, t.job_id, t.idx, t.attempt, a.name FROM tasks t "
+		       "LEFT JOIN agents a ON a.id = t.agent_id WHERE t.state = 'claimed' AND t.lease < ?", "i",
+		       (long long)now_unix()))
+		goto out;
+	json_array_foreach(rows, i, r) {
+		long long job = json_integer_value(json_object_get(r, "job_id"));
+		char *why = xasprintf("lease expired: agent %s stopped heartbeating",
+				      json_string_value(json_object_get(r, "name")) ?
+				      json_string_value(json_object_get(r, "name")) : "?");
+		int rc = store_begin(s->st);
+
+		if (rc == 0)
+			rc = task_retry(s, json_integer_value(json_object_get(r, "id")), job,
+					(int)json_integer_value(json_object_get(r, "idx")),
+					json_integer_value(json_object_get(r, "attempt")), why);
+		if (rc == 0)
+			rc = job_step(s, job);
+		if (rc || (rc = store_commit(s->st))) {
+			log_error("expiring task %lld: %s", json_integer_value(json_object_get(r, "id")), err_msg());
+			store_rollback(s->st);
+		}
+		free(why);
+	}
+out:
+	pthread_mutex_unlock(&s->lock);
+	json_decref(rows);
+}
+
+void sched_wake_all(struct sched *s)
+{
+	pthread_mutex_lock(&s->lock);
+	s->shutdown = 1;
+	pthread_cond_broadcast(&s->cond);
+	pthread_mutex_unlock(&s->lock);
+}

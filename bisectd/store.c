@@ -1,0 +1,341 @@
+/* store: SQLite behind a small API; the only file that speaks sqlite3. */
+#include <sqlite3.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "err.h"
+#include "log.h"
+#include "store.h"
+#include "util.h"
+
+struct store {
+	sqlite3 *db;
+	char *path;
+};
+
+static int db_err(struct store *s, const char *what)
+{
+	int rc = sqlite3_errcode(s->db);
+
+	return err_set(rc == SQLITE_BUSY || rc == SQLITE_LOCKED ? ERR_BUSY :
+		       rc == SQLITE_CONSTRAINT ? ERR_EXISTS : ERR_FAIL,
+		       "store %s: %s: %s", s->path, what, sqlite3_errmsg(s->db));
+}
+
+static int prepare(struct store *s, sqlite3_stmt **st, const char *sql, const char *types, va_list ap)
+{
+	int rc, i = 1;
+
+	if (sqlite3_prepare_v2(s->db, sql, -1, st, NULL) != SQLITE_OK)
+		return db_err(s, "prepare");
+	for (const char *t = types; t && *t; t++, i++) {
+		switch (*t) {
+		case 'i':
+			rc = sqlite3_bind_int64(*st, i, va_arg(ap, long long));
+			break;
+		case 'd':
+			rc = sqlite3_bind_double(*st, i, va_arg(ap, double));
+			break;
+		case 's': {
+			const char *v = va_arg(ap, const char *);
+
+			rc = v ? sqlite3_bind_text(*st, i, v, -1, SQLITE_TRANSIENT) : sqlite3_bind_null(*st, i);
+			break;
+		}
+		case 'n':
+			rc = sqlite3_bind_null(*st, i);
+			break;
+		default:
+			sqlite3_finalize(*st);
+			*st = NULL;
+			return err_set(ERR_INVALID, "store: bad parameter type '%c'", *t);
+		}
+		if (rc != SQLITE_OK) {
+			rc = db_err(s, "bind");
+			sqlite3_finalize(*st);
+			*st = NULL;
+			return rc;
+		}
+	}
+	return 0;
+}
+
+static int migrate(struct store *s)
+{
+	int v = store_version(s), rc = 0;
+
+	for (int i = 0; i < store_nr_migrations; i++) {
+		const struct store_migration *m = &store_migrations[i];
+		char *sql;
+
+		if (m->version <= v)
+			continue;
+		if ((rc = store_begin(s)))
+			return rc;
+		if (sqlite3_exec(s->db, m->sql, NULL, NULL, NULL) != SQLITE_OK) {
+			rc = db_err(s, m->name);
+			store_rollback(s);
+			return rc;
+		}
+		sql = xasprintf("PRAGMA user_version = %d", m->version);
+		if (sqlite3_exec(s->db, sql, NULL, NULL, NULL) != SQLITE_OK)
+			rc = db_err(s, "user_version");
+		free(sql);
+		if (rc || (rc = store_commit(s))) {
+			store_rollback(s);
+			return rc;
+		}
+		log_info("store %s: migrated to version %d (%s)", s->path, m->version, m->name);
+	}
+	return 0;
+}
+
+int store_open(struct store **out, const char *path)
+{
+	struct store *s = xcalloc(1, sizeof(*s));
+	int rc;
+
+	*out = NULL;
+	s->path = xstrdup(path);
+	if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
+			    SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+		rc = err_set(ERR_FAIL, "store %s: cannot open: %s", path,
+			     s->db ? sqlite3_errmsg(s->db) : "out of memory");
+		goto fail;
+	}
+	sqlite3_busy_timeout(s->db, 5000);
+	if (sqlite3_exec(s->db, "PRAGMA journal_mode = WAL; PRAGMA foreign_keys = ON;"
+			 "PRAGMA synchronous = NORMAL;", NULL, NULL, NULL) != SQLITE_OK) {
+		rc = db_err(s, "pragmas");
+		goto fail;
+	}
+	if (store_version(s) > store_migrations[store_nr_migrations - 1].version) {
+		rc = err_set(ERR_INVALID, "store %s: schema version %d is newer than this bisectd knows (%d)",
+			     path, store_version(s), store_migrations[store_nr_migrations - 1].version);
+		goto fail;
+	}
+	if ((rc = migrate(s)))
+		goto fail;
+	*out = s;
+	return 0;
+fail:
+	store_close(s);
+	return rc;
+}
+
+void store_close(struct store *s)
+{
+	if (!s)
+		return;
+	sqlite3_close(s->db);
+	free(s->path);
+	free(s);
+}
+
+int store_version(struct store *s)
+{
+	sqlite3_stmt *st;
+	int v = -1;
+
+	if (sqlite3_prepare_v2(s->db, "PRAGMA user_version", -1, &st, NULL) != SQLITE_OK)
+		return -1;
+	if (sqlite3_step(st) == SQLITE_ROW)
+		v = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	return v;
+}
+
+int store_begin(struct store *s)
+{
+	if (sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
+		return db_err(s, "begin");
+	return 0;
+}
+
+int store_commit(struct store *s)
+{
+	if (sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+		return db_err(s, "commit");
+	return 0;
+}
+
+void store_rollback(struct store *s)
+{
+	if (!sqlite3_get_autocommit(s->db))
+		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+}
+
+int store_exec(struct store *s, const char *sql, const char *types, ...)
+{
+	sqlite3_stmt *st;
+	va_list ap;
+	int rc;
+
+	va_start(ap, types);
+	rc = prepare(s, &st, sql, types, ap);
+	va_end(ap);
+	if (rc)
+		return rc;
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_DONE || rc == SQLITE_ROW)
+		rc = sqlite3_changes(s->db);
+	else
+		rc = db_err(s, "exec");
+	sqlite3_finalize(st);
+	return rc;
+}
+
+long long store_last_id(struct store *s)
+{
+	return sqlite3_last_insert_rowid(s->db);
+}
+
+int store_int(struct store *s, long long *out, const char *sql, const char *types, ...)
+{
+	sqlite3_stmt *st;
+	va_list ap;
+	int rc;
+
+	va_start(ap, types);
+	rc = prepare(s, &st, sql, types, ap);
+	va_end(ap);
+	if (rc)
+		return rc;
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL) {
+		*out = sqlite3_column_int64(st, 0);
+		rc = 0;
+	} else if (rc == SQLITE_ROW || rc == SQLITE_DONE) {
+		rc = err_set(ERR_NOTFOUND, "no such row");
+	} else {
+		rc = db_err(s, "query");
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
+static json_t *column_json(sqlite3_stmt *st, int i, int parse)
+{
+	switch (sqlite3_column_type(st, i)) {
+	case SQLITE_INTEGER:
+		return json_integer(sqlite3_column_int64(st, i));
+	case SQLITE_FLOAT:
+		return json_real(sqlite3_column_double(st, i));
+	case SQLITE_TEXT: {
+		const char *t = (const char *)sqlite3_column_text(st, i);
+		json_t *j;
+
+		if (parse && (j = json_loads(t, JSON_DECODE_ANY, NULL)))
+			return j;
+		return json_string(t);
+	}
+	default:
+		return json_null();
+	}
+}
+
+static int rows_va(struct store *s, json_t **out, int max, const char *sql, const char *types, va_list ap)
+{
+	sqlite3_stmt *st;
+	json_t *arr;
+	int rc;
+
+	*out = NULL;
+	if ((rc = prepare(s, &st, sql, types, ap)))
+		return rc;
+	arr = json_array();
+	while ((max < 0 || (int)json_array_size(arr) < max) && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		json_t *row = json_object();
+
+		for (int i = 0; i < sqlite3_column_count(st); i++) {
+			const char *name = sqlite3_column_name(st, i);
+			size_t len = strlen(name);
+
+			if (len > 5 && !strcmp(name + len - 5, "_json")) {
+				char *key = xstrndup(name, len - 5);
+
+				json_object_set_new(row, key, column_json(st, i, 1));
+				free(key);
+			} else {
+				json_object_set_new(row, name, column_json(st, i, 0));
+			}
+		}
+		json_array_append_new(arr, row);
+	}
+	if (max >= 0 && (int)json_array_size(arr) >= max)
+		rc = SQLITE_DONE;
+	if (rc != SQLITE_DONE) {
+		rc = db_err(s, "query");
+		json_decref(arr);
+	} else {
+		rc = 0;
+		*out = arr;
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
+int store_rows(struct store *s, json_t **out, const char *sql, const char *types, ...)
+{
+	va_list ap;
+	int rc;
+
+	va_start(ap, types);
+	rc = rows_va(s, out, -1, sql, types, ap);
+	va_end(ap);
+	return rc;
+}
+
+int store_row(struct store *s, json_t **out, const char *sql, const char *types, ...)
+{
+	json_t *arr;
+	va_list ap;
+	int rc;
+
+	*out = NULL;
+	va_start(ap, types);
+	rc = rows_va(s, &arr, 1, sql, types, ap);
+	va_end(ap);
+	if (rc)
+		return rc;
+	if (json_array_size(arr) == 0)
+		rc = err_set(ERR_NOTFOUND, "no such row");
+	else
+		*out = json_incref(json_array_get(arr, 0));
+	json_decref(arr);
+	return rc;
+}
+
+int store_doubles(struct store *s, double **out, size_t *n, const char *sql, const char *types, ...)
+{
+	sqlite3_stmt *st;
+	va_list ap;
+	size_t cap = 0;
+	int rc;
+
+	*out = NULL;
+	*n = 0;
+	va_start(ap, types);
+	rc = prepare(s, &st, sql, types, ap);
+	va_end(ap);
+	if (rc)
+		return rc;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (*n == cap) {
+			cap = cap ? cap * 2 : 16;
+			*out = xrealloc(*out, cap * sizeof(**out));
+		}
+		(*out)[(*n)++] = sqlite3_column_double(st, 0);
+	}
+	if (rc != SQLITE_DONE) {
+		rc = db_err(s, "query");
+		free(*out);
+		*out = NULL;
+		*n = 0;
+	} else {
+		rc = 0;
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
