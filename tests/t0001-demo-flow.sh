@@ -1,0 +1,56 @@
+#!/bin/sh
+# t0001: the whole flow of `make demo`: the demo repository, bisectd, two
+# agents, a submitted range, and the injected culprit found exactly.
+. "$(dirname "$0")/lib/tap.sh"
+. "$(dirname "$0")/lib/lab.sh"
+
+command -v sqlite3 > /dev/null || skip_all "sqlite3 CLI missing (make deps)"
+command -v cc > /dev/null || skip_all "no C compiler for the demo project"
+LAB=$TEST_DIR/lab
+trap 'lab_stop; rm -rf "$TEST_DIR"' EXIT
+mkdir -p "$LAB"
+
+sh "$TOP/tests/lib/mkdemo.sh" "$LAB/demo.git" > "$LAB/mkdemo.out"
+ok $? "the demo repository is generated"
+expect=$(sed -n 's/^culprit \([0-9a-f]*\) .*/\1/p' "$LAB/mkdemo.out")
+like "$expect" '^[0-9a-f]{40}$' "mkdemo names the injected culprit"
+q() { sqlite3 "$LAB/bisectd.db" "$1"; }
+
+lab_config "$LAB/demo.git"
+lab_start_bisectd || { echo "Bail out! bisectd did not start"; exit 1; }
+lab_start_agent lab1 0
+lab_start_agent lab2 $(( $(nproc) > 1 ? 1 : 0 ))
+
+timeout 300 "$BUILD/bisectctl" submit --repo demo --good v1.0 --bad main --workload bench \
+	--watch > "$LAB/watch.out" 2>&1
+is "$?" 0 "submit --watch exits 0 when the job finds a culprit"
+is "$(q "SELECT state FROM jobs WHERE id = 1")" done "the job is done"
+is "$(q "SELECT c.sha FROM jobs j JOIN job_commits c ON c.job_id = j.id AND c.idx = j.culprit")" \
+	"$expect" "the culprit is exactly the injected commit"
+
+report=$("$BUILD/bisectctl" report 1)
+is "$?" 0 "bisectctl report exits 0"
+like "$report" "culprit: $expect" "the report names the culprit's id"
+like "$report" "culprit +[0-9a-f]{12} +[0-9.]+ \(0\.[0-9]{4}\)" "... with its hmean (CV)"
+like "$report" "parent +[0-9a-f]{12} +[0-9.]+ \(0\.[0-9]{4}\)" "... next to its parent's"
+
+n=$(q "SELECT count(*) FROM job_commits WHERE job_id = 1")
+is "$(q "SELECT group_concat(idx) FROM (SELECT idx FROM tasks WHERE job_id = 1 ORDER BY id LIMIT 2)")" \
+	"0,$((n - 1))" "both ends are measured first"
+is "$(q "SELECT min(c) >= 5 FROM (SELECT count(*) AS c FROM samples WHERE job_id = 1 GROUP BY idx)")" 1 \
+	"every measured commit has several runs"
+is "$(q "SELECT count(DISTINCT agent_id) FROM tasks WHERE job_id = 1 AND state = 'done'")" 2 \
+	"both agents did work"
+# Two tasks running at the same time on the two agents.
+overlap=$(q "SELECT count(*) FROM tasks a JOIN tasks b ON a.agent_id < b.agent_id
+	WHERE a.job_id = 1 AND b.job_id = 1 AND a.claimed < b.finished AND b.claimed < a.finished")
+like "$overlap" '^[1-9]' "the agents worked at the same time"
+
+out=$("$BUILD/bisectctl" agents)
+like "$out" "lab1" "bisectctl agents lists lab1"
+like "$out" "lab2" "... and lab2"
+out=$("$BUILD/bisectctl" --json show 1)
+like "$out" '"state": *"done"' "bisectctl --json show prints the job"
+
+tap_plan "$tap_n"
+tap_done

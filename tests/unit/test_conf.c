@@ -1,0 +1,505 @@
+/*
+ * test_conf: bisectd.yaml and agent.yaml parsing: values, defaults, and
+ * that every mistake is reported at its exact line and column.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "conf.h"
+#include "err.h"
+#include "util.h"
+#include "yamltree.h"
+
+static const char good_bisectd[] =
+	"listen: 0.0.0.0:9000\n"
+	"database: /var/lib/bisectd/bisectd.db\n"
+	"mirrors: /var/lib/bisectd/mirrors\n"
+	"log_level: debug\n"
+	"lease_seconds: 90\n"
+	"max_body: 65536\n"
+	"default_runs: 7\n"
+	"repos:\n"
+	"  demo:\n"
+	"    url: /srv/git/demo.git\n"
+	"  linux:\n"
+	"    url: https://example.org/linux.git\n"
+	"workloads:\n"
+	"  bench:\n"
+	"    type: command\n"
+	"    boot: none\n"
+	"    build: [make, -s]\n"
+	"    command: [./bench]\n"
+	"    pattern: 'throughput: ([0-9.]+)'\n"
+	"    unit: ops/s\n"
+	"    direction: higher\n"
+	"    build_timeout: 600\n"
+	"    run_timeout: 60\n"
+	"  lat:\n"
+	"    command:\n"
+	"      - ./bench\n"
+	"      - --latency\n"
+	"    pattern: 'p99: ([0-9.]+)'\n"
+	"    unit: us\n"
+	"    direction: lower\n"
+	"pools:\n"
+	"  local:\n"
+	"    labels: [lab]\n"
+	"  any:\n"
+	"    labels: []\n";
+
+/* Parses text as bisectd.yaml named "t.yaml"; returns the code. */
+static int parse_b(struct conf_bisectd *c, const char *text)
+{
+	return conf_bisectd_parse(c, "t.yaml", text, strlen(text));
+}
+
+static int parse_a(struct conf_agent *c, const char *text)
+{
+	return conf_agent_parse(c, "a.yaml", text, strlen(text));
+}
+
+/*
+ * A bad config: ERR_INVALID, a message starting with the exact position,
+ * containing what it must name, and a struct with nothing left in it.
+ */
+static void expect_b_error(const char *text, const char *prefix, const char *needle)
+{
+	struct conf_bisectd c;
+	int rc = parse_b(&c, text);
+
+	assert_int_equal(rc, ERR_INVALID);
+	if (strncmp(err_msg(), prefix, strlen(prefix)) != 0)
+		fail_msg("message '%s' does not start with '%s'", err_msg(), prefix);
+	if (!strstr(err_msg(), needle))
+		fail_msg("message '%s' does not contain '%s'", err_msg(), needle);
+	assert_null(c.listen);
+	assert_null(c.repos);
+	assert_null(c.workloads);
+	assert_null(c.pools);
+	assert_int_equal(c.nr_repos + c.nr_workloads + c.nr_pools, 0);
+}
+
+static void expect_a_error(const char *text, const char *prefix, const char *needle)
+{
+	struct conf_agent c;
+	int rc = parse_a(&c, text);
+
+	assert_int_equal(rc, ERR_INVALID);
+	if (strncmp(err_msg(), prefix, strlen(prefix)) != 0)
+		fail_msg("message '%s' does not start with '%s'", err_msg(), prefix);
+	if (!strstr(err_msg(), needle))
+		fail_msg("message '%s' does not contain '%s'", err_msg(), needle);
+	assert_null(c.coordinator);
+	assert_null(c.name);
+	assert_null(c.labels);
+}
+
+static void test_bisectd_good(void **state)
+{
+	struct conf_bisectd c;
+	const struct conf_workload *w;
+	const struct conf_repo *r;
+
+	(void)state;
+	assert_int_equal(parse_b(&c, good_bisectd), 0);
+	assert_string_equal(c.listen, "0.0.0.0:9000");
+	assert_string_equal(c.database, "/var/lib/bisectd/bisectd.db");
+	assert_string_equal(c.mirrors, "/var/lib/bisectd/mirrors");
+	assert_string_equal(c.log_level, "debug");
+	assert_int_equal(c.lease_seconds, 90);
+	assert_int_equal(c.max_body, 65536);
+	assert_int_equal(c.default_runs, 7);
+
+	/* File order is kept. */
+	assert_int_equal(c.nr_repos, 2);
+	assert_string_equal(c.repos[0].name, "demo");
+	assert_string_equal(c.repos[0].url, "/srv/git/demo.git");
+	assert_string_equal(c.repos[1].name, "linux");
+	r = conf_repo_find(&c, "linux");
+	assert_ptr_equal(r, &c.repos[1]);
+	assert_string_equal(r->url, "https://example.org/linux.git");
+	assert_null(conf_repo_find(&c, "nope"));
+
+	assert_int_equal(c.nr_workloads, 2);
+	w = conf_workload_find(&c, "bench");
+	assert_ptr_equal(w, &c.workloads[0]);
+	assert_string_equal(w->type, "command");
+	assert_string_equal(w->boot, "none");
+	assert_int_equal(strv_len(w->build), 2);
+	assert_string_equal(w->build[0], "make");
+	assert_string_equal(w->build[1], "-s");
+	assert_null(w->build[2]);
+	assert_int_equal(strv_len(w->command), 1);
+	assert_string_equal(w->command[0], "./bench");
+	assert_string_equal(w->pattern, "throughput: ([0-9.]+)");
+	assert_string_equal(w->unit, "ops/s");
+	assert_int_equal(w->direction, DIR_HIGHER);
+	assert_int_equal(w->build_timeout, 600);
+	assert_int_equal(w->run_timeout, 60);
+
+	/* The second workload leaves most keys out: defaults. */
+	w = conf_workload_find(&c, "lat");
+	assert_non_null(w);
+	assert_string_equal(w->type, "command");
+	assert_string_equal(w->boot, "none");
+	assert_null(w->build);
+	assert_int_equal(strv_len(w->command), 2);
+	assert_string_equal(w->command[1], "--latency");
+	assert_string_equal(w->unit, "us");
+	assert_int_equal(w->direction, DIR_LOWER);
+	assert_int_equal(w->build_timeout, 1800);
+	assert_int_equal(w->run_timeout, 300);
+
+	assert_int_equal(c.nr_pools, 2);
+	assert_string_equal(c.pools[0].name, "local");
+	assert_int_equal(strv_len(c.pools[0].labels), 1);
+	assert_string_equal(c.pools[0].labels[0], "lab");
+	assert_ptr_equal(conf_pool_find(&c, "any"), &c.pools[1]);
+	assert_non_null(c.pools[1].labels);
+	assert_int_equal(strv_len(c.pools[1].labels), 0);
+	assert_null(conf_pool_find(&c, "remote"));
+
+	conf_bisectd_release(&c);
+	assert_null(c.listen);
+	assert_null(c.repos);
+	conf_bisectd_release(&c); /* twice is harmless */
+}
+
+static void test_bisectd_defaults(void **state)
+{
+	static const char *const texts[] = { "", "# only a comment\n", "---\n", "repos:\npools:\n" };
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
+		struct conf_bisectd c;
+
+		assert_int_equal(parse_b(&c, texts[i]), 0);
+		assert_string_equal(c.listen, "127.0.0.1:7878");
+		assert_string_equal(c.database, "bisectd.db");
+		assert_string_equal(c.mirrors, "mirrors");
+		assert_string_equal(c.log_level, "info");
+		assert_int_equal(c.lease_seconds, 60);
+		assert_int_equal(c.max_body, 1 << 20);
+		assert_int_equal(c.default_runs, 5);
+		assert_int_equal(c.nr_repos, 0);
+		assert_int_equal(c.nr_workloads, 0);
+		assert_int_equal(c.nr_pools, 0);
+		conf_bisectd_release(&c);
+	}
+}
+
+static void test_agent_good(void **state)
+{
+	struct conf_agent c;
+
+	(void)state;
+	assert_int_equal(parse_a(&c,
+		"coordinator: http://10.0.0.1:7878\n"
+		"name: lab-1.a_b\n"
+		"labels: [lab, x86_64, 'nic=mlx5']\n"
+		"workdir: /var/lib/agent\n"
+		"log_level: warn\n"
+		"heartbeat: 3\n"
+		"poll_wait: 0\n"
+		"cpu: 1\n"
+		"measure_lock: /run/bisect.lock\n"), 0);
+	assert_string_equal(c.coordinator, "http://10.0.0.1:7878");
+	assert_string_equal(c.name, "lab-1.a_b");
+	assert_int_equal(strv_len(c.labels), 3);
+	assert_string_equal(c.labels[0], "lab");
+	assert_string_equal(c.labels[1], "x86_64");
+	assert_string_equal(c.labels[2], "nic=mlx5");
+	assert_string_equal(c.workdir, "/var/lib/agent");
+	assert_string_equal(c.log_level, "warn");
+	assert_int_equal(c.heartbeat, 3);
+	assert_int_equal(c.poll_wait, 0);
+	assert_int_equal(c.cpu, 1);
+	assert_string_equal(c.measure_lock, "/run/bisect.lock");
+	conf_agent_release(&c);
+	assert_null(c.name);
+}
+
+static void test_agent_defaults(void **state)
+{
+	struct conf_agent c;
+
+	(void)state;
+	assert_int_equal(parse_a(&c, "name: a1\nworkdir: /tmp/w\nmeasure_lock:\n"), 0);
+	assert_string_equal(c.coordinator, "http://127.0.0.1:7878");
+	assert_non_null(c.labels);
+	assert_null(c.labels[0]);
+	assert_string_equal(c.log_level, "info");
+	assert_int_equal(c.heartbeat, 5);
+	assert_int_equal(c.poll_wait, 20);
+	assert_int_equal(c.cpu, -1);
+	assert_null(c.measure_lock);
+	conf_agent_release(&c);
+}
+
+static void test_unknown_top_key(void **state)
+{
+	(void)state;
+	expect_b_error("listen: 127.0.0.1:1\nlisen: x\n", "t.yaml:2:1: ", "unknown key 'lisen'");
+	expect_b_error("listen: 127.0.0.1:1\nlisen: x\n", "t.yaml:2:1: ", "expected one of: listen, database");
+	expect_a_error("name: a\nworkdir: /w\n  \nheart_beat: 5\n", "a.yaml:4:1: ", "unknown key 'heart_beat'");
+}
+
+static void test_workload_typo(void **state)
+{
+	struct conf_bisectd c;
+
+	(void)state;
+	assert_int_equal(parse_b(&c,
+		"workloads:\n"
+		"  bench:\n"
+		"    type: command\n"
+		"    comand: [./bench]\n"), ERR_INVALID);
+	assert_string_equal(err_msg(),
+		"t.yaml:4:5: unknown key 'comand' in workload 'bench' (expected one of: type, boot, "
+		"build, command, pattern, unit, direction, build_timeout, run_timeout)");
+	expect_b_error("repos:\n  demo:\n    uri: /x\n", "t.yaml:3:5: ", "unknown key 'uri' in repo 'demo'");
+	expect_b_error("pools:\n  p:\n    label: [a]\n", "t.yaml:3:5: ", "unknown key 'label' in pool 'p'");
+}
+
+static void test_wrong_type(void **state)
+{
+	(void)state;
+	expect_b_error("listen: {host: a}\n", "t.yaml:1:9: ", "'listen' must be a string, not a mapping");
+	expect_b_error("database: [a, b]\n", "t.yaml:1:11: ", "'database' must be a string, not a sequence");
+	expect_b_error("workloads:\n  w:\n    command: ./bench\n", "t.yaml:3:14: ",
+		       "'command' in workload 'w' must be a sequence of strings (an argv), not a scalar");
+	expect_b_error("workloads:\n  w:\n    command: [./b, [x]]\n", "t.yaml:3:20: ", "'command' in workload 'w'");
+	expect_b_error("repos: [a]\n", "t.yaml:1:8: ", "'repos' must be a mapping");
+	expect_b_error("repos:\n  demo: /srv/x\n", "t.yaml:2:9: ", "repo 'demo' must be a mapping");
+	expect_b_error("pools:\n  p:\n    labels: lab\n", "t.yaml:3:13: ", "'labels' in pool 'p' must be a sequence");
+	expect_b_error("- a\n- b\n", "t.yaml:1:1: ", "top level must be a mapping");
+	expect_a_error("name: a\nworkdir: /w\nlabels: {a: 1}\n", "a.yaml:3:9: ", "'labels' must be a sequence");
+	expect_a_error("name: a\nworkdir: /w\nlabels: ['a b']\n", "a.yaml:3:10: ", "label 'a b'");
+	expect_b_error("listen: ''\n", "t.yaml:1:9: ", "'listen' must be a string, not empty");
+}
+
+static void test_bad_int(void **state)
+{
+	(void)state;
+	expect_b_error("lease_seconds: abc\n", "t.yaml:1:16: ",
+		       "'lease_seconds' must be an integer from 1 to 86400, not 'abc'");
+	expect_b_error("default_runs: 0\n", "t.yaml:1:15: ", "'default_runs' must be an integer from 1 to 100, not '0'");
+	expect_b_error("default_runs: 5x\n", "t.yaml:1:15: ", "'default_runs'");
+	expect_b_error("max_body: 99999999999999999999999\n", "t.yaml:1:11: ", "'max_body'");
+	expect_b_error("workloads:\n  w:\n    run_timeout: 1.5\n", "t.yaml:3:18: ",
+		       "'run_timeout' in workload 'w' must be an integer");
+	expect_a_error("name: a\nworkdir: /w\ncpu: -2\n", "a.yaml:3:6: ", "'cpu' must be an integer from -1 to 1023");
+	expect_a_error("name: a\nworkdir: /w\nheartbeat: ' 5'\n", "a.yaml:3:12: ", "'heartbeat'");
+}
+
+static void test_missing_required(void **state)
+{
+	(void)state;
+	expect_b_error("repos:\n  demo:\n    url:\n", "t.yaml:3:9: ", "'url' in repo 'demo' must be a string, not empty");
+	expect_b_error("repos:\n  ok:\n    url: /x\n  demo: {}\n", "t.yaml:4:3: ", "repo 'demo' has no 'url'");
+	expect_b_error("workloads:\n  bench:\n    pattern: 'x([0-9]+)'\n", "t.yaml:2:3: ",
+		       "workload 'bench' has no 'command'");
+	expect_b_error("workloads:\n  bench:\n    command: []\n    pattern: 'x([0-9]+)'\n", "t.yaml:3:14: ",
+		       "'command' in workload 'bench' must not be empty");
+	expect_b_error("workloads:\n  bench:\n    command: [./b]\n", "t.yaml:2:3: ", "workload 'bench' has no 'pattern'");
+	expect_a_error("workdir: /w\n", "a.yaml:1:1: ", "'name' is missing");
+	expect_a_error("", "a.yaml:1:1: ", "'name' is missing");
+	expect_a_error("name: a\n", "a.yaml:1:1: ", "'workdir' is missing");
+}
+
+static void test_bad_values(void **state)
+{
+	(void)state;
+	expect_b_error("workloads:\n  w:\n    command: [./b]\n    pattern: 'x(.)'\n    direction: up\n",
+		       "t.yaml:5:16: ", "'direction' in workload 'w' must be 'higher' or 'lower', not 'up'");
+	expect_b_error("workloads:\n  w:\n    type: iperf\n    command: [./b]\n    pattern: 'x(.)'\n",
+		       "t.yaml:3:11: ", "'type' in workload 'w' must be 'command'");
+	expect_b_error("workloads:\n  w:\n    boot: qemu\n    command: [./b]\n    pattern: 'x(.)'\n",
+		       "t.yaml:3:11: ", "'boot' in workload 'w' must be 'none'");
+	expect_b_error("log_level: loud\n", "t.yaml:1:12: ", "'log_level' must be one of debug, info, warn, error");
+	expect_b_error("listen: localhost\n", "t.yaml:1:9: ", "'listen' must be HOST:PORT");
+	expect_b_error("listen: 'localhost:99999'\n", "t.yaml:1:9: ", "'listen' must be HOST:PORT");
+	expect_b_error("repos:\n  'a/b':\n    url: /x\n", "t.yaml:2:3: ", "repo name 'a/b' must be");
+	expect_b_error("workloads:\n  aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa:\n    command: [x]\n",
+		       "t.yaml:2:3: ", "workload name");
+	expect_a_error("name: 'x y'\nworkdir: /w\n", "a.yaml:1:7: ", "'name' must be 1 to 64 characters");
+	expect_a_error("coordinator: 127.0.0.1:7878\nname: a\nworkdir: /w\n", "a.yaml:1:14: ",
+		       "'coordinator' must be a URL");
+}
+
+static void test_bad_pattern(void **state)
+{
+	(void)state;
+	expect_b_error("workloads:\n  w:\n    command: [./b]\n    pattern: 'ops: ([0-9'\n",
+		       "t.yaml:4:14: ", "'pattern' in workload 'w' does not compile");
+	expect_b_error("workloads:\n  w:\n    command: [./b]\n    pattern: 'ops: [0-9]+'\n",
+		       "t.yaml:4:14: ", "'pattern' in workload 'w' must have a group");
+}
+
+static void test_yaml_syntax(void **state)
+{
+	(void)state;
+	expect_b_error("listen: 127.0.0.1:1\nrepos: [a, b\ndatabase: x\n", "t.yaml:3:9: ",
+		       "did not find expected ',' or ']'");
+	expect_b_error("repos:\n  demo:\n    url: \"/x\n", "t.yaml:4:1: ", "found unexpected end of stream");
+	expect_b_error("listen: 1:2\n  x: 3\n", "t.yaml:2:4: ", "mapping values are not allowed");
+	expect_b_error("a: &x 1\nb: *x\n", "t.yaml:1:4: ", "anchors");
+	expect_b_error("a: 1\n---\nb: 2\n", "t.yaml:2:1: ", "only one YAML document");
+	expect_b_error("listen: \"a\xff\"\n", "t.yaml:1:11: ", "invalid leading UTF-8 octet");
+}
+
+static void test_duplicate_key(void **state)
+{
+	(void)state;
+	expect_b_error("listen: 127.0.0.1:1\ndatabase: x\nlisten: 127.0.0.1:2\n", "t.yaml:3:1: ",
+		       "duplicate key 'listen' (first at line 1 column 1)");
+	expect_b_error("workloads:\n  w:\n    command: [a]\n    pattern: 'x(.)'\n    command: [b]\n",
+		       "t.yaml:5:5: ", "duplicate key 'command' (first at line 3 column 5)");
+	expect_b_error("repos:\n  a:\n    url: /x\n  a:\n    url: /y\n", "t.yaml:4:3: ", "duplicate key 'a'");
+}
+
+static void test_pool_matches(void **state)
+{
+	char *lab[] = { (char *)"lab", NULL };
+	char *lab_iso[] = { (char *)"x86", (char *)"isolated", (char *)"lab", NULL };
+	char *none[] = { NULL };
+	char *want_two[] = { (char *)"lab", (char *)"isolated", NULL };
+	struct conf_pool p = { (char *)"p", want_two };
+	struct conf_pool any = { (char *)"any", none };
+
+	(void)state;
+	assert_int_equal(conf_pool_matches(&p, lab_iso), 1);
+	assert_int_equal(conf_pool_matches(&p, lab), 0);
+	assert_int_equal(conf_pool_matches(&p, none), 0);
+	assert_int_equal(conf_pool_matches(&p, NULL), 0);
+	assert_int_equal(conf_pool_matches(&any, none), 1);
+	assert_int_equal(conf_pool_matches(&any, lab), 1);
+	assert_int_equal(strv_len(want_two), 2);
+	assert_int_equal(strv_len(NULL), 0);
+}
+
+/* The tree keeps positions, file order and scalar styles. */
+static void test_yamltree(void **state)
+{
+	const char *text = "a: 1\nb:\n  - x\n  - 'y'\nc: ~\nd: '~'\n";
+	struct ynode *root = NULL, *b;
+
+	(void)state;
+	assert_int_equal(ytree_parse(&root, "y", text, strlen(text)), 0);
+	assert_non_null(root);
+	assert_int_equal(root->kind, YNODE_MAP);
+	assert_int_equal(root->nr, 4);
+	assert_string_equal(root->keys[1]->str, "b");
+	b = ynode_get(root, "b");
+	assert_int_equal(b->kind, YNODE_SEQ);
+	assert_int_equal(b->line, 3);
+	assert_int_equal(b->col, 3);
+	assert_int_equal(b->nr, 2);
+	assert_int_equal(b->items[1]->line, 4);
+	assert_int_equal(b->items[1]->col, 5);
+	assert_string_equal(b->items[1]->str, "y");
+	assert_int_equal(b->items[1]->plain, 0);
+	assert_true(ynode_is_null(ynode_get(root, "c")));
+	assert_false(ynode_is_null(ynode_get(root, "d")));
+	assert_null(ynode_get(root, "e"));
+	ynode_free(root);
+
+	assert_int_equal(ytree_parse(&root, "y", "", 0), 0);
+	assert_null(root);
+	/* Not NUL-terminated: only len bytes are read. */
+	assert_int_equal(ytree_parse(&root, "y", "k: v\nzzz: [", 4), 0);
+	assert_string_equal(ynode_get(root, "k")->str, "v");
+	ynode_free(root);
+}
+
+static void test_load(void **state)
+{
+	char path[] = "/tmp/test_conf.XXXXXX";
+	const char *text = "name: a\nworkdir: /w\nbogus: 1\n";
+	struct conf_agent a;
+	struct conf_bisectd c;
+	int fd;
+
+	(void)state;
+	assert_int_equal(conf_bisectd_load(&c, "/nonexistent/bisectd.yaml"), ERR_NOTFOUND);
+	assert_non_null(strstr(err_msg(), "/nonexistent/bisectd.yaml"));
+	assert_null(c.listen);
+
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+	assert_int_equal(conf_agent_load(&a, path), ERR_INVALID);
+	assert_true(strncmp(err_msg(), path, strlen(path)) == 0);
+	assert_non_null(strstr(err_msg(), ":3:1: unknown key 'bogus'"));
+	unlink(path);
+}
+
+/* The sample configs in etc/ must stay loadable. */
+static void test_samples(void **state)
+{
+	const char *self = __FILE__;
+	const char *tail = strstr(self, "tests/unit/test_conf.c");
+	char *bpath, *apath;
+	struct conf_bisectd c;
+	struct conf_agent a;
+	int rc;
+
+	(void)state;
+	if (!tail)
+		skip();
+	bpath = xasprintf("%.*setc/bisectd.yaml", (int)(tail - self), self);
+	apath = xasprintf("%.*setc/agent.yaml", (int)(tail - self), self);
+	rc = conf_bisectd_load(&c, bpath);
+	if (rc == ERR_NOTFOUND) {
+		free(bpath);
+		free(apath);
+		skip();
+	}
+	if (rc != 0)
+		fail_msg("%s", err_msg());
+	assert_non_null(conf_repo_find(&c, "demo"));
+	assert_non_null(conf_workload_find(&c, "bench"));
+	assert_non_null(conf_pool_find(&c, "local"));
+	rc = conf_agent_load(&a, apath);
+	if (rc != 0)
+		fail_msg("%s", err_msg());
+	assert_int_equal(conf_pool_matches(conf_pool_find(&c, "local"), a.labels), 1);
+	conf_agent_release(&a);
+	conf_bisectd_release(&c);
+	free(bpath);
+	free(apath);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_bisectd_good),
+		cmocka_unit_test(test_bisectd_defaults),
+		cmocka_unit_test(test_agent_good),
+		cmocka_unit_test(test_agent_defaults),
+		cmocka_unit_test(test_unknown_top_key),
+		cmocka_unit_test(test_workload_typo),
+		cmocka_unit_test(test_wrong_type),
+		cmocka_unit_test(test_bad_int),
+		cmocka_unit_test(test_missing_required),
+		cmocka_unit_test(test_bad_values),
+		cmocka_unit_test(test_bad_pattern),
+		cmocka_unit_test(test_yaml_syntax),
+		cmocka_unit_test(test_duplicate_key),
+		cmocka_unit_test(test_pool_matches),
+		cmocka_unit_test(test_yamltree),
+		cmocka_unit_test(test_load),
+		cmocka_unit_test(test_samples),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
