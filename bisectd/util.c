@@ -95,10 +95,11 @@ void sbuf_adds(struct sbuf *sb, const char *s)
 void sbuf_addf(struct sbuf *sb, const char *fmt, ...)
 {
 	va_list ap;
+	char probe[1];
 	int n;
 
 	va_start(ap, fmt);
-	n = vsnprintf(NULL, 0, fmt, ap);
+	n = vsnprintf(probe, sizeof(probe), fmt, ap);
 	va_end(ap);
 	if (n < 0)
 		return;
