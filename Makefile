@@ -48,11 +48,11 @@ LIB      := $(BUILD)/libbisect.a
 PROGS    := $(BUILD)/bisectd $(BUILD)/bisectctl $(BUILD)/bisect-agent
 UNIT_BIN := $(addprefix $(BUILD)/tests/,$(UNIT))
 
-obj = $(patsubst %.c,$(BUILD)/%.o,$(1))
+obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 
 all: $(PROGS)
 
-$(BUILD)/%.o: %.c
+$(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
@@ -74,7 +74,7 @@ $(BUILD)/bisectctl: $(call obj,$(CTL_SRC)) $(LIB)
 $(BUILD)/bisect-agent: $(call obj,$(AG_SRC)) $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
 
-$(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(call obj,$(filter-out bisectd/bisectd.c,$(D_SRC)) $(filter-out agents/agent.c,$(AG_SRC))) $(LIB)
+$(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(call obj,$(filter-out bisectd/bisectd.c,$(D_SRC)) $(filter-out agents/agent.c,$(AG_SRC))) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS) -lcmocka
 

@@ -1,6 +1,7 @@
 /* err: thread-local last error. */
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "err.h"
 
@@ -9,11 +10,14 @@ static __thread int last_code;
 
 int err_set(int code, const char *fmt, ...)
 {
+	char buf[sizeof(last_msg)];
 	va_list ap;
 
+	/* Through a copy: callers may wrap the last message, err_set(c, "x: %s", err_msg()). */
 	va_start(ap, fmt);
-	vsnprintf(last_msg, sizeof(last_msg), fmt, ap);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
+	memcpy(last_msg, buf, sizeof(buf));
 	last_code = code;
 	return code;
 }

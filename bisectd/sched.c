@@ -110,9 +110,12 @@ static int event(struct sched *s, long long job, const char *kind, const char *f
 		log_info("job %lld: %s: %s", job, kind, msg);
 	else
 		log_info("%s: %s", kind, msg);
-	rc = store_exec(s->st, "INSERT INTO events (time, job_id, kind, message) VALUES (?, ?, ?, ?)",
-			job > 0 ? "iiss" : "inss", (long long)now_unix(),
-			job > 0 ? job : 0, kind, msg);
+	if (job > 0)
+		rc = store_exec(s->st, "INSERT INTO events (time, job_id, kind, message) VALUES (?, ?, ?, ?)",
+				"iiss", (long long)now_unix(), job, kind, msg);
+	else
+		rc = store_exec(s->st, "INSERT INTO events (time, job_id, kind, message) VALUES (?, NULL, ?, ?)",
+				"iss", (long long)now_unix(), kind, msg);
 	free(msg);
 	return rc < 0 ? rc : 0;
 }
@@ -669,8 +672,8 @@ int sched_job_create(struct sched *s, json_t **reply, json_t *req)
 {
 	static const char *const allowed[] = { "repo", "good", "bad", "workload", "pool", "runs", NULL };
 	const char *repo, *good, *bad, *workload, *pool = NULL;
-	const struct conf_workload *w;
-	const struct conf_pool *p;
+	const struct conf_workload *w = NULL;
+	const struct conf_pool *p = NULL;
 	struct repo_range rr = { .nr = 0 };
 	struct sbuf names = SBUF_INIT;
 	struct mirror *m;
@@ -1023,11 +1026,15 @@ int sched_agent_register(struct sched *s, json_t **reply, json_t *req)
 			return err_set(ERR_INVALID, "label %zu must be 1-64 of [A-Za-z0-9._-]", i);
 	lj = labels ? jsonx_dump(labels) : xstrdup("[]");
 	pthread_mutex_lock(&s->lock);
-	rc = store_exec(s->st, "INSERT INTO agents (name, labels, registered, last_seen) VALUES (?, ?, ?, ?) "
-			"ON CONFLICT(name) DO UPDATE SET labels = excluded.labels, last_seen = excluded.last_seen",
-			"ssii", name, lj, (long long)now_unix(), (long long)now_unix());
-	if (rc >= 0)
-		rc = event(s, 0, "agent", "%s registered with labels %s", name, lj);
+	if ((rc = store_begin(s->st)) == 0) {
+		rc = store_exec(s->st, "INSERT INTO agents (name, labels, registered, last_seen) VALUES (?, ?, ?, ?) "
+				"ON CONFLICT(name) DO UPDATE SET labels = excluded.labels, last_seen = excluded.last_seen",
+				"ssii", name, lj, (long long)now_unix(), (long long)now_unix());
+		if (rc >= 0)
+			rc = event(s, 0, "agent", "%s registered with labels %s", name, lj);
+		if (rc < 0 || (rc = store_commit(s->st)))
+			store_rollback(s->st);
+	}
 	pthread_mutex_unlock(&s->lock);
 	free(lj);
 	if (rc < 0)
