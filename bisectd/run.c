@@ -15,6 +15,8 @@
 #include "util.h"
 
 #define KILL_GRACE_MS 2000
+/* How often the capture loop looks whether the child has exited. */
+#define REAP_POLL_MS 20
 
 struct capture {
 	struct sbuf sb;
@@ -51,23 +53,37 @@ static void capture_finish(struct capture *c, char **out, size_t *len, int *trun
 
 static void child(const struct run_opts *o, int outfd, int errfd)
 {
+	sigset_t none;
 	int in;
 
 	setpgid(0, 0);
 	signal(SIGPIPE, SIG_DFL);
-	if (o->cpu >= 0) {
-		cpu_set_t set;
-
-		CPU_ZERO(&set);
-		CPU_SET(o->cpu, &set);
-		sched_setaffinity(0, sizeof(set), &set);
-	}
+	/*
+	 * A blocked mask survives exec: a daemon that blocks SIGTERM for
+	 * sigwait() would otherwise hand its children a deaf SIGTERM.
+	 */
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
 	in = open(o->stdin_path ? o->stdin_path : "/dev/null", O_RDONLY);
 	if (in < 0)
 		in = open("/dev/null", O_RDONLY);
 	dup2(in, 0);
+	if (in > 2)
+		close(in);
 	dup2(outfd, 1);
 	dup2(errfd, 2);
+	if (o->cpu >= 0) {
+		cpu_set_t set;
+
+		/* An unpinned run would be measured as if pinned: refuse instead. */
+		CPU_ZERO(&set);
+		CPU_SET(o->cpu, &set);
+		if (o->cpu >= CPU_SETSIZE || sched_setaffinity(0, sizeof(set), &set) < 0) {
+			dprintf(2, "cannot pin to CPU %d: %s\n", o->cpu,
+				o->cpu >= CPU_SETSIZE ? "out of range" : strerror(errno));
+			_exit(126);
+		}
+	}
 	if (o->cwd && chdir(o->cwd) < 0) {
 		dprintf(2, "cannot chdir to %s: %s\n", o->cwd, strerror(errno));
 		_exit(126);
@@ -79,13 +95,28 @@ static void child(const struct run_opts *o, int outfd, int errfd)
 	_exit(errno == ENOENT ? 127 : 126);
 }
 
+/* Has the child exited? Leaves it unreaped, so its pid still names its group. */
+static int child_exited(pid_t pid)
+{
+	siginfo_t si;
+
+	for (;;) {
+		memset(&si, 0, sizeof(si));
+		if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0)
+			return si.si_pid == pid;
+		if (errno != EINTR)
+			return 1; /* ECHILD: reaped behind our back (SIGCHLD ignored) */
+	}
+}
+
 int run_cmd(struct run_result *res, const struct run_opts *o)
 {
 	struct capture cap[2] = { { SBUF_INIT, o->max_output, 0 }, { SBUF_INIT, o->max_output, 0 } };
 	int pout[2], perr[2];
 	struct pollfd pfd[2];
 	int64_t start = now_ms(), kill_at = -1;
-	int open_fds = 2, wstatus = 0, term_sent = 0;
+	int64_t drain_until = -1;
+	int open_fds = 2, wstatus = 0, term_sent = 0, child_done = 0;
 	pid_t pid;
 
 	memset(res, 0, sizeof(*res));
@@ -117,9 +148,28 @@ int run_cmd(struct run_result *res, const struct run_opts *o)
 		kill_at = start + o->timeout_ms;
 
 	while (open_fds > 0) {
-		int wait_ms = -1, n;
 		int64_t now = now_ms();
+		int wait_ms = REAP_POLL_MS, n;
 
+		/*
+		 * The child is done but something holds its pipes: a grandchild
+		 * left running in the background. It goes now, with the rest of
+		 * the group, or the pipes never close and a successful command
+		 * would wait for its deadline, or forever without one.
+		 */
+		if (!child_done && child_exited(pid)) {
+			kill(-pid, SIGKILL);
+			child_done = 1;
+			kill_at = -1;
+			drain_until = now + KILL_GRACE_MS;
+			continue;
+		}
+		/* Left the group (setsid) and still holds the pipes: stop reading. */
+		if (child_done) {
+			if (now >= drain_until)
+				break;
+			wait_ms = (int)(drain_until - now);
+		}
 		if (kill_at >= 0) {
 			if (now >= kill_at) {
 				if (!term_sent) {
@@ -133,7 +183,8 @@ int run_cmd(struct run_result *res, const struct run_opts *o)
 				}
 				continue;
 			}
-			wait_ms = (int)(kill_at - now);
+			if (kill_at - now < wait_ms)
+				wait_ms = (int)(kill_at - now);
 		}
 		n = poll(pfd, 2, wait_ms);
 		if (n < 0) {
@@ -157,16 +208,15 @@ int run_cmd(struct run_result *res, const struct run_opts *o)
 			}
 		}
 	}
+	for (int i = 0; i < 2; i++)
+		if (pfd[i].fd >= 0)
+			close(pfd[i].fd);
 	/*
 	 * Both pipes are closed: the child (and whatever kept its pipes) is
 	 * done writing. Wait for it, still honouring the deadline.
 	 */
 	for (;;) {
-		pid_t w = waitpid(pid, &wstatus, WNOHANG);
-
-		if (w == pid)
-			break;
-		if (w < 0 && errno != EINTR)
+		if (child_exited(pid))
 			break;
 		if (kill_at >= 0 && now_ms() >= kill_at) {
 			res->timed_out = 1;
@@ -176,8 +226,13 @@ int run_cmd(struct run_result *res, const struct run_opts *o)
 		}
 		usleep(2000);
 	}
-	/* Whatever is left of the group (a daemonised grandchild) goes too. */
+	/*
+	 * Whatever is left of the group (a daemonised grandchild) goes too,
+	 * before the leader is reaped: until then its pid cannot be reused.
+	 */
 	kill(-pid, SIGKILL);
+	while (waitpid(pid, &wstatus, 0) < 0 && errno == EINTR)
+		;
 	res->wall_ms = (long)(now_ms() - start);
 	if (WIFEXITED(wstatus)) {
 		res->exited = 1;

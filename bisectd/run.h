@@ -5,7 +5,8 @@
  * The child leads a process group of its own; on timeout the whole group
  * gets SIGTERM, then SIGKILL after a grace period, so a build's or a
  * workload's grandchildren do not outlive the task (git's run-command.h,
- * smaller).
+ * smaller). When the child itself exits, what is left of its group is
+ * killed too. A CPU the child cannot be pinned to makes it exit 126.
  */
 #ifndef BISECT_RUN_H
 #define BISECT_RUN_H

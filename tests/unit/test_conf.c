@@ -391,6 +391,7 @@ static void test_yamltree(void **state)
 {
 	const char *text = "a: 1\nb:\n  - x\n  - 'y'\nc: ~\nd: '~'\n";
 	struct ynode *root = NULL, *b;
+	char deep[300];
 
 	(void)state;
 	assert_int_equal(ytree_parse(&root, "y", text, strlen(text)), 0);
@@ -414,6 +415,12 @@ static void test_yamltree(void **state)
 
 	assert_int_equal(ytree_parse(&root, "y", "", 0), 0);
 	assert_null(root);
+	/* Nesting is bounded: a hostile file must not exhaust the stack. */
+	memset(deep, '[', 150);
+	memset(deep + 150, ']', 150);
+	assert_int_equal(ytree_parse(&root, "y", deep, sizeof(deep)), ERR_INVALID);
+	assert_null(root);
+	assert_string_equal(err_msg(), "y:1:66: nesting is too deep");
 	/* Not NUL-terminated: only len bytes are read. */
 	assert_int_equal(ytree_parse(&root, "y", "k: v\nzzz: [", 4), 0);
 	assert_string_equal(ynode_get(root, "k")->str, "v");

@@ -1,0 +1,653 @@
+/*
+ * conf: bisectd.yaml and agent.yaml from a yamltree into structs. Every
+ * key is checked against the list of keys its mapping may hold, so a typo
+ * is an error at its line and column rather than a silently ignored value.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <regex.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "conf.h"
+#include "err.h"
+#include "log.h"
+#include "util.h"
+#include "yamltree.h"
+
+#define CONF_MAX_BYTES (1 << 20)
+#define NAME_MAX_LEN 64
+/* glibc's cpu_set_t holds CPU_SETSIZE (1024) CPUs; run.c pins with one. */
+#define MAX_CPU 1023
+
+/* The file name for messages and the position of the mapping being read. */
+struct ctx {
+	const char *name;
+	const struct ynode *root;
+};
+
+static const char *const bisectd_keys[] = {
+	"listen", "database", "mirrors", "log_level", "lease_seconds", "max_body",
+	"default_runs", "repos", "workloads", "pools", NULL
+};
+static const char *const repo_keys[] = { "url", NULL };
+static const char *const workload_keys[] = {
+	"type", "boot", "build", "command", "pattern", "unit", "direction",
+	"build_timeout", "run_timeout", NULL
+};
+static const char *const pool_keys[] = { "labels", NULL };
+static const char *const agent_keys[] = {
+	"coordinator", "name", "labels", "workdir", "log_level", "heartbeat",
+	"poll_wait", "cpu", "measure_lock", NULL
+};
+
+/* Every config message starts with the position it is about. */
+__attribute__((format(printf, 3, 4)))
+static int at(const struct ctx *x, const struct ynode *n, const char *fmt, ...)
+{
+	char msg[900];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return err_set(ERR_INVALID, "%s:%d:%d: %s", x->name, n ? n->line : 1, n ? n->col : 1, msg);
+}
+
+static int check_keys(const struct ctx *x, const struct ynode *map, const char *const *allowed,
+		      const char *where)
+{
+	if (!map || map->kind != YNODE_MAP)
+		return 0;
+	for (size_t i = 0; i < map->nr; i++) {
+		const struct ynode *k = map->keys[i];
+		struct sbuf list = SBUF_INIT;
+		int found = 0, rc;
+
+		for (const char *const *a = allowed; *a; a++)
+			if (!strcmp(k->str, *a))
+				found = 1;
+		if (found)
+			continue;
+		for (const char *const *a = allowed; *a; a++)
+			sbuf_addf(&list, "%s%s", a == allowed ? "" : ", ", *a);
+		rc = at(x, k, "unknown key '%s'%s (expected one of: %s)", k->str, where, list.buf);
+		sbuf_release(&list);
+		return rc;
+	}
+	return 0;
+}
+
+/* Names end up in URLs, file names and log lines: keep them plain. */
+static int name_ok(const char *s, size_t len, const char *extra)
+{
+	if (len < 1 || len > NAME_MAX_LEN || strlen(s) != len)
+		return 0;
+	for (size_t i = 0; i < len; i++)
+		if (!isalnum((unsigned char)s[i]) && !strchr("._-", s[i]) &&
+		    !(extra && strchr(extra, s[i])))
+			return 0;
+	return 1;
+}
+
+/* A non-empty string scalar; NULL in YAML is refused unless allow_null. */
+static int scalar_ok(const struct ctx *x, const struct ynode *v, const char *key,
+		     const char *where, const char *expect)
+{
+	if (v->kind != YNODE_SCALAR)
+		return at(x, v, "'%s'%s must be %s, not %s", key, where, expect, ynode_kind_name(v->kind));
+	if (ynode_is_null(v) || v->len == 0)
+		return at(x, v, "'%s'%s must be %s, not empty", key, where, expect);
+	if (strlen(v->str) != v->len)
+		return at(x, v, "'%s'%s must not contain NUL characters", key, where);
+	return 0;
+}
+
+/*
+ * Replaces *dst with the string value of key when present. When allow_null,
+ * an empty value sets *dst to NULL (e.g. "measure_lock:" for none).
+ */
+static int get_str(char **dst, const struct ctx *x, const struct ynode *map, const char *key,
+		   const char *where, int allow_null)
+{
+	const struct ynode *v = ynode_get(map, key);
+	int rc;
+
+	if (!v)
+		return 0;
+	if (allow_null && ynode_is_null(v)) {
+		free(*dst);
+		*dst = NULL;
+		return 0;
+	}
+	if ((rc = scalar_ok(x, v, key, where, "a string")) < 0)
+		return rc;
+	free(*dst);
+	*dst = xstrdup(v->str);
+	return 0;
+}
+
+static int get_ll(long long *dst, const struct ctx *x, const struct ynode *map, const char *key,
+		  const char *where, long long min, long long max)
+{
+	const struct ynode *v = ynode_get(map, key);
+	char expect[96];
+	char *end;
+	long long n;
+	int rc;
+
+	if (!v)
+		return 0;
+	snprintf(expect, sizeof(expect), "an integer from %lld to %lld", min, max);
+	if ((rc = scalar_ok(x, v, key, where, expect)) < 0)
+		return rc;
+	errno = 0;
+	n = strtoll(v->str, &end, 10);
+	/* strtoll would take " 5" and "+5"; a config value is digits only. */
+	if (!(isdigit((unsigned char)v->str[0]) || (v->str[0] == '-' && isdigit((unsigned char)v->str[1]))) ||
+	    *end || errno == ERANGE || n < min || n > max)
+		return at(x, v, "'%s'%s must be %s, not '%s'", key, where, expect, v->str);
+	*dst = n;
+	return 0;
+}
+
+static int get_int(int *dst, const struct ctx *x, const struct ynode *map, const char *key,
+		   const char *where, int min, int max)
+{
+	long long n = *dst;
+	int rc = get_ll(&n, x, map, key, where, min, max);
+
+	if (rc == 0)
+		*dst = (int)n;
+	return rc;
+}
+
+/*
+ * A sequence of strings into a new NULL-terminated vector. An absent or
+ * null value leaves *dst alone; labels use an extra character set.
+ */
+static int get_strv(char ***dst, const struct ctx *x, const struct ynode *map, const char *key,
+		    const char *where, int is_label)
+{
+	const struct ynode *v = ynode_get(map, key);
+	const char *expect = is_label ? "a sequence of labels" : "a sequence of strings (an argv)";
+	char **out;
+	int rc;
+
+	if (!v || ynode_is_null(v))
+		return 0;
+	if (v->kind != YNODE_SEQ)
+		return at(x, v, "'%s'%s must be %s, not %s", key, where, expect, ynode_kind_name(v->kind));
+	out = xcalloc(v->nr + 1, sizeof(*out));
+	for (size_t i = 0; i < v->nr; i++) {
+		const struct ynode *item = v->items[i];
+
+		if (item->kind != YNODE_SCALAR) {
+			rc = at(x, item, "'%s'%s must be %s, not a sequence holding %s", key, where,
+				expect, ynode_kind_name(item->kind));
+			goto fail;
+		}
+		if (is_label && !name_ok(item->str, item->len, ":=")) {
+			rc = at(x, item, "label '%s'%s must be 1 to %d characters of A-Z a-z 0-9 . _ - : =",
+				item->str, where, NAME_MAX_LEN);
+			goto fail;
+		}
+		if ((rc = scalar_ok(x, item, key, where, "a sequence of non-empty strings")) < 0)
+			goto fail;
+		out[i] = xstrdup(item->str);
+	}
+	strv_free(*dst);
+	*dst = out;
+	return 0;
+fail:
+	strv_free(out);
+	return rc;
+}
+
+static int check_log_level(const struct ctx *x, const struct ynode *map, const char *level)
+{
+	if (level && log_level_parse(level) < 0)
+		return at(x, ynode_get(map, "log_level"),
+			  "'log_level' must be one of debug, info, warn, error, not '%s'", level);
+	return 0;
+}
+
+/* "HOST:PORT" with a port the HTTP server can bind. */
+static int check_listen(const struct ctx *x, const struct ynode *map, const char *listen)
+{
+	const char *colon = strrchr(listen, ':');
+	char *end;
+	long port;
+
+	if (colon && colon != listen && colon[1]) {
+		errno = 0;
+		port = strtol(colon + 1, &end, 10);
+		if (!*end && !errno && isdigit((unsigned char)colon[1]) && port >= 1 && port <= 65535)
+			return 0;
+	}
+	return at(x, ynode_get(map, "listen"), "'listen' must be HOST:PORT with a port from 1 to 65535, not '%s'",
+		  listen);
+}
+
+static const struct ynode *root_map(const struct ctx *x, int *rc)
+{
+	const struct ynode *root = x->root;
+
+	*rc = 0;
+	if (!root || ynode_is_null(root))
+		return NULL;
+	if (root->kind != YNODE_MAP)
+		*rc = at(x, root, "the top level must be a mapping of keys, not %s", ynode_kind_name(root->kind));
+	return root;
+}
+
+typedef int (*entry_fn)(const struct ctx *x, void *elem, const struct ynode *key,
+			const struct ynode *def);
+
+/*
+ * Reads a mapping from names to definitions (repos, workloads, pools) in
+ * file order into a new array; *out and *nr are set even on error so the
+ * caller's release frees what was built.
+ */
+static int load_section(void **out, size_t *nr, const struct ctx *x, const struct ynode *root,
+			const char *section, const char *what, size_t elem_size, entry_fn fn)
+{
+	const struct ynode *v = ynode_get(root, section);
+	char *arr;
+	int rc = 0;
+
+	*out = NULL;
+	*nr = 0;
+	if (!v || ynode_is_null(v))
+		return 0;
+	if (v->kind != YNODE_MAP)
+		return at(x, v, "'%s' must be a mapping from %s names to their definitions, not %s",
+			  section, what, ynode_kind_name(v->kind));
+	arr = xcalloc(v->nr ? v->nr : 1, elem_size);
+	*out = arr;
+	for (size_t i = 0; i < v->nr; i++) {
+		const struct ynode *k = v->keys[i], *def = v->items[i];
+
+		if (!name_ok(k->str, k->len, NULL)) {
+			rc = at(x, k, "%s name '%s' must be 1 to %d characters of A-Z a-z 0-9 . _ -",
+				what, k->str, NAME_MAX_LEN);
+			break;
+		}
+		if (!ynode_is_null(def) && def->kind != YNODE_MAP) {
+			rc = at(x, def, "%s '%s' must be a mapping of keys, not %s", what, k->str,
+				ynode_kind_name(def->kind));
+			break;
+		}
+		(*nr)++;
+		if ((rc = fn(x, arr + i * elem_size, k, ynode_is_null(def) ? NULL : def)) < 0)
+			break;
+	}
+	return rc;
+}
+
+static int repo_entry(const struct ctx *x, void *elem, const struct ynode *key, const struct ynode *def)
+{
+	struct conf_repo *r = elem;
+	char where[128];
+	int rc;
+
+	r->name = xstrdup(key->str);
+	snprintf(where, sizeof(where), " in repo '%s'", r->name);
+	if ((rc = check_keys(x, def, repo_keys, where)) < 0 ||
+	    (rc = get_str(&r->url, x, def, "url", where, 0)) < 0)
+		return rc;
+	if (!r->url)
+		return at(x, key, "repo '%s' has no 'url' (required: a URL or path to clone from)", r->name);
+	return 0;
+}
+
+static int check_pattern(const struct ctx *x, const struct ynode *def, const char *pattern,
+			 const char *where)
+{
+	const struct ynode *v = ynode_get(def, "pattern");
+	regex_t re;
+	char buf[256];
+	int e, rc = 0;
+
+	e = regcomp(&re, pattern, REG_EXTENDED);
+	if (e != 0) {
+		regerror(e, &re, buf, sizeof(buf));
+		return at(x, v, "'pattern'%s does not compile as an extended regex: %s", where, buf);
+	}
+	if (re.re_nsub < 1)
+		rc = at(x, v, "'pattern'%s must have a group ( ) around the metric, as in 'ops: ([0-9.]+)'",
+			where);
+	regfree(&re);
+	return rc;
+}
+
+static int workload_entry(const struct ctx *x, void *elem, const struct ynode *key,
+			  const struct ynode *def)
+{
+	struct conf_workload *w = elem;
+	char where[128], *direction = NULL;
+	int rc;
+
+	w->name = xstrdup(key->str);
+	w->type = xstrdup("command");
+	w->boot = xstrdup("none");
+	w->unit = xstrdup("ops/s");
+	w->direction = DIR_HIGHER;
+	w->build_timeout = 1800;
+	w->run_timeout = 300;
+	snprintf(where, sizeof(where), " in workload '%s'", w->name);
+	if ((rc = check_keys(x, def, workload_keys, where)) < 0 ||
+	    (rc = get_str(&w->type, x, def, "type", where, 0)) < 0 ||
+	    (rc = get_str(&w->boot, x, def, "boot", where, 0)) < 0 ||
+	    (rc = get_strv(&w->build, x, def, "build", where, 0)) < 0 ||
+	    (rc = get_strv(&w->command, x, def, "command", where, 0)) < 0 ||
+	    (rc = get_str(&w->pattern, x, def, "pattern", where, 0)) < 0 ||
+	    (rc = get_str(&w->unit, x, def, "unit", where, 0)) < 0 ||
+	    (rc = get_str(&direction, x, def, "direction", where, 0)) < 0 ||
+	    (rc = get_int(&w->build_timeout, x, def, "build_timeout", where, 1, 7 * 86400)) < 0 ||
+	    (rc = get_int(&w->run_timeout, x, def, "run_timeout", where, 1, 86400)) < 0)
+		goto out;
+
+	/* Only what the agents implement today; a typo must not reach them. */
+	if (strcmp(w->type, "command")) {
+		rc = at(x, ynode_get(def, "type"), "'type'%s must be 'command' (the only type so far), not '%s'",
+			where, w->type);
+		goto out;
+	}
+	if (strcmp(w->boot, "none")) {
+		rc = at(x, ynode_get(def, "boot"), "'boot'%s must be 'none' (the only boot method so far), not '%s'",
+			where, w->boot);
+		goto out;
+	}
+	if (direction && !strcmp(direction, "lower")) {
+		w->direction = DIR_LOWER;
+	} else if (direction && strcmp(direction, "higher")) {
+		rc = at(x, ynode_get(def, "direction"), "'direction'%s must be 'higher' or 'lower', not '%s'",
+			where, direction);
+		goto out;
+	}
+	/* An empty build list means the same as none: nothing to build. */
+	if (w->build && !w->build[0]) {
+		strv_free(w->build);
+		w->build = NULL;
+	}
+	if (!w->command) {
+		rc = at(x, key, "workload '%s' has no 'command' (required for type command: "
+			"the argv of one run)", w->name);
+		goto out;
+	}
+	if (!w->command[0]) {
+		rc = at(x, ynode_get(def, "command"), "'command'%s must not be empty", where);
+		goto out;
+	}
+	if (!w->pattern) {
+		rc = at(x, key, "workload '%s' has no 'pattern' (required for type command: "
+			"a regex whose first group is the metric)", w->name);
+		goto out;
+	}
+	rc = check_pattern(x, def, w->pattern, where);
+out:
+	free(direction);
+	return rc;
+}
+
+static int pool_entry(const struct ctx *x, void *elem, const struct ynode *key, const struct ynode *def)
+{
+	struct conf_pool *p = elem;
+	char where[128];
+	int rc;
+
+	p->name = xstrdup(key->str);
+	snprintf(where, sizeof(where), " in pool '%s'", p->name);
+	if ((rc = check_keys(x, def, pool_keys, where)) < 0 ||
+	    (rc = get_strv(&p->labels, x, def, "labels", where, 1)) < 0)
+		return rc;
+	/* No labels: every agent is in the pool. */
+	if (!p->labels)
+		p->labels = xcalloc(1, sizeof(char *));
+	return 0;
+}
+
+int conf_bisectd_parse(struct conf_bisectd *c, const char *name, const char *text, size_t len)
+{
+	struct ctx x = { name, NULL };
+	struct ynode *tree = NULL;
+	const struct ynode *root;
+	long long max_body = 1 << 20;
+	void *arr;
+	int rc;
+
+	memset(c, 0, sizeof(*c));
+	c->listen = xstrdup("127.0.0.1:7878");
+	c->database = xstrdup("bisectd.db");
+	c->mirrors = xstrdup("mirrors");
+	c->log_level = xstrdup("info");
+	c->lease_seconds = 60;
+	c->max_body = 1 << 20;
+	c->default_runs = 5;
+
+	if ((rc = ytree_parse(&tree, name, text, len)) < 0)
+		goto out;
+	x.root = tree;
+	root = root_map(&x, &rc);
+	if (rc < 0)
+		goto out;
+	if ((rc = check_keys(&x, root, bisectd_keys, "")) < 0 ||
+	    (rc = get_str(&c->listen, &x, root, "listen", "", 0)) < 0 ||
+	    (rc = get_str(&c->database, &x, root, "database", "", 0)) < 0 ||
+	    (rc = get_str(&c->mirrors, &x, root, "mirrors", "", 0)) < 0 ||
+	    (rc = get_str(&c->log_level, &x, root, "log_level", "", 0)) < 0 ||
+	    (rc = get_int(&c->lease_seconds, &x, root, "lease_seconds", "", 1, 86400)) < 0 ||
+	    (rc = get_ll(&max_body, &x, root, "max_body", "", 1024, 1 << 30)) < 0 ||
+	    (rc = get_int(&c->default_runs, &x, root, "default_runs", "", 1, 100)) < 0 ||
+	    (rc = check_log_level(&x, root, c->log_level)) < 0 ||
+	    (rc = check_listen(&x, root, c->listen)) < 0)
+		goto out;
+	c->max_body = (size_t)max_body;
+
+	rc = load_section(&arr, &c->nr_repos, &x, root, "repos", "repo", sizeof(*c->repos), repo_entry);
+	c->repos = arr;
+	if (rc < 0)
+		goto out;
+	rc = load_section(&arr, &c->nr_workloads, &x, root, "workloads", "workload",
+			  sizeof(*c->workloads), workload_entry);
+	c->workloads = arr;
+	if (rc < 0)
+		goto out;
+	rc = load_section(&arr, &c->nr_pools, &x, root, "pools", "pool", sizeof(*c->pools), pool_entry);
+	c->pools = arr;
+out:
+	ynode_free(tree);
+	if (rc < 0)
+		conf_bisectd_release(c);
+	return rc;
+}
+
+int conf_bisectd_load(struct conf_bisectd *c, const char *path)
+{
+	char *text = NULL;
+	size_t len = 0;
+	int rc;
+
+	memset(c, 0, sizeof(*c));
+	if ((rc = file_read(&text, &len, path, CONF_MAX_BYTES)) < 0)
+		return rc;
+	rc = conf_bisectd_parse(c, path, text, len);
+	free(text);
+	return rc;
+}
+
+void conf_bisectd_release(struct conf_bisectd *c)
+{
+	for (size_t i = 0; i < c->nr_repos; i++) {
+		free(c->repos[i].name);
+		free(c->repos[i].url);
+	}
+	for (size_t i = 0; i < c->nr_workloads; i++) {
+		struct conf_workload *w = &c->workloads[i];
+
+		free(w->name);
+		free(w->type);
+		free(w->boot);
+		strv_free(w->build);
+		strv_free(w->command);
+		free(w->pattern);
+		free(w->unit);
+	}
+	for (size_t i = 0; i < c->nr_pools; i++) {
+		free(c->pools[i].name);
+		strv_free(c->pools[i].labels);
+	}
+	free(c->repos);
+	free(c->workloads);
+	free(c->pools);
+	free(c->listen);
+	free(c->database);
+	free(c->mirrors);
+	free(c->log_level);
+	memset(c, 0, sizeof(*c));
+}
+
+int conf_agent_parse(struct conf_agent *c, const char *name, const char *text, size_t len)
+{
+	struct ctx x = { name, NULL };
+	struct ynode *tree = NULL;
+	const struct ynode *root;
+	const char *co;
+	int rc;
+
+	memset(c, 0, sizeof(*c));
+	c->coordinator = xstrdup("http://127.0.0.1:7878");
+	c->labels = xcalloc(1, sizeof(char *));
+	c->log_level = xstrdup("info");
+	c->heartbeat = 5;
+	c->poll_wait = 20;
+	c->cpu = -1;
+
+	if ((rc = ytree_parse(&tree, name, text, len)) < 0)
+		goto out;
+	x.root = tree;
+	root = root_map(&x, &rc);
+	if (rc < 0)
+		goto out;
+	if ((rc = check_keys(&x, root, agent_keys, "")) < 0 ||
+	    (rc = get_str(&c->coordinator, &x, root, "coordinator", "", 0)) < 0 ||
+	    (rc = get_str(&c->name, &x, root, "name", "", 0)) < 0 ||
+	    (rc = get_strv(&c->labels, &x, root, "labels", "", 1)) < 0 ||
+	    (rc = get_str(&c->workdir, &x, root, "workdir", "", 0)) < 0 ||
+	    (rc = get_str(&c->log_level, &x, root, "log_level", "", 0)) < 0 ||
+	    (rc = get_int(&c->heartbeat, &x, root, "heartbeat", "", 1, 3600)) < 0 ||
+	    (rc = get_int(&c->poll_wait, &x, root, "poll_wait", "", 0, 300)) < 0 ||
+	    (rc = get_int(&c->cpu, &x, root, "cpu", "", -1, MAX_CPU)) < 0 ||
+	    (rc = get_str(&c->measure_lock, &x, root, "measure_lock", "", 1)) < 0 ||
+	    (rc = check_log_level(&x, root, c->log_level)) < 0)
+		goto out;
+
+	co = c->coordinator;
+	if (strncmp(co, "http://", 7) && strncmp(co, "https://", 8)) {
+		rc = at(&x, ynode_get(root, "coordinator"),
+			"'coordinator' must be a URL starting with http:// or https://, not '%s'", co);
+		goto out;
+	}
+	if (!c->name) {
+		rc = at(&x, root, "'name' is missing (required: this agent's name)");
+		goto out;
+	}
+	if (!name_ok(c->name, strlen(c->name), NULL)) {
+		rc = at(&x, ynode_get(root, "name"), "'name' must be 1 to %d characters of A-Z a-z 0-9 . _ -, not '%s'",
+			NAME_MAX_LEN, c->name);
+		goto out;
+	}
+	if (!c->workdir) {
+		rc = at(&x, root, "'workdir' is missing (required: the directory for work trees)");
+		goto out;
+	}
+out:
+	ynode_free(tree);
+	if (rc < 0)
+		conf_agent_release(c);
+	return rc;
+}
+
+int conf_agent_load(struct conf_agent *c, const char *path)
+{
+	char *text = NULL;
+	size_t len = 0;
+	int rc;
+
+	memset(c, 0, sizeof(*c));
+	if ((rc = file_read(&text, &len, path, CONF_MAX_BYTES)) < 0)
+		return rc;
+	rc = conf_agent_parse(c, path, text, len);
+	free(text);
+	return rc;
+}
+
+void conf_agent_release(struct conf_agent *c)
+{
+	free(c->coordinator);
+	free(c->name);
+	strv_free(c->labels);
+	free(c->workdir);
+	free(c->log_level);
+	free(c->measure_lock);
+	memset(c, 0, sizeof(*c));
+}
+
+const struct conf_repo *conf_repo_find(const struct conf_bisectd *c, const char *name)
+{
+	for (size_t i = 0; i < c->nr_repos; i++)
+		if (!strcmp(c->repos[i].name, name))
+			return &c->repos[i];
+	return NULL;
+}
+
+const struct conf_workload *conf_workload_find(const struct conf_bisectd *c, const char *name)
+{
+	for (size_t i = 0; i < c->nr_workloads; i++)
+		if (!strcmp(c->workloads[i].name, name))
+			return &c->workloads[i];
+	return NULL;
+}
+
+const struct conf_pool *conf_pool_find(const struct conf_bisectd *c, const char *name)
+{
+	for (size_t i = 0; i < c->nr_pools; i++)
+		if (!strcmp(c->pools[i].name, name))
+			return &c->pools[i];
+	return NULL;
+}
+
+int conf_pool_matches(const struct conf_pool *p, char *const *labels)
+{
+	for (char *const *want = p->labels; want && *want; want++) {
+		int found = 0;
+
+		for (char *const *have = labels; have && *have; have++)
+			if (!strcmp(*want, *have)) {
+				found = 1;
+				break;
+			}
+		if (!found)
+			return 0;
+	}
+	return 1;
+}
+
+void strv_free(char **v)
+{
+	for (char **p = v; p && *p; p++)
+		free(*p);
+	free(v);
+}
+
+size_t strv_len(char *const *v)
+{
+	size_t n = 0;
+
+	while (v && v[n])
+		n++;
+	return n;
+}
