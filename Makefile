@@ -97,6 +97,9 @@ deps:
 
 # --- tests ----------------------------------------------------------------
 
+export LSAN_OPTIONS = suppressions=$(abspath tests/lsan.supp):print_suppressions=0
+export UBSAN_OPTIONS = print_stacktrace=1:halt_on_error=1
+
 unit: $(UNIT_BIN)
 	@fail=0; for t in $(UNIT_BIN); do \
 	  echo "# $$t"; CMOCKA_MESSAGE_OUTPUT=TAP $$t || fail=1; \

@@ -35,9 +35,11 @@ static void reply_error(struct http_response *res, int status, const char *msg)
 /* Splits "/api/v1/a/b/c" after the prefix into at most 4 segments. */
 static int split(char **seg, char *path)
 {
+	char *save = NULL;
 	int n = 0;
 
-	for (char *tok = strtok(path, "/"); tok && n < 5; tok = strtok(NULL, "/"))
+	/* strtok_r: handlers run on many threads at once. */
+	for (char *tok = strtok_r(path, "/", &save); tok && n < 5; tok = strtok_r(NULL, "/", &save))
 		seg[n++] = tok;
 	return n;
 }

@@ -1,0 +1,303 @@
+/*
+ * worktree: the agent's persistent checkout (libgit2). Moving one work tree
+ * from commit to commit, rather than cloning per task, is what lets a
+ * kernel rebuild after a one-file change take seconds instead of minutes.
+ * libgit2's errors are translated into ERR_* codes here.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <git2.h>
+
+#include "err.h"
+#include "util.h"
+#include "worktree.h"
+
+static pthread_once_t git_once = PTHREAD_ONCE_INIT;
+
+/* Never shut down: the agent checks out until it exits. */
+static void git_init_once(void)
+{
+	git_libgit2_init();
+}
+
+static const char *git_msg(void)
+{
+	const git_error *e = git_error_last();
+
+	return e && e->message ? e->message : "libgit2 error";
+}
+
+static int git_fail(int gitcode, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int git_fail(int gitcode, const char *fmt, ...)
+{
+	char what[512];
+	va_list ap;
+	int code;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	switch (gitcode) {
+	case GIT_ENOTFOUND: code = ERR_NOTFOUND; break;
+	case GIT_EEXISTS: code = ERR_EXISTS; break;
+	case GIT_EAMBIGUOUS:
+	case GIT_EINVALIDSPEC: code = ERR_INVALID; break;
+	case GIT_ELOCKED: code = ERR_BUSY; break;
+	default: code = ERR_FAIL; break;
+	}
+	return err_set(code, "%s: %s", what, git_msg());
+}
+
+/*
+ * Branches go to remote-tracking names (a work tree must not have its
+ * checked-out branch moved under it); tags are fetched whole, forced, so a
+ * commit only a tag reaches is still found.
+ */
+static char *tree_specs[] = {
+	"+refs/heads/*:refs/remotes/origin/*",
+	"+refs/tags/*:refs/tags/*",
+};
+
+/*
+ * libgit2 1.5 leaks a PCRE2 match block (about 20 KiB) on every regex that
+ * fails to match, and looking up or creating a named remote (git_clone
+ * does) runs the url.*.insteadOf glob over every config entry. An agent
+ * fetches for many tasks, so the remote's url is kept in the config for
+ * people, and fetches go through an in-memory remote with explicit
+ * refspecs.
+ */
+static int set_origin(git_repository *git, const char *dir, const char *url)
+{
+	git_config *cfg = NULL;
+	git_buf old = GIT_BUF_INIT;
+	int rc;
+
+	rc = git_repository_config(&cfg, git);
+	if (rc < 0) {
+		rc = git_fail(rc, "cannot read the config of %s", dir);
+		goto out;
+	}
+	if (git_config_get_string_buf(&old, cfg, "remote.origin.url") == 0 &&
+	    !strcmp(old.ptr, url))
+		goto out;
+	git_error_clear();
+	rc = git_config_set_string(cfg, "remote.origin.url", url);
+	if (rc == 0)
+		rc = git_config_set_string(cfg, "remote.origin.fetch", tree_specs[0]);
+	if (rc == 0)
+		rc = git_config_set_string(cfg, "remote.origin.tagOpt", "--tags");
+	if (rc < 0)
+		rc = git_fail(rc, "cannot write remote origin of %s", dir);
+out:
+	git_buf_dispose(&old);
+	git_config_free(cfg);
+	return rc;
+}
+
+static int fetch_all(git_repository *git, const char *dir, const char *url)
+{
+	git_remote_create_options ro;
+	git_remote *remote = NULL;
+	git_fetch_options fo;
+	git_strarray specs = { tree_specs, 2 };
+	int rc;
+
+	/* The task's url wins: the coordinator's config may have moved. */
+	rc = set_origin(git, dir, url);
+	if (rc < 0)
+		goto out;
+	git_remote_create_options_init(&ro, GIT_REMOTE_CREATE_OPTIONS_VERSION);
+	ro.repository = git;
+	ro.flags = GIT_REMOTE_CREATE_SKIP_INSTEADOF | GIT_REMOTE_CREATE_SKIP_DEFAULT_FETCHSPEC;
+	rc = git_remote_create_with_opts(&remote, url, &ro);
+	if (rc < 0) {
+		rc = git_fail(rc, "cannot fetch '%s' into %s", url, dir);
+		goto out;
+	}
+	git_fetch_options_init(&fo, GIT_FETCH_OPTIONS_VERSION);
+	fo.prune = GIT_FETCH_PRUNE;
+	fo.proxy_opts.type = GIT_PROXY_AUTO;
+	fo.download_tags = GIT_REMOTE_DOWNLOAD_TAGS_NONE;
+	rc = git_remote_fetch(remote, &specs, &fo, "bisect-agent: fetch");
+	if (rc < 0)
+		rc = git_fail(rc, "cannot fetch '%s' into %s", url, dir);
+out:
+	git_remote_free(remote);
+	return rc;
+}
+
+/*
+ * Made in a temporary sibling and renamed into place: a kernel clone takes
+ * minutes, and an agent killed during it must not come back to a half
+ * filled repository it takes for a whole one. Nothing is checked out here;
+ * the task's commit is, next.
+ */
+static int clone_tree(git_repository **out, const char *dir, const char *url)
+{
+	char *tmp = xasprintf("%s.clone-%ld", dir, (long)getpid());
+	int rc;
+
+	*out = NULL;
+	remove_tree(tmp);
+	rc = git_repository_init(out, tmp, 0);
+	if (rc < 0) {
+		rc = git_fail(rc, "cannot create a work tree in %s", tmp);
+		goto out;
+	}
+	rc = fetch_all(*out, dir, url);
+	if (rc < 0) {
+		/* libgit2 says "not found" for some transports only; a first
+		 * fetch that fails is reported as the url not being a
+		 * repository (the message keeps libgit2's reason). */
+		char *msg = xstrdup(err_msg());
+
+		rc = err_set(ERR_NOTFOUND, "%s", msg);
+		free(msg);
+		goto out;
+	}
+	git_repository_free(*out);
+	*out = NULL;
+	if (rename(tmp, dir) < 0) {
+		rc = err_set(ERR_FAIL, "cannot move the new clone to %s: %s", dir, strerror(errno));
+		goto out;
+	}
+	rc = git_repository_open_ext(out, dir, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL);
+	if (rc < 0)
+		rc = git_fail(rc, "cannot open the new clone %s", dir);
+out:
+	if (rc < 0) {
+		git_repository_free(*out);
+		*out = NULL;
+	}
+	remove_tree(tmp);
+	free(tmp);
+	return rc;
+}
+
+static int open_tree(git_repository **out, const char *dir)
+{
+	int rc;
+
+	pthread_once(&git_once, git_init_once);
+	rc = git_repository_open_ext(out, dir, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL);
+	if (rc == GIT_ENOTFOUND)
+		return err_set(ERR_NOTFOUND, "%s is not a git work tree", dir);
+	if (rc < 0)
+		return git_fail(rc, "cannot open %s", dir);
+	return 0;
+}
+
+int worktree_checkout(const char *dir, const char *url, const char *sha)
+{
+	git_repository *git = NULL;
+	git_commit *commit = NULL;
+	git_checkout_options co;
+	git_oid oid;
+	struct stat st;
+	char *lock = NULL;
+	int rc;
+
+	if (!dir || !*dir || !url || !*url)
+		return err_set(ERR_INVALID, "worktree_checkout: empty dir or url");
+	if (!sha || !is_sha1_hex(sha))
+		return err_set(ERR_INVALID, "'%.64s' is not a full commit id", sha ? sha : "");
+	git_oid_fromstr(&oid, sha);
+	pthread_once(&git_once, git_init_once);
+
+	rc = git_repository_open_ext(&git, dir, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL);
+	if (rc == GIT_ENOTFOUND) {
+		/* An empty directory may become the work tree; anything else
+		 * there is not ours to replace. */
+		if (stat(dir, &st) == 0 && !(S_ISDIR(st.st_mode) && rmdir(dir) == 0)) {
+			rc = err_set(ERR_INVALID, "%s exists and is not a git work tree", dir);
+			goto out;
+		}
+		rc = clone_tree(&git, dir, url);
+	} else if (rc < 0) {
+		rc = git_fail(rc, "cannot open %s", dir);
+	}
+	if (rc < 0)
+		goto out;
+	if (git_repository_is_bare(git)) {
+		rc = err_set(ERR_INVALID, "%s is a bare repository, not a work tree", dir);
+		goto out;
+	}
+
+	rc = git_commit_lookup(&commit, git, &oid);
+	if (rc == GIT_ENOTFOUND) {
+		rc = fetch_all(git, dir, url);
+		if (rc < 0)
+			goto out;
+		rc = git_commit_lookup(&commit, git, &oid);
+		if (rc == GIT_ENOTFOUND) {
+			rc = err_set(ERR_NOTFOUND, "commit %s is not in '%s'", sha, url);
+			goto out;
+		}
+	}
+	if (rc < 0) {
+		rc = git_fail(rc, "cannot read commit %s in %s", sha, dir);
+		goto out;
+	}
+
+	/* This work tree is the agent's alone, so an index lock in it was
+	 * left by a run of ours that died; keeping it would fail every task
+	 * from now on. */
+	lock = xasprintf("%sindex.lock", git_repository_path(git));
+	unlink(lock);
+
+	/* FORCE overwrites local changes and deletes what the old commit
+	 * tracked and the new one does not; untracked and ignored files (the
+	 * build's output) stay, which is what makes rebuilds incremental. */
+	git_checkout_options_init(&co, GIT_CHECKOUT_OPTIONS_VERSION);
+	co.checkout_strategy = GIT_CHECKOUT_FORCE;
+	rc = git_checkout_tree(git, (const git_object *)commit, &co);
+	if (rc < 0) {
+		rc = git_fail(rc, "cannot check out %.12s in %s", sha, dir);
+		goto out;
+	}
+	rc = git_repository_set_head_detached(git, &oid);
+	if (rc < 0)
+		rc = git_fail(rc, "cannot move HEAD of %s to %.12s", dir, sha);
+out:
+	free(lock);
+	git_commit_free(commit);
+	git_repository_free(git);
+	return rc;
+}
+
+int worktree_tree_id(char out[41], const char *dir, const char *sha)
+{
+	git_repository *git = NULL;
+	git_commit *commit = NULL;
+	git_oid oid;
+	int rc;
+
+	out[0] = '\0';
+	if (!sha || !is_sha1_hex(sha))
+		return err_set(ERR_INVALID, "'%.64s' is not a full commit id", sha ? sha : "");
+	git_oid_fromstr(&oid, sha);
+	rc = open_tree(&git, dir);
+	if (rc < 0)
+		goto out;
+	rc = git_commit_lookup(&commit, git, &oid);
+	if (rc == GIT_ENOTFOUND) {
+		rc = err_set(ERR_NOTFOUND, "commit %s is not in %s", sha, dir);
+		goto out;
+	}
+	if (rc < 0) {
+		rc = git_fail(rc, "cannot read commit %s in %s", sha, dir);
+		goto out;
+	}
+	git_oid_tostr(out, 41, git_commit_tree_id(commit));
+out:
+	git_commit_free(commit);
+	git_repository_free(git);
+	return rc;
+}
