@@ -12,6 +12,7 @@ CC       ?= cc
 PKGS     := libcurl sqlite3 libgit2 yaml-0.1 libmicrohttpd jansson
 SANITIZE ?=
 WERROR   ?=
+PROVE_FLAGS ?= -v
 
 ifeq ($(SANITIZE),)
 BUILD    ?= build
@@ -101,14 +102,14 @@ export LSAN_OPTIONS = suppressions=$(abspath tests/lsan.supp):print_suppressions
 export UBSAN_OPTIONS = print_stacktrace=1:halt_on_error=1
 
 unit: $(UNIT_BIN)
-	@fail=0; for t in $(UNIT_BIN); do \
-	  echo "# $$t"; CMOCKA_MESSAGE_OUTPUT=TAP $$t || fail=1; \
-	done; exit $$fail
+	CMOCKA_MESSAGE_OUTPUT=TAP prove $(PROVE_FLAGS) $(UNIT_BIN)
 
 integration: $(PROGS)
-	BUILD=$(abspath $(BUILD)) prove -v tests/t[0-9]*.sh
+	BUILD=$(abspath $(BUILD)) prove $(PROVE_FLAGS) tests/t[0-9]*.sh
 
-check-one: unit integration
+# Unit and integration tests in one prove run: one summary at the end.
+check-one: $(UNIT_BIN) $(PROGS)
+	CMOCKA_MESSAGE_OUTPUT=TAP BUILD=$(abspath $(BUILD)) prove $(PROVE_FLAGS) $(UNIT_BIN) tests/t[0-9]*.sh
 
 check: deps
 	$(MAKE) WERROR=1 check-one

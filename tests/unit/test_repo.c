@@ -300,6 +300,8 @@ static void test_resolve(void **state)
 	assert_int_equal(repo_resolve(r, sha, tree), ERR_NOTFOUND);
 	assert_non_null(strstr(err_msg(), "not a commit"));
 	assert_int_equal(repo_resolve(r, sha, ""), ERR_INVALID);
+	assert_int_equal(repo_resolve(r, sha, ":/c2"), ERR_INVALID);
+	assert_int_equal(repo_resolve(r, sha, "main^{/c1}"), ERR_INVALID);
 
 	repo_free(r);
 	free(tree);
