@@ -98,7 +98,6 @@ deps:
 
 # --- tests ----------------------------------------------------------------
 
-export LSAN_OPTIONS = suppressions=$(abspath tests/lsan.supp):print_suppressions=0
 export UBSAN_OPTIONS = print_stacktrace=1:halt_on_error=1
 
 unit: $(UNIT_BIN)
