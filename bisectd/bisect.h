@@ -1,0 +1,113 @@
+/*
+ * bisect: the probabilistic bisection engine. Pure C, no I/O: the
+ * coordinator and the simulation benchmark drive the same code.
+ *
+ * Commits are 0..n-1 in topological order (parents first): 0 is the good
+ * end, n-1 the bad end, and the culprit is one of 1..n-1 (the first commit
+ * that measures like bad; the bad end itself can be it). Samples are
+ * metric values (> 0; <= 0 is a failed run, counted apart); the engine
+ * works on their logarithm, so effects are relative.
+ *
+ * The posterior over the culprit integrates the unknown good and bad
+ * means and the common sigma out (flat priors on the means, Jeffreys on
+ * sigma: a closed-form marginal per split), after setting aside runs that
+ * lie far from both ends (a bimodal machine's slow runs). See
+ * STATISTICS.md and the README.
+ */
+#ifndef BISECT_BISECT_H
+#define BISECT_BISECT_H
+
+#include <stddef.h>
+
+struct bisect_opts {
+	double confidence;   /* stop when one commit holds this much posterior (0.99) */
+	double alpha;        /* the ends must differ at this level (0.01) */
+	double min_effect;   /* ... and by at least this fraction (0.01) */
+	int higher_is_better;/* 1: a regression lowers the metric (throughput) */
+	int runs_min;        /* smallest batch of runs per query (1) */
+	int runs_max;        /* largest batch (10) */
+	int end_runs;        /* first batch at each end (5) */
+	int end_runs_max;    /* the ends get topped up to at most this before not-reproduced (20) */
+	long budget_runs;    /* stop after this many runs in all; 0: none */
+	long budget_builds;  /* stop after this many distinct commits measured; 0: none */
+	double build_cost;   /* seconds to build and boot a commit not measured yet (measured: bisect_set_costs) */
+	double run_cost;     /* seconds per run */
+};
+#define BISECT_OPTS_INIT { 0.99, 0.01, 0.01, 1, 1, 10, 5, 20, 0, 0, 60.0, 10.0 }
+
+struct bisect;
+
+/*
+ * parents[i][0..nr_parents[i]) are the parents of i inside 0..n-1, each
+ * < i; a commit with none has the good end as its parent. n >= 2.
+ * ERR_INVALID for a malformed DAG.
+ */
+int bisect_new(struct bisect **out, int n, int *const *parents, const int *nr_parents,
+	       const struct bisect_opts *opts);
+void bisect_free(struct bisect *b);
+
+/* Multiplies commit i's prior by w (> 0), e.g. for commits touching named paths. */
+void bisect_weight_prior(struct bisect *b, int i, double w);
+
+/* One run's value at commit i. */
+void bisect_add_sample(struct bisect *b, int i, double value);
+/* Commit i cannot be measured (build or boot failed). */
+void bisect_mark_skipped(struct bisect *b, int i);
+/* The measured mean costs; <= 0 keeps the current value. */
+void bisect_set_costs(struct bisect *b, double build_cost, double run_cost);
+
+enum bisect_state {
+	BISECT_ENDS,            /* measuring the two ends */
+	BISECT_SEARCH,          /* narrowing the posterior */
+	BISECT_CONFIRM,         /* interleaved runs of culprit and parent */
+	BISECT_DONE,            /* see verdict */
+};
+
+enum bisect_verdict {
+	VERDICT_NONE,           /* still running */
+	VERDICT_CULPRIT,        /* one commit, confirmed, at the asked confidence */
+	VERDICT_RANGE,          /* the smallest set holding the confidence (skips, or budget) */
+	VERDICT_NOT_REPRODUCED, /* the ends do not differ enough */
+};
+
+struct bisect_query {
+	int commit;
+	int runs;
+	int confirm;            /* 1: part of the confirmation; run the pair on one agent, interleaved */
+	double mass;            /* posterior mass at or before it (P(it measures bad)) */
+	double gain;            /* expected information, bits */
+	double cost;            /* expected seconds */
+};
+
+/*
+ * Updates the posterior and chooses up to k queries (k idle agents),
+ * skipping commits marked in busy (n bytes, may be NULL: commits being
+ * measured now). Returns how many it wrote to out. 0 with the state DONE
+ * means the job is over; 0 otherwise means wait for the busy ones.
+ */
+int bisect_next(struct bisect *b, struct bisect_query *out, int k, const unsigned char *busy);
+
+struct bisect_result {
+	enum bisect_state state;
+	enum bisect_verdict verdict;
+	int culprit;            /* best commit, -1 when none */
+	double confidence;      /* its posterior probability */
+	int *set;               /* smallest set of commits holding opts.confidence (or all mass when less); owned by b */
+	int nr_set;
+	double set_mass;
+	double ends_change;     /* bad end against good end, fraction (hmeans) */
+	double ends_p;          /* one-sided Mann-Whitney p of the ends */
+	long runs, builds;      /* so far: all runs, distinct commits measured */
+	int outliers;           /* runs set aside as far from both ends */
+	const char *why;        /* a sentence on the last decision; borrowed */
+};
+
+/* The state after the last bisect_next(); pointers inside are valid until the next call. */
+void bisect_result(const struct bisect *b, struct bisect_result *r);
+
+/* Posterior probability that commit i is the culprit. */
+double bisect_posterior(const struct bisect *b, int i);
+/* The k most probable commits into idx/p (sorted); returns how many. */
+int bisect_top(const struct bisect *b, int *idx, double *p, int k);
+
+#endif
