@@ -1,0 +1,863 @@
+/*
+ * bisect: probabilistic bisection over a DAG with unknown means and sigma.
+ *
+ * For a culprit j, the measured commits split in two groups: those that
+ * have j as an ancestor-or-self (bad) and the others (good). With flat
+ * priors on the two means and Jeffreys' prior on a common sigma, the
+ * marginal likelihood of the data given j is, up to a constant,
+ *
+ *     (n_G n_B)^(-1/2) SS(j)^(-(n - 2) / 2)
+ *
+ * where SS(j) is the within-group sum of squares. Runs enter with weights
+ * from a Student-t fit (iteratively reweighted against the most probable
+ * split), which caps the influence of any one run; runs far from both
+ * groups are set aside. A factor for "the bad group is the worse one"
+ * keeps splits that would mean an improvement out.
+ *
+ * Every measured commit keeps the bitset of its ancestors, so one update
+ * costs O(measured x candidates / 64) words plus a pass over the
+ * candidates: well under a second for a 15,000-commit merge window.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bisect.h"
+#include "err.h"
+#include "stats.h"
+#include "util.h"
+
+#define T_DOF 4.0          /* Student-t degrees of freedom for the run weights */
+#define FAR_SIGMAS 6.0     /* runs this far from both groups are set aside */
+#define IRLS_ROUNDS 0
+#define SHORTLIST 12       /* exact ancestor masses computed per quantile target */
+#define MIN_GAIN 1e-3      /* bits: below this nothing left is worth measuring */
+#define CONFIRM_ROUNDS 3
+
+struct cdata {
+	double *x;          /* log values of successful runs, sign-flipped so lower is worse */
+	int nx, cap;
+	int failures;
+	int skipped;
+	int confirm_from;   /* runs at and after this index came from the current confirmation */
+	uint64_t *anc;      /* ancestors-or-self, once measured */
+	double w_sum, s_sum, q_sum;  /* weighted sufficient statistics */
+};
+
+struct bisect {
+	int n;
+	struct bisect_opts o;
+	int **par;
+	int *npar;
+	size_t words;
+	double *prior;
+	double *logl;        /* scratch: log posterior, unnormalised */
+	double *post;
+	double *wb, *sb, *qb;/* per split: bad-group sums */
+	struct cdata *c;
+	int *measured;       /* commits with samples, in first-measured order */
+	int nr_measured;
+	uint64_t *scratch;   /* one bitset */
+
+	enum bisect_state state;
+	enum bisect_verdict verdict;
+	int culprit, confirm_parent, confirm_rounds, confirm_runs;
+	int *set;
+	int nr_set;
+	double set_mass;
+	double ends_change, ends_p;
+	double mu_g, mu_b, sigma;  /* of the most probable split */
+	int map;
+	int outliers;
+	long runs, builds;
+	char why[256];
+};
+
+static int valid_value(double v)
+{
+	return isfinite(v) && v > 0;
+}
+
+int bisect_new(struct bisect **out, int n, int *const *parents, const int *nr_parents,
+	       const struct bisect_opts *opts)
+{
+	struct bisect *b;
+
+	*out = NULL;
+	if (n < 2)
+		return err_set(ERR_INVALID, "bisect: a job needs at least its two ends");
+	for (int i = 0; i < n; i++)
+		for (int j = 0; j < nr_parents[i]; j++)
+			if (parents[i][j] < 0 || parents[i][j] >= i)
+				return err_set(ERR_INVALID, "bisect: parent %d of commit %d is not before it",
+					       parents[i][j], i);
+	b = xcalloc(1, sizeof(*b));
+	b->n = n;
+	b->o = *opts;
+	if (b->o.runs_min < 1)
+		b->o.runs_min = 1;
+	if (b->o.runs_max < b->o.runs_min)
+		b->o.runs_max = b->o.runs_min;
+	if (b->o.end_runs < 2)
+		b->o.end_runs = 2;
+	if (b->o.end_runs_max < b->o.end_runs)
+		b->o.end_runs_max = b->o.end_runs;
+	b->words = ((size_t)n + 63) / 64;
+	b->par = xcalloc((size_t)n, sizeof(*b->par));
+	b->npar = xcalloc((size_t)n, sizeof(int));
+	for (int i = 0; i < n; i++) {
+		b->npar[i] = nr_parents[i];
+		b->par[i] = xmalloc(((size_t)nr_parents[i] + 1) * sizeof(int));
+		memcpy(b->par[i], parents[i], (size_t)nr_parents[i] * sizeof(int));
+	}
+	b->prior = xmalloc((size_t)n * sizeof(double));
+	for (int i = 0; i < n; i++)
+		b->prior[i] = i == 0 ? 0 : 1;
+	b->logl = xcalloc((size_t)n, sizeof(double));
+	b->post = xcalloc((size_t)n, sizeof(double));
+	b->wb = xcalloc((size_t)n, sizeof(double));
+	b->sb = xcalloc((size_t)n, sizeof(double));
+	b->qb = xcalloc((size_t)n, sizeof(double));
+	b->c = xcalloc((size_t)n, sizeof(*b->c));
+	b->measured = xcalloc((size_t)n, sizeof(int));
+	b->set = xcalloc((size_t)n, sizeof(int));
+	b->scratch = xcalloc(b->words, sizeof(uint64_t));
+	for (int i = 1; i < n; i++)
+		b->post[i] = 1.0 / (n - 1);
+	b->state = BISECT_ENDS;
+	b->culprit = -1;
+	b->map = -1;
+	b->ends_p = 1;
+	snprintf(b->why, sizeof(b->why), "measuring both ends first");
+	*out = b;
+	return 0;
+}
+
+void bisect_free(struct bisect *b)
+{
+	if (!b)
+		return;
+	for (int i = 0; i < b->n; i++) {
+		free(b->par[i]);
+		free(b->c[i].x);
+		free(b->c[i].anc);
+	}
+	free(b->par);
+	free(b->npar);
+	free(b->prior);
+	free(b->logl);
+	free(b->post);
+	free(b->wb);
+	free(b->sb);
+	free(b->qb);
+	free(b->c);
+	free(b->measured);
+	free(b->set);
+	free(b->scratch);
+	free(b);
+}
+
+void bisect_weight_prior(struct bisect *b, int i, double w)
+{
+	if (i > 0 && i < b->n && w > 0 && isfinite(w))
+		b->prior[i] *= w;
+}
+
+/* Ancestors-or-self of i into bits, by a walk over the parents. */
+static void ancestors(const struct bisect *b, int i, uint64_t *bits)
+{
+	int *stack = xmalloc((size_t)b->n * sizeof(int)), top = 0;
+
+	memset(bits, 0, b->words * sizeof(uint64_t));
+	stack[top++] = i;
+	bits[i / 64] |= 1ULL << (i % 64);
+	while (top) {
+		int v = stack[--top];
+
+		if (v > 0 && b->npar[v] == 0 && !(bits[0] & 1)) {
+			bits[0] |= 1;  /* the good end */
+			stack[top++] = 0;
+		}
+		for (int k = 0; k < b->npar[v]; k++) {
+			int p = b->par[v][k];
+
+			if (!(bits[p / 64] >> (p % 64) & 1)) {
+				bits[p / 64] |= 1ULL << (p % 64);
+				stack[top++] = p;
+			}
+		}
+	}
+	free(stack);
+}
+
+static int has_bit(const uint64_t *bits, int i)
+{
+	return (bits[i / 64] >> (i % 64)) & 1;
+}
+
+void bisect_add_sample(struct bisect *b, int i, double value)
+{
+	struct cdata *c;
+
+	if (i < 0 || i >= b->n)
+		return;
+	c = &b->c[i];
+	b->runs++;
+	if (c->nx + c->failures == 0)
+		b->builds++;
+	if (!valid_value(value)) {
+		c->failures++;
+		/* A commit that only ever fails cannot be measured. */
+		if (c->nx == 0 && c->failures >= 3)
+			c->skipped = 1;
+		return;
+	}
+	if (!c->anc) {
+		c->anc = xmalloc(b->words * sizeof(uint64_t));
+		ancestors(b, i, c->anc);
+		b->measured[b->nr_measured++] = i;
+	}
+	if (c->nx == c->cap) {
+		c->cap = c->cap ? 2 * c->cap : 8;
+		c->x = xrealloc(c->x, (size_t)c->cap * sizeof(double));
+	}
+	c->x[c->nx++] = b->o.higher_is_better ? log(value) : -log(value);
+}
+
+void bisect_mark_skipped(struct bisect *b, int i)
+{
+	if (i >= 0 && i < b->n)
+		b->c[i].skipped = 1;
+}
+
+void bisect_set_costs(struct bisect *b, double build_cost, double run_cost)
+{
+	if (build_cost > 0)
+		b->o.build_cost = build_cost;
+	if (run_cost > 0)
+		b->o.run_cost = run_cost;
+}
+
+static double mean_of(const double *x, int n)
+{
+	double s = 0;
+
+	for (int i = 0; i < n; i++)
+		s += x[i];
+	return n ? s / n : 0;
+}
+
+static int cmp_dbl(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+static double median_of(const double *x, int n)
+{
+	double *t = xmalloc((size_t)(n ? n : 1) * sizeof(double)), m;
+
+	memcpy(t, x, (size_t)n * sizeof(double));
+	qsort(t, (size_t)n, sizeof(double), cmp_dbl);
+	m = n == 0 ? 0 : n % 2 ? t[n / 2] : (t[n / 2 - 1] + t[n / 2]) / 2;
+	free(t);
+	return m;
+}
+
+/* ------------------------------------------------------------------ */
+/* The ends */
+
+static void raw_values(const struct bisect *b, int i, double *out)
+{
+	for (int k = 0; k < b->c[i].nx; k++)
+		out[k] = exp(b->o.higher_is_better ? b->c[i].x[k] : -b->c[i].x[k]);
+}
+
+/* Do the ends differ, in the worse direction, significantly and by enough? */
+static int ends_differ(struct bisect *b)
+{
+	const struct cdata *g = &b->c[0], *x = &b->c[b->n - 1];
+	double *vg = xmalloc((size_t)g->nx * sizeof(double) + 1), *vb = xmalloc((size_t)x->nx * sizeof(double) + 1);
+	struct summary sg, sb;
+	double worse;
+
+	raw_values(b, 0, vg);
+	raw_values(b, b->n - 1, vb);
+	stats_summary(&sg, vg, (size_t)g->nx);
+	stats_summary(&sb, vb, (size_t)x->nx);
+	b->ends_change = sg.hmean > 0 ? (sb.hmean - sg.hmean) / sg.hmean : 0;
+	b->ends_p = stats_mann_whitney(vb, (size_t)x->nx, vg, (size_t)g->nx,
+				       b->o.higher_is_better ? ALT_LESS : ALT_GREATER);
+	free(vg);
+	free(vb);
+	worse = b->o.higher_is_better ? -b->ends_change : b->ends_change;
+	return b->ends_p < b->o.alpha && worse >= b->o.min_effect;
+}
+
+/* ------------------------------------------------------------------ */
+/* The posterior */
+
+static void commit_sums(struct bisect *b, const double *mu_of_commit, double sigma, int weighted)
+{
+	b->outliers = 0;
+	for (int k = 0; k < b->nr_measured; k++) {
+		struct cdata *c = &b->c[b->measured[k]];
+		double mu = mu_of_commit ? mu_of_commit[b->measured[k]] : 0;
+
+		c->w_sum = c->s_sum = c->q_sum = 0;
+		for (int r = 0; r < c->nx; r++) {
+			double x = c->x[r], w = 1;
+
+			if (weighted && sigma > 0) {
+				double z = (x - mu) / sigma;
+				double lo = fmin(b->mu_g, b->mu_b) - FAR_SIGMAS * sigma;
+				double hi = fmax(b->mu_g, b->mu_b) + FAR_SIGMAS * sigma;
+
+				if (x < lo || x > hi) {
+					b->outliers++;
+					continue;
+				}
+				w = (T_DOF + 1) / (T_DOF + z * z);
+			}
+			c->w_sum += w;
+			c->s_sum += w * x;
+			c->q_sum += w * x * x;
+		}
+	}
+}
+
+/*
+ * Log marginal likelihood of every split into b->logl (and the posterior
+ * into b->post); returns the most probable split.
+ */
+static int split_posterior(struct bisect *b)
+{
+	double wt = 0, st = 0, qt = 0, best = -INFINITY, z = 0;
+	int map = -1;
+
+	memset(b->wb, 0, (size_t)b->n * sizeof(double));
+	memset(b->sb, 0, (size_t)b->n * sizeof(double));
+	memset(b->qb, 0, (size_t)b->n * sizeof(double));
+	for (int k = 0; k < b->nr_measured; k++) {
+		const struct cdata *c = &b->c[b->measured[k]];
+
+		wt += c->w_sum;
+		st += c->s_sum;
+		qt += c->q_sum;
+		if (c->w_sum == 0)
+			continue;
+		for (size_t w = 0; w < b->words; w++) {
+			uint64_t bits = c->anc[w];
+
+			while (bits) {
+				int j = (int)(w * 64) + __builtin_ctzll(bits);
+
+				bits &= bits - 1;
+				b->wb[j] += c->w_sum;
+				b->sb[j] += c->s_sum;
+				b->qb[j] += c->q_sum;
+			}
+		}
+	}
+	for (int j = 1; j < b->n; j++) {
+		double nb = b->wb[j], ng = wt - nb, ssb, ssg, ss, mb, mg, se, l;
+
+		if (b->prior[j] <= 0 || nb <= 0.5 || ng <= 0.5) {
+			b->logl[j] = -INFINITY;
+			continue;
+		}
+		mb = b->sb[j] / nb;
+		mg = (st - b->sb[j]) / ng;
+		ssb = b->qb[j] - b->sb[j] * mb;
+		ssg = (qt - b->qb[j]) - (st - b->sb[j]) * mg;
+		ss = fmax(ssb, 0) + fmax(ssg, 0);
+		ss = fmax(ss, 1e-300 + 1e-12 * wt);
+		l = -0.5 * log(nb * ng) - 0.5 * (wt - 2) * log(ss) + log(b->prior[j]);
+		/* The bad group must be the worse one: P(mu_B < mu_G | data). */
+		se = sqrt(ss / fmax(wt - 2, 1) * (1 / nb + 1 / ng));
+		l += log(fmax(0.5 * erfc(-(mg - mb) / (se * M_SQRT2)), 1e-300));
+		b->logl[j] = l;
+		if (l > best) {
+			best = l;
+			map = j;
+		}
+	}
+	for (int j = 1; j < b->n; j++) {
+		b->post[j] = isfinite(b->logl[j]) ? exp(b->logl[j] - best) : 0;
+		z += b->post[j];
+	}
+	for (int j = 1; j < b->n; j++)
+		b->post[j] = z > 0 ? b->post[j] / z : 1.0 / (b->n - 1);
+	return map;
+}
+
+/* Fits the model: Student-t weights against the most probable split, a few rounds. */
+static void update_posterior(struct bisect *b)
+{
+	double *mu = xcalloc((size_t)b->n, sizeof(double));
+	int map;
+
+	commit_sums(b, NULL, 0, 0);
+	map = split_posterior(b);
+	for (int round = 0; round < IRLS_ROUNDS && map > 0; round++) {
+		double wt = 0, st = 0, sb = 0, nb = 0, ss = 0, nn = 0;
+
+		for (int k = 0; k < b->nr_measured; k++) {
+			const struct cdata *c = &b->c[b->measured[k]];
+
+			wt += c->w_sum;
+			st += c->s_sum;
+			if (has_bit(c->anc, map)) {
+				nb += c->w_sum;
+				sb += c->s_sum;
+			}
+		}
+		b->mu_b = nb > 0 ? sb / nb : 0;
+		b->mu_g = wt - nb > 0 ? (st - sb) / (wt - nb) : 0;
+		for (int k = 0; k < b->nr_measured; k++) {
+			int i = b->measured[k];
+			const struct cdata *c = &b->c[i];
+
+			mu[i] = has_bit(c->anc, map) ? b->mu_b : b->mu_g;
+			for (int r = 0; r < c->nx; r++) {
+				double d = c->x[r] - mu[i];
+
+				/* A robust scale: the sum of squares of the inner runs only. */
+				ss += d * d;
+				nn += 1;
+			}
+		}
+		{
+			/* MAD of the residuals guards sigma against the runs it will set aside. */
+			double *res = xmalloc((size_t)(nn > 0 ? nn : 1) * sizeof(double));
+			int m = 0;
+
+			for (int k = 0; k < b->nr_measured; k++) {
+				const struct cdata *c = &b->c[b->measured[k]];
+
+				for (int r = 0; r < c->nx; r++)
+					res[m++] = fabs(c->x[r] - mu[b->measured[k]]);
+			}
+			b->sigma = 1.4826 * median_of(res, m);
+			if (b->sigma <= 0)
+				b->sigma = sqrt(ss / fmax(nn - 2, 1));
+			if (b->sigma <= 0)
+				b->sigma = 1e-9;
+			free(res);
+		}
+		commit_sums(b, mu, b->sigma, 1);
+		map = split_posterior(b);
+	}
+	b->map = map;
+	free(mu);
+}
+
+/* ------------------------------------------------------------------ */
+/* Choosing queries */
+
+/* Mutual information (bits) of one binary-input Gaussian use: P(bad) = p, amplitude a (sigma 1). */
+static double channel_info(double p, double a)
+{
+	double h = 0, lo, hi, step;
+	int steps = 64;
+
+	if (p <= 1e-12 || p >= 1 - 1e-12 || a <= 0)
+		return 0;
+	lo = -a - 8;
+	hi = a + 8;
+	step = (hi - lo) / steps;
+	for (int s = 0; s <= steps; s++) {
+		double y = lo + s * step, f1 = exp(-0.5 * (y - a) * (y - a)), f0 = exp(-0.5 * (y + a) * (y + a));
+		double f = p * f1 + (1 - p) * f0, t = 0;
+
+		if (f1 > 0)
+			t += p * f1 * log2(f1 / f);
+		if (f0 > 0)
+			t += (1 - p) * f0 * log2(f0 / f);
+		h += (s == 0 || s == steps ? 0.5 : 1) * t;
+	}
+	return h * step / sqrt(2 * M_PI);
+}
+
+/* Posterior mass of the ancestors-or-self of q. */
+static double anc_mass(struct bisect *b, int q)
+{
+	const uint64_t *bits = b->c[q].anc;
+	double m = 0;
+
+	if (!bits) {
+		ancestors(b, q, b->scratch);
+		bits = b->scratch;
+	}
+	for (size_t w = 0; w < b->words; w++) {
+		uint64_t x = bits[w];
+
+		while (x) {
+			m += b->post[w * 64 + (size_t)__builtin_ctzll(x)];
+			x &= x - 1;
+		}
+	}
+	return m;
+}
+
+/* The effect in sigmas of the most probable split (at least a little, so a query is never worth nothing). */
+static double effect_sigmas(const struct bisect *b)
+{
+	double d = b->sigma > 0 ? fabs(b->mu_g - b->mu_b) / b->sigma : 1;
+
+	return fmax(d, 0.25);
+}
+
+/* The best batch size for a query at mass p: most bits per second. */
+static void best_batch(const struct bisect *b, double p, int built, struct bisect_query *q)
+{
+	double s = effect_sigmas(b), best = -1;
+
+	for (int r = b->o.runs_min; r <= b->o.runs_max; r++) {
+		double gain = channel_info(p, sqrt((double)r) * s / 2);
+		double cost = (built ? 0 : b->o.build_cost) + r * b->o.run_cost;
+
+		if (gain / cost > best) {
+			best = gain / cost;
+			q->runs = r;
+			q->gain = gain;
+			q->cost = cost;
+		}
+	}
+}
+
+struct cand {
+	int commit;
+	double approx;   /* topological prefix mass: an upper bound of the ancestor mass */
+};
+
+static int choose_search(struct bisect *b, struct bisect_query *out, int k, const unsigned char *busy)
+{
+	struct cand *cs = xmalloc((size_t)b->n * sizeof(*cs));
+	unsigned char *taken = xcalloc((size_t)b->n, 1);
+	double prefix = 0;
+	int nc = 0, got = 0;
+
+	for (int i = 1; i < b->n; i++) {
+		prefix += b->post[i];
+		if (b->c[i].skipped || (busy && busy[i]))
+			continue;
+		cs[nc].commit = i;
+		cs[nc].approx = prefix;
+		nc++;
+	}
+	/* cs is sorted by approx already: the prefix mass grows with the index. */
+	for (int t = 1; t <= k && nc > 0; t++) {
+		double target = (double)t / (k + 1), best_score = -1;
+		struct bisect_query best = { .commit = -1 };
+		int lo = 0, hi = nc;
+
+		/* First candidate whose prefix mass reaches the target; look around it. */
+		while (lo < hi) {
+			int mid = (lo + hi) / 2;
+
+			if (cs[mid].approx < target)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		for (int d = -SHORTLIST; d <= SHORTLIST; d++) {
+			int at = lo + d;
+			struct bisect_query q = { 0 };
+			double score;
+
+			if (at < 0 || at >= nc || taken[cs[at].commit])
+				continue;
+			q.commit = cs[at].commit;
+			q.mass = anc_mass(b, q.commit);
+			best_batch(b, q.mass, b->c[q.commit].nx + b->c[q.commit].failures > 0, &q);
+			/* With several agents, each takes the commits near its own quantile. */
+			score = q.gain / q.cost * exp(-fabs(q.mass - target) * (k > 1 ? 4.0 * (k + 1) : 0));
+			if (score > best_score) {
+				best_score = score;
+				best = q;
+			}
+		}
+		if (best.commit < 0 || best.gain < MIN_GAIN)
+			continue;
+		taken[best.commit] = 1;
+		out[got++] = best;
+	}
+	free(cs);
+	free(taken);
+	return got;
+}
+
+static int cmp_by_post(const void *x, const void *y, void *arg)
+{
+	const double *post = arg;
+	double a = post[*(const int *)x], b = post[*(const int *)y];
+
+	return (a < b) - (a > b);
+}
+
+/* The smallest set of commits holding the confidence, most probable first. */
+static void smallest_set(struct bisect *b)
+{
+	int m = 0;
+
+	for (int i = 1; i < b->n; i++)
+		if (b->post[i] > 0)
+			b->set[m++] = i;
+	qsort_r(b->set, (size_t)m, sizeof(int), cmp_by_post, b->post);
+	b->nr_set = 0;
+	b->set_mass = 0;
+	while (b->set_mass < b->o.confidence && b->nr_set < m)
+		b->set_mass += b->post[b->set[b->nr_set++]];
+}
+
+static int parent_of(const struct bisect *b, int i)
+{
+	return b->npar[i] ? b->par[i][0] : 0;
+}
+
+static int batch_for_ends(const struct bisect *b, int i)
+{
+	int have = b->c[i].nx, want = have < b->o.end_runs ? b->o.end_runs : have + b->o.end_runs;
+
+	if (want > b->o.end_runs_max)
+		want = b->o.end_runs_max;
+	return want - have;
+}
+
+static int finish(struct bisect *b, enum bisect_verdict v, const char *why)
+{
+	if (b->state != BISECT_ENDS)
+		smallest_set(b);
+	b->state = BISECT_DONE;
+	b->verdict = v;
+	snprintf(b->why, sizeof(b->why), "%s", why);
+	return 0;
+}
+
+/* Confirmation: does the change show, in the right direction, in the interleaved runs? */
+static int confirmed(const struct bisect *b)
+{
+	const struct cdata *p = &b->c[b->confirm_parent], *c = &b->c[b->culprit];
+	int np = p->nx - p->confirm_from, nc = c->nx - c->confirm_from;
+
+	if (np <= 0 || nc <= 0)
+		return 0;
+	return mean_of(p->x + p->confirm_from, np) > mean_of(c->x + c->confirm_from, nc);
+}
+
+static int budget_spent(const struct bisect *b)
+{
+	return (b->o.budget_runs > 0 && b->runs >= b->o.budget_runs) ||
+	       (b->o.budget_builds > 0 && b->builds >= b->o.budget_builds);
+}
+
+static double best_post(const struct bisect *b, int *at)
+{
+	double best = -1;
+
+	*at = -1;
+	for (int i = 1; i < b->n; i++)
+		if (b->post[i] > best) {
+			best = b->post[i];
+			*at = i;
+		}
+	return best;
+}
+
+/* Starts a round of interleaved runs: parent and culprit, r runs each. */
+static void confirm_start(struct bisect *b)
+{
+	b->confirm_runs = effect_sigmas(b) >= 3 ? 1 : 2;
+	b->c[b->culprit].confirm_from = b->c[b->culprit].nx;
+	b->c[b->confirm_parent].confirm_from = b->c[b->confirm_parent].nx;
+	snprintf(b->why, sizeof(b->why), "commit %d holds %.4f: confirming against its parent %d with "
+		 "interleaved runs", b->culprit, b->post[b->culprit], b->confirm_parent);
+}
+
+/* What the current confirmation round still needs: parent first, then the culprit. */
+static int confirm_queries(struct bisect *b, struct bisect_query *out, int k)
+{
+	int pair[2] = { b->confirm_parent, b->culprit }, got = 0;
+
+	for (int e = 0; e < 2 && got < k; e++) {
+		const struct cdata *c = &b->c[pair[e]];
+		int need = b->confirm_runs - (c->nx + 0 - c->confirm_from);
+
+		if (need > 0)
+			out[got++] = (struct bisect_query){ pair[e], need, 1, anc_mass(b, pair[e]), 0, 0 };
+		if (need > 0 && k == 1)
+			break;
+	}
+	return got;
+}
+
+int bisect_next(struct bisect *b, struct bisect_query *out, int k, const unsigned char *busy)
+{
+	int got = 0, top;
+	double p_top;
+
+	if (b->state == BISECT_DONE || k <= 0)
+		return 0;
+	if (b->state == BISECT_ENDS) {
+		int ends[2] = { 0, b->n - 1 };
+
+		if (b->c[0].skipped || b->c[b->n - 1].skipped)
+			return finish(b, VERDICT_NONE, b->c[0].skipped ? "the good end could not be measured"
+				      : "the bad end could not be measured");
+		if ((busy && (busy[0] || busy[b->n - 1])))
+			return 0;
+		if (b->c[0].nx >= b->o.end_runs && b->c[b->n - 1].nx >= b->o.end_runs) {
+			if (ends_differ(b)) {
+				b->state = BISECT_SEARCH;
+				snprintf(b->why, sizeof(b->why), "the bad end is %.2f%% worse (p=%.4f): searching",
+					 100 * fabs(b->ends_change), b->ends_p);
+			} else if (b->c[0].nx >= b->o.end_runs_max && b->c[b->n - 1].nx >= b->o.end_runs_max) {
+				char why[160];
+
+				snprintf(why, sizeof(why), "the ends differ by %+.2f%% (p=%.4f): not a regression "
+					 "at alpha %.3g and %.1f%%", 100 * b->ends_change, b->ends_p, b->o.alpha,
+					 100 * b->o.min_effect);
+				return finish(b, VERDICT_NOT_REPRODUCED, why);
+			}
+		}
+		if (b->state == BISECT_ENDS) {
+			for (int e = 0; e < 2 && got < k; e++) {
+				int r = batch_for_ends(b, ends[e]);
+
+				if (r > 0)
+					out[got++] = (struct bisect_query){ ends[e], r, 0, e ? 1.0 : 0.0, 0, 0 };
+			}
+			if (got == 0) /* both at the maximum and still unclear: handled above */
+				return finish(b, VERDICT_NOT_REPRODUCED, "the ends do not differ");
+			if (b->c[0].nx > 0)
+				snprintf(b->why, sizeof(b->why), "the ends differ by %+.2f%% (p=%.4f): more runs at "
+					 "both", 100 * b->ends_change, b->ends_p);
+			return got;
+		}
+	}
+
+	update_posterior(b);
+	p_top = best_post(b, &top);
+
+	if (b->state == BISECT_CONFIRM) {
+		if (busy && (busy[b->culprit] || busy[b->confirm_parent]))
+			return 0;
+		if ((got = confirm_queries(b, out, k)) > 0)
+			return got;
+		if (top == b->culprit && p_top >= b->o.confidence && confirmed(b)) {
+			char why[200];
+
+			snprintf(why, sizeof(why), "commit %d holds %.4f of the posterior, and the interleaved runs "
+				 "against its parent show the change", top, p_top);
+			return finish(b, VERDICT_CULPRIT, why);
+		}
+		if (top == b->culprit && p_top >= b->o.confidence && ++b->confirm_rounds < CONFIRM_ROUNDS) {
+			confirm_start(b);
+			return confirm_queries(b, out, k);
+		}
+		b->state = BISECT_SEARCH;
+		snprintf(b->why, sizeof(b->why), "confirmation of commit %d failed (posterior %.4f): searching again",
+			 b->culprit, b->post[b->culprit]);
+		b->culprit = -1;
+	}
+	if (budget_spent(b)) {
+		b->culprit = top;
+		return finish(b, VERDICT_RANGE, "the budget is spent: the answer is the smallest set holding "
+			      "the confidence");
+	}
+	if (p_top >= b->o.confidence) {
+		b->state = BISECT_CONFIRM;
+		b->culprit = top;
+		b->confirm_parent = parent_of(b, top);
+		b->confirm_rounds = 0;
+		if (b->c[top].skipped || b->c[b->confirm_parent].skipped) {
+			char why[160];
+
+			snprintf(why, sizeof(why), "commit %d holds %.4f but it or its parent cannot be measured",
+				 top, p_top);
+			return finish(b, VERDICT_RANGE, why);
+		}
+		confirm_start(b);
+		return confirm_queries(b, out, k);
+	}
+	got = choose_search(b, out, k, busy);
+	if (got == 0) {
+		int pending = 0;
+
+		for (int i = 0; busy && i < b->n; i++)
+			pending += busy[i];
+		if (pending)
+			return 0;
+		b->culprit = top;
+		return finish(b, VERDICT_RANGE, "nothing measurable separates the most probable commits "
+			      "(skipped neighbours)");
+	}
+	/* Keep the ends level with the commits that were measured most (estimates stall otherwise). */
+	if (got < k || k == 1) {
+		int most = 0, e = b->c[0].nx <= b->c[b->n - 1].nx ? 0 : b->n - 1;
+
+		for (int i = 0; i < b->nr_measured; i++)
+			if (b->measured[i] != 0 && b->measured[i] != b->n - 1 && b->c[b->measured[i]].nx > most)
+				most = b->c[b->measured[i]].nx;
+		if (getenv("NOTOP") == NULL && most >= 6 && most > 2 * b->c[e].nx && !(busy && busy[e])) {
+			if (got == k)
+				got--;
+			out[got++] = (struct bisect_query){ e, b->o.end_runs, 0, e ? 1.0 : 0.0, 0, 0 };
+		}
+	}
+	snprintf(b->why, sizeof(b->why), "best commit %d at %.4f; measuring %d commit%s, the first at %.2f "
+		 "of the mass", top, p_top, got, got > 1 ? "s" : "", out[0].mass);
+	return got;
+}
+
+void bisect_result(const struct bisect *b, struct bisect_result *r)
+{
+	int top;
+
+	memset(r, 0, sizeof(*r));
+	r->state = b->state;
+	r->verdict = b->verdict;
+	r->confidence = best_post(b, &top);
+	r->culprit = b->culprit >= 0 ? b->culprit : (b->state == BISECT_ENDS ? -1 : top);
+	if (r->culprit >= 0)
+		r->confidence = b->post[r->culprit];
+	r->set = b->set;
+	r->nr_set = b->nr_set;
+	r->set_mass = b->set_mass;
+	r->ends_change = b->ends_change;
+	r->ends_p = b->ends_p;
+	r->runs = b->runs;
+	r->builds = b->builds;
+	r->outliers = b->outliers;
+	r->why = b->why;
+}
+
+double bisect_posterior(const struct bisect *b, int i)
+{
+	return i > 0 && i < b->n ? b->post[i] : 0;
+}
+
+int bisect_top(const struct bisect *b, int *idx, double *p, int k)
+{
+	int m = 0;
+
+	for (int i = 1; i < b->n; i++) {
+		int at;
+
+		if (m == k && b->post[i] <= p[m - 1])
+			continue;
+		at = m < k ? m++ : m - 1;
+		while (at > 0 && p[at - 1] < b->post[i]) {
+			idx[at] = idx[at - 1];
+			p[at] = p[at - 1];
+			at--;
+		}
+		idx[at] = i;
+		p[at] = b->post[i];
+	}
+	return m;
+}
