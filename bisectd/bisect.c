@@ -41,7 +41,8 @@ struct cdata {
 	int nx, cap;
 	int failures;
 	int skipped;
-	int confirm_from;   /* runs at and after this index came from the current confirmation */
+	int nconfirm;       /* runs from interleaved confirmations */
+	double confirm_sum; /* their sum (of x) */
 	uint64_t *anc;      /* ancestors-or-self, once measured */
 	double w_sum, s_sum, q_sum;  /* weighted sufficient statistics */
 };
@@ -63,7 +64,7 @@ struct bisect {
 
 	enum bisect_state state;
 	enum bisect_verdict verdict;
-	int culprit, confirm_parent, confirm_rounds, confirm_runs;
+	int culprit, confirm_parent;
 	int *set;
 	int nr_set;
 	double set_mass;
@@ -226,6 +227,15 @@ void bisect_add_sample(struct bisect *b, int i, double value)
 	c->x[c->nx++] = b->o.higher_is_better ? log(value) : -log(value);
 }
 
+void bisect_add_confirm_sample(struct bisect *b, int i, double value)
+{
+	bisect_add_sample(b, i, value);
+	if (i >= 0 && i < b->n && valid_value(value)) {
+		b->c[i].nconfirm++;
+		b->c[i].confirm_sum += b->c[i].x[b->c[i].nx - 1];
+	}
+}
+
 void bisect_mark_skipped(struct bisect *b, int i)
 {
 	if (i >= 0 && i < b->n)
@@ -238,15 +248,6 @@ void bisect_set_costs(struct bisect *b, double build_cost, double run_cost)
 		b->o.build_cost = build_cost;
 	if (run_cost > 0)
 		b->o.run_cost = run_cost;
-}
-
-static double mean_of(const double *x, int n)
-{
-	double s = 0;
-
-	for (int i = 0; i < n; i++)
-		s += x[i];
-	return n ? s / n : 0;
 }
 
 static int cmp_dbl(const void *a, const void *b)
@@ -636,15 +637,42 @@ static int finish(struct bisect *b, enum bisect_verdict v, const char *why)
 	return 0;
 }
 
-/* Confirmation: does the change show, in the right direction, in the interleaved runs? */
-static int confirmed(const struct bisect *b)
+/* Runs per commit in one round of confirmation: fewer when the effect is large. */
+static int confirm_runs(const struct bisect *b)
 {
-	const struct cdata *p = &b->c[b->confirm_parent], *c = &b->c[b->culprit];
-	int np = p->nx - p->confirm_from, nc = c->nx - c->confirm_from;
+	return effect_sigmas(b) >= 3 ? 1 : 2;
+}
 
-	if (np <= 0 || nc <= 0)
-		return 0;
-	return mean_of(p->x + p->confirm_from, np) > mean_of(c->x + c->confirm_from, nc);
+/*
+ * Confirmation: does the change show, in the right direction, in the
+ * interleaved runs of parent and culprit? Everything about it is derived
+ * from the runs tagged as confirmation, so an engine rebuilt from stored
+ * samples is in the same place.
+ */
+static int confirmed(const struct bisect *b, int parent, int culprit)
+{
+	const struct cdata *p = &b->c[parent], *c = &b->c[culprit];
+
+	return p->nconfirm > 0 && c->nconfirm > 0 &&
+	       p->confirm_sum / p->nconfirm > c->confirm_sum / c->nconfirm;
+}
+
+/* Queries for what the current round still needs: parent, then culprit (a pair for one agent). */
+static int confirm_queries(struct bisect *b, struct bisect_query *out)
+{
+	int pair[2] = { b->confirm_parent, b->culprit }, r = confirm_runs(b), got = 0;
+	int rounds = (b->c[pair[0]].nconfirm < b->c[pair[1]].nconfirm ? b->c[pair[0]].nconfirm :
+		      b->c[pair[1]].nconfirm) / r;
+
+	for (int e = 0; e < 2; e++) {
+		int need = (rounds + 1) * r - b->c[pair[e]].nconfirm;
+
+		if (need > 0)
+			out[got++] = (struct bisect_query){ pair[e], need, 1, anc_mass(b, pair[e]), 0, 0 };
+	}
+	snprintf(b->why, sizeof(b->why), "commit %d holds %.4f: confirming against its parent %d with "
+		 "interleaved runs (round %d)", b->culprit, b->post[b->culprit], b->confirm_parent, rounds + 1);
+	return got;
 }
 
 static int budget_spent(const struct bisect *b)
@@ -664,33 +692,6 @@ static double best_post(const struct bisect *b, int *at)
 			*at = i;
 		}
 	return best;
-}
-
-/* Starts a round of interleaved runs: parent and culprit, r runs each. */
-static void confirm_start(struct bisect *b)
-{
-	b->confirm_runs = effect_sigmas(b) >= 3 ? 1 : 2;
-	b->c[b->culprit].confirm_from = b->c[b->culprit].nx;
-	b->c[b->confirm_parent].confirm_from = b->c[b->confirm_parent].nx;
-	snprintf(b->why, sizeof(b->why), "commit %d holds %.4f: confirming against its parent %d with "
-		 "interleaved runs", b->culprit, b->post[b->culprit], b->confirm_parent);
-}
-
-/* What the current confirmation round still needs: parent first, then the culprit. */
-static int confirm_queries(struct bisect *b, struct bisect_query *out, int k)
-{
-	int pair[2] = { b->confirm_parent, b->culprit }, got = 0;
-
-	for (int e = 0; e < 2 && got < k; e++) {
-		const struct cdata *c = &b->c[pair[e]];
-		int need = b->confirm_runs - (c->nx + 0 - c->confirm_from);
-
-		if (need > 0)
-			out[got++] = (struct bisect_query){ pair[e], need, 1, anc_mass(b, pair[e]), 0, 0 };
-		if (need > 0 && k == 1)
-			break;
-	}
-	return got;
 }
 
 int bisect_next(struct bisect *b, struct bisect_query *out, int k, const unsigned char *busy)
@@ -741,47 +742,45 @@ int bisect_next(struct bisect *b, struct bisect_query *out, int k, const unsigne
 	update_posterior(b);
 	p_top = best_post(b, &top);
 
-	if (b->state == BISECT_CONFIRM) {
-		if (busy && (busy[b->culprit] || busy[b->confirm_parent]))
-			return 0;
-		if ((got = confirm_queries(b, out, k)) > 0)
-			return got;
-		if (top == b->culprit && p_top >= b->o.confidence && confirmed(b)) {
-			char why[200];
-
-			snprintf(why, sizeof(why), "commit %d holds %.4f of the posterior, and the interleaved runs "
-				 "against its parent show the change", top, p_top);
-			return finish(b, VERDICT_CULPRIT, why);
-		}
-		if (top == b->culprit && p_top >= b->o.confidence && ++b->confirm_rounds < CONFIRM_ROUNDS) {
-			confirm_start(b);
-			return confirm_queries(b, out, k);
-		}
-		b->state = BISECT_SEARCH;
-		snprintf(b->why, sizeof(b->why), "confirmation of commit %d failed (posterior %.4f): searching again",
-			 b->culprit, b->post[b->culprit]);
-		b->culprit = -1;
-	}
 	if (budget_spent(b)) {
 		b->culprit = top;
 		return finish(b, VERDICT_RANGE, "the budget is spent: the answer is the smallest set holding "
 			      "the confidence");
 	}
 	if (p_top >= b->o.confidence) {
-		b->state = BISECT_CONFIRM;
+		int parent = parent_of(b, top), r = confirm_runs(b);
+		const struct cdata *cp = &b->c[parent], *cc = &b->c[top];
+
 		b->culprit = top;
-		b->confirm_parent = parent_of(b, top);
-		b->confirm_rounds = 0;
-		if (b->c[top].skipped || b->c[b->confirm_parent].skipped) {
+		b->confirm_parent = parent;
+		if (cc->skipped || cp->skipped) {
 			char why[160];
 
 			snprintf(why, sizeof(why), "commit %d holds %.4f but it or its parent cannot be measured",
 				 top, p_top);
 			return finish(b, VERDICT_RANGE, why);
 		}
-		confirm_start(b);
-		return confirm_queries(b, out, k);
+		if (busy && (busy[top] || busy[parent]))
+			return 0;
+		if (cp->nconfirm >= r && cc->nconfirm >= r) {
+			char why[200];
+
+			if (confirmed(b, parent, top)) {
+				snprintf(why, sizeof(why), "commit %d holds %.4f of the posterior, and the interleaved "
+					 "runs against its parent show the change", top, p_top);
+				return finish(b, VERDICT_CULPRIT, why);
+			}
+			if ((cp->nconfirm < cc->nconfirm ? cp->nconfirm : cc->nconfirm) >= CONFIRM_ROUNDS * r) {
+				snprintf(why, sizeof(why), "commit %d holds %.4f, but %d rounds of interleaved runs "
+					 "against its parent do not show the change", top, p_top, CONFIRM_ROUNDS);
+				return finish(b, VERDICT_RANGE, why);
+			}
+		}
+		b->state = BISECT_CONFIRM;
+		return confirm_queries(b, out);
 	}
+	b->state = BISECT_SEARCH;
+	b->culprit = -1;
 	got = choose_search(b, out, k, busy);
 	if (got == 0) {
 		int pending = 0;
@@ -832,6 +831,11 @@ void bisect_result(const struct bisect *b, struct bisect_result *r)
 	r->builds = b->builds;
 	r->outliers = b->outliers;
 	r->why = b->why;
+}
+
+double bisect_bad_mass(struct bisect *b, int i)
+{
+	return i >= 0 && i < b->n ? anc_mass(b, i) : 0;
 }
 
 double bisect_posterior(const struct bisect *b, int i)

@@ -51,6 +51,12 @@ void bisect_weight_prior(struct bisect *b, int i, double w);
 
 /* One run's value at commit i. */
 void bisect_add_sample(struct bisect *b, int i, double value);
+/*
+ * One run's value at commit i from an interleaved confirmation (a query
+ * with confirm set): it counts as a sample, and as evidence for the
+ * confirmation.
+ */
+void bisect_add_confirm_sample(struct bisect *b, int i, double value);
 /* Commit i cannot be measured (build or boot failed). */
 void bisect_mark_skipped(struct bisect *b, int i);
 /* The measured mean costs; <= 0 keeps the current value. */
@@ -73,7 +79,9 @@ enum bisect_verdict {
 struct bisect_query {
 	int commit;
 	int runs;
-	int confirm;            /* 1: part of the confirmation; run the pair on one agent, interleaved */
+	int confirm;            /* 1: part of the confirmation, which comes as a pair (parent, culprit) to run
+				   on one agent, interleaved, whatever k is; add its runs with
+				   bisect_add_confirm_sample(). Out needs room for 2 queries. */
 	double mass;            /* posterior mass at or before it (P(it measures bad)) */
 	double gain;            /* expected information, bits */
 	double cost;            /* expected seconds */
@@ -82,7 +90,8 @@ struct bisect_query {
 /*
  * Updates the posterior and chooses up to k queries (k idle agents),
  * skipping commits marked in busy (n bytes, may be NULL: commits being
- * measured now). Returns how many it wrote to out. 0 with the state DONE
+ * measured now). Returns how many it wrote to out (which has room for at
+ * least max(k, 2)). 0 with the state DONE
  * means the job is over; 0 otherwise means wait for the busy ones.
  */
 int bisect_next(struct bisect *b, struct bisect_query *out, int k, const unsigned char *busy);
@@ -105,6 +114,8 @@ struct bisect_result {
 /* The state after the last bisect_next(); pointers inside are valid until the next call. */
 void bisect_result(const struct bisect *b, struct bisect_result *r);
 
+/* Posterior probability that commit i measures bad (the culprit is an ancestor-or-self of it). */
+double bisect_bad_mass(struct bisect *b, int i);
 /* Posterior probability that commit i is the culprit. */
 double bisect_posterior(const struct bisect *b, int i);
 /* The k most probable commits into idx/p (sorted); returns how many. */

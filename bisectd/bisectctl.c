@@ -466,6 +466,38 @@ static void progress_text(struct sbuf *out, const json_t *job)
 }
 
 /*
+ * The engine's last decisions: what it measured next, why, and where the
+ * posterior stood ("P(bad)" is the mass at or before the commit).
+ */
+static void decisions_text(struct sbuf *out, json_t *decisions, size_t max)
+{
+	size_t total = json_array_size(decisions), first = total > max ? total - max : 0;
+
+	if (total == 0)
+		return;
+	sbuf_addf(out, "\ndecisions (last %zu of %zu):\n", total - first, total);
+	for (size_t i = first; i < total; i++) {
+		json_t *d = json_array_get(decisions, i), *x;
+		size_t j;
+
+		sbuf_addf(out, "  %-7s %s\n", jstr_or(d, "state", "?"), jstr_or(d, "why", ""));
+		json_array_foreach(json_object_get(d, "queries"), j, x)
+			sbuf_addf(out, "          -> commit %lld: %lld run%s%s, P(bad) %.3f, %.3f bits\n",
+				  jint(x, "idx", -1), jint(x, "runs", 0), jint(x, "runs", 0) == 1 ? "" : "s",
+				  json_is_true(json_object_get(x, "confirm")) ? " (confirmation)" : "",
+				  json_number_value(json_object_get(x, "mass")),
+				  json_number_value(json_object_get(x, "gain")));
+		if (json_array_size(json_object_get(d, "top")) > 0) {
+			sbuf_adds(out, "          top:");
+			json_array_foreach(json_object_get(d, "top"), j, x)
+				sbuf_addf(out, " %lld (%.3f)", jint(x, "idx", -1),
+					  json_number_value(json_object_get(x, "p")));
+			sbuf_adds(out, "\n");
+		}
+	}
+}
+
+/*
  * The job as `show` prints it: header, progress, tested commits, events and
  * (with_result) the result.
  */
@@ -549,6 +581,7 @@ static void format_job(struct sbuf *out, const json_t *job, size_t max_events, i
 		free(v);
 	}
 
+	decisions_text(out, json_object_get(job, "decisions"), max_events / 2 + 1);
 	if (!with_result)
 		return;
 	if (json_is_object(report)) {
@@ -764,6 +797,18 @@ static int common_opt(const struct cmd *c, int opt, char **argv, int *done)
 	}
 }
 
+/* A number within [lo, hi]; -1 when it is not one. */
+static int parse_fraction(double *out, const char *s, double lo, double hi)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtod(s, &end);
+	if (errno || end == s || *end || !(*out >= lo && *out <= hi))
+		return -1;
+	return 0;
+}
+
 static int cmd_submit(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -773,6 +818,13 @@ static int cmd_submit(int argc, char **argv)
 		{ "workload", required_argument, NULL, 'w' },
 		{ "pool", required_argument, NULL, 'p' },
 		{ "runs", required_argument, NULL, 'n' },
+		{ "policy", required_argument, NULL, 'P' },
+		{ "confidence", required_argument, NULL, 'C' },
+		{ "alpha", required_argument, NULL, 'A' },
+		{ "min-effect", required_argument, NULL, 'E' },
+		{ "budget-runs", required_argument, NULL, 'R' },
+		{ "budget-builds", required_argument, NULL, 'B' },
+		{ "direction", required_argument, NULL, 'D' },
 		{ "watch", no_argument, NULL, 'W' },
 		{ "interval", required_argument, NULL, 'i' },
 		COMMON_LONGOPTS,
@@ -780,7 +832,9 @@ static int cmd_submit(int argc, char **argv)
 	};
 	const struct cmd *c = find_cmd("submit");
 	const char *repo = NULL, *good = NULL, *bad = NULL, *workload = NULL, *pool = NULL;
-	long runs = 0, id;
+	const char *policy = NULL, *direction = NULL;
+	double confidence = 0, alpha = 0, min_effect = -1;
+	long runs = 0, id, budget_runs = -1, budget_builds = -1;
 	double interval = 1;
 	int opt, watch = 0, rc, done;
 	json_t *body = NULL, *reply = NULL;
@@ -793,6 +847,29 @@ static int cmd_submit(int argc, char **argv)
 		case 'w': workload = optarg; break;
 		case 'p': pool = optarg; break;
 		case 'W': watch = 1; break;
+		case 'P': policy = optarg; break;
+		case 'D': direction = optarg; break;
+		case 'C':
+			if (parse_fraction(&confidence, optarg, 0.5, 0.999999) < 0)
+				return usage_error(c, "bad --confidence '%s' (0.5 to 0.999999)", optarg);
+			break;
+		case 'A':
+			if (parse_fraction(&alpha, optarg, 1e-6, 0.5) < 0)
+				return usage_error(c, "bad --alpha '%s' (0.000001 to 0.5)", optarg);
+			break;
+		case 'E':
+			if (parse_fraction(&min_effect, optarg, 0, 90) < 0)
+				return usage_error(c, "bad --min-effect '%s' (percent, 0 to 90)", optarg);
+			min_effect /= 100;
+			break;
+		case 'R':
+			if (parse_long(&budget_runs, optarg, 0, 1000000) < 0)
+				return usage_error(c, "bad --budget-runs '%s' (0 to 1000000)", optarg);
+			break;
+		case 'B':
+			if (parse_long(&budget_builds, optarg, 0, 1000000) < 0)
+				return usage_error(c, "bad --budget-builds '%s' (0 to 1000000)", optarg);
+			break;
 		case 'n':
 			if (parse_long(&runs, optarg, 1, 100) < 0)
 				return usage_error(c, "bad --runs '%s' (1 to 100)", optarg);
@@ -823,6 +900,20 @@ static int cmd_submit(int argc, char **argv)
 		json_object_set_new(body, "pool", json_string(pool));
 	if (runs)
 		json_object_set_new(body, "runs", json_integer(runs));
+	if (policy)
+		json_object_set_new(body, "policy", json_string(policy));
+	if (direction)
+		json_object_set_new(body, "direction", json_string(direction));
+	if (confidence > 0)
+		json_object_set_new(body, "confidence", json_real(confidence));
+	if (alpha > 0)
+		json_object_set_new(body, "alpha", json_real(alpha));
+	if (min_effect >= 0)
+		json_object_set_new(body, "min_effect", json_real(min_effect));
+	if (budget_runs >= 0)
+		json_object_set_new(body, "budget_runs", json_integer(budget_runs));
+	if (budget_builds >= 0)
+		json_object_set_new(body, "budget_builds", json_integer(budget_builds));
 	rc = api(&reply, "POST", "/api/v1/jobs", body);
 	if (rc != RC_OK)
 		goto out;
@@ -1096,7 +1187,7 @@ static int cmd_help(int argc, char **argv)
 
 static const struct cmd commands[] = {
 	{ "submit", cmd_submit,
-	  "--repo R --good G --bad B --workload W [--pool P] [--runs N] [--watch [--interval S]]",
+	  "--repo R --good G --bad B --workload W [--pool P] [--runs N] [options] [--watch [--interval S]]",
 	  "submit a bisection job",
 	  "Asks bisectd to find the commit in G..B (refs of repository R) that changed\n"
 	  "workload W in the direction the workload calls worse.\n\n"
@@ -1105,7 +1196,15 @@ static const struct cmd commands[] = {
 	  "  --bad B         a ref or commit that performs badly\n"
 	  "  --workload W    workload name from bisectd's config\n"
 	  "  --pool P        agent pool (default: bisectd's first pool)\n"
-	  "  --runs N        runs per commit per task, 1 to 100 (default: bisectd's)\n"
+	  "  --runs N        runs at each end first, and the largest batch per commit,\n"
+	  "                  1 to 100 (default: bisectd's); the engine picks each batch\n"
+	  "  --confidence P  stop when one commit holds P of the posterior (0.99)\n"
+	  "  --alpha A       the ends must differ at this level (0.01)\n"
+	  "  --min-effect X  ... and by at least X percent (1)\n"
+	  "  --budget-runs N, --budget-builds N\n"
+	  "                  stop after N runs or N distinct commits (0: no limit)\n"
+	  "  --direction D   higher or lower is better (default: the workload's)\n"
+	  "  --policy P      bisectd (default) or split (the simple k-way split)\n"
 	  "  --watch         follow the job as 'watch' does; the exit status is its end's\n"
 	  "  --interval S    with --watch: seconds between refreshes (default 1)\n" },
 	{ "jobs", cmd_jobs, "", "list jobs, newest first", NULL },

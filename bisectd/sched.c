@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bisect.h"
 #include "err.h"
 #include "jsonx.h"
 #include "log.h"
@@ -194,7 +195,8 @@ static int jobctx_load(struct sched *s, struct jobctx *c, long long id)
 
 	memset(c, 0, sizeof(*c));
 	c->id = id;
-	rc = store_row(s->st, &c->job, "SELECT id, state, runs, direction, unit FROM jobs WHERE id = ?", "i", id);
+	rc = store_row(s->st, &c->job, "SELECT id, state, runs, direction, unit, pool, policy, confidence, alpha, "
+		       "min_effect, budget_runs, budget_builds FROM jobs WHERE id = ?", "i", id);
 	if (rc == ERR_NOTFOUND)
 		return err_set(ERR_NOTFOUND, "job %lld does not exist", id);
 	if (rc)
@@ -270,10 +272,14 @@ static int set_commit_state(struct sched *s, struct jobctx *c, int idx, const ch
 	return 0;
 }
 
-static int queue_task(struct sched *s, struct jobctx *c, int idx)
+/* Queues runs of commit idx; after > 0 chains it behind that task, on the same agent. */
+static int queue_runs(struct sched *s, struct jobctx *c, int idx, int runs, int confirm, long long after)
 {
-	int rc = store_exec(s->st, "INSERT INTO tasks (job_id, idx, runs, created) VALUES (?, ?, ?, ?)",
-			    "iiii", c->id, (long long)idx, (long long)c->runs, (long long)now_unix());
+	int rc = store_exec(s->st, after > 0 ?
+			    "INSERT INTO tasks (job_id, idx, runs, created, confirm, after_task) VALUES (?, ?, ?, ?, ?, ?)" :
+			    "INSERT INTO tasks (job_id, idx, runs, created, confirm) VALUES (?, ?, ?, ?, ?)",
+			    after > 0 ? "iiiiii" : "iiiii", c->id, (long long)idx, (long long)runs,
+			    (long long)now_unix(), (long long)confirm, after);
 
 	if (rc < 0)
 		return rc;
@@ -284,6 +290,11 @@ static int queue_task(struct sched *s, struct jobctx *c, int idx)
 	c->outstanding[idx]++;
 	pthread_cond_broadcast(&s->cond);
 	return 0;
+}
+
+static int queue_task(struct sched *s, struct jobctx *c, int idx)
+{
+	return queue_runs(s, c, idx, c->runs, 0, 0);
 }
 
 static json_t *commit_json(struct sched *s, struct jobctx *c, int idx)
@@ -503,11 +514,11 @@ static int report_range(struct sched *s, struct jobctx *c, const unsigned char *
 }
 
 /*
- * One step of a job after anything changed: check the ends, call what was
- * measured, and either report or queue the next commits, one per live
- * agent of the pool.
+ * The walking skeleton's policy ("split"), kept as a job option to compare
+ * against: check the ends, call what was measured, and either report or
+ * queue the next commits, one per live agent of the pool.
  */
-static int job_step(struct sched *s, long long id)
+static int split_step(struct sched *s, long long id)
 {
 	struct jobctx c;
 	unsigned char *in_c = NULL, *busy = NULL;
@@ -578,6 +589,256 @@ out:
 	free(in_c);
 	free(busy);
 	json_decref(j);
+	jobctx_release(&c);
+	return rc;
+}
+
+
+/* Builds the engine from what the store holds for the job. */
+static int engine_load(struct sched *s, struct jobctx *c, struct bisect **out)
+{
+	struct bisect_opts o = BISECT_OPTS_INIT;
+	json_t *rows = NULL, *r, *cost = NULL;
+	size_t i;
+	int rc;
+
+	o.confidence = json_number_value(json_object_get(c->job, "confidence"));
+	o.alpha = json_number_value(json_object_get(c->job, "alpha"));
+	o.min_effect = json_number_value(json_object_get(c->job, "min_effect"));
+	o.budget_runs = json_integer_value(json_object_get(c->job, "budget_runs"));
+	o.budget_builds = json_integer_value(json_object_get(c->job, "budget_builds"));
+	o.higher_is_better = c->higher;
+	o.runs_min = 1;
+	o.runs_max = c->runs;
+	o.end_runs = c->runs < 5 ? 5 : c->runs;
+	o.end_runs_max = 4 * o.end_runs;
+	if ((rc = bisect_new(out, c->n, c->parents, c->nr_parents, &o)))
+		return rc;
+	if ((rc = store_rows(s->st, &rows, "SELECT s.idx, s.value, t.confirm FROM samples s JOIN tasks t ON "
+			     "t.id = s.task_id WHERE s.job_id = ? ORDER BY s.id", "i", c->id)))
+		goto fail;
+	json_array_foreach(rows, i, r) {
+		int idx = (int)json_integer_value(json_object_get(r, "idx"));
+		double v = json_number_value(json_object_get(r, "value"));
+
+		if (json_integer_value(json_object_get(r, "confirm")))
+			bisect_add_confirm_sample(*out, idx, v);
+		else
+			bisect_add_sample(*out, idx, v);
+	}
+	for (int k = 0; k < c->n; k++)
+		if (c->cls[k] == CLASS_SKIPPED)
+			bisect_mark_skipped(*out, k);
+	/* What building and one run cost on this job so far: the engine weighs bits per second. */
+	if (store_row(s->st, &cost, "SELECT avg(build_s) AS b, sum(run_s) / sum(runs) AS r FROM tasks "
+		      "WHERE job_id = ? AND state = 'done' AND runs > 0", "i", c->id) == 0)
+		bisect_set_costs(*out, json_number_value(json_object_get(cost, "b")),
+				 json_number_value(json_object_get(cost, "r")));
+	json_decref(cost);
+	json_decref(rows);
+	return 0;
+fail:
+	json_decref(rows);
+	bisect_free(*out);
+	*out = NULL;
+	return rc;
+}
+
+static double res_confidence(struct jobctx *c)
+{
+	return json_number_value(json_object_get(c->job, "confidence"));
+}
+
+static const char *state_name(enum bisect_state st)
+{
+	static const char *names[] = { "ends", "search", "confirm", "done" };
+
+	return names[st];
+}
+
+static int store_decision(struct sched *s, struct jobctx *c, struct bisect *b, const struct bisect_query *q,
+			  int nq)
+{
+	struct bisect_result res;
+	json_t *qs = json_array(), *top = json_array();
+	int idx[5], n;
+	double p[5];
+	char *qj, *tj;
+	int rc;
+
+	bisect_result(b, &res);
+	for (int i = 0; i < nq; i++)
+		json_array_append_new(qs, json_pack("{s:i, s:i, s:f, s:f, s:b}", "idx", q[i].commit, "runs", q[i].runs,
+						    "mass", q[i].mass, "gain", q[i].gain, "confirm", q[i].confirm));
+	n = res.state == BISECT_ENDS ? 0 : bisect_top(b, idx, p, 5);
+	for (int i = 0; i < n; i++)
+		json_array_append_new(top, json_pack("{s:i, s:f}", "idx", idx[i], "p", p[i]));
+	qj = jsonx_dump(qs);
+	tj = jsonx_dump(top);
+	rc = store_exec(s->st, "INSERT INTO decisions (job_id, time, state, queries, top, why) VALUES (?, ?, ?, ?, ?, ?)",
+			"iissss", c->id, (long long)now_unix(), state_name(res.state), qj, tj, res.why);
+	free(qj);
+	free(tj);
+	json_decref(qs);
+	json_decref(top);
+	return rc < 0 ? rc : 0;
+}
+
+static json_t *engine_report(struct sched *s, struct jobctx *c, struct bisect *b, const struct bisect_result *res)
+{
+	json_t *rep, *set = json_array();
+
+	for (int i = 0; i < res->nr_set && i < 50; i++) {
+		json_t *x = commit_json(s, c, res->set[i]);
+
+		json_object_set_new(x, "p", json_real(bisect_posterior(b, res->set[i])));
+		json_array_append_new(set, x);
+	}
+	rep = json_pack("{s:s, s:o, s:o, s:f, s:f, s:I, s:I, s:i, s:o, s:f}",
+			"verdict", res->verdict == VERDICT_CULPRIT ? "culprit" : res->verdict == VERDICT_RANGE ?
+			"range" : "not-reproduced", "good", commit_json(s, c, 0), "bad", commit_json(s, c, c->n - 1),
+			"ends_change_pct", 100 * res->ends_change, "ends_p", res->ends_p,
+			"runs", (json_int_t)res->runs, "builds", (json_int_t)res->builds, "outliers", res->outliers,
+			"range", set, "set_mass", res->set_mass);
+	json_object_set_new(rep, "why", json_string(res->why));
+	json_object_set_new(rep, "alpha", json_real(json_number_value(json_object_get(c->job, "alpha"))));
+	json_object_set_new(rep, "min_effect_pct",
+			    json_real(100 * json_number_value(json_object_get(c->job, "min_effect"))));
+	if (res->verdict == VERDICT_NOT_REPRODUCED) {
+		json_object_set_new(rep, "change_pct", json_real(100 * res->ends_change));
+		json_object_set_new(rep, "p_value", json_real(res->ends_p));
+	}
+	return rep;
+}
+
+/* A culprit's report: the culprit beside its parent, with the change, p-value and confidence. */
+static int engine_finish_culprit(struct sched *s, struct jobctx *c, const struct bisect_result *res, json_t *rep)
+{
+	int parent = parent_of(c, res->culprit), rc;
+	double change, p;
+
+	if ((rc = compare(s, c, parent, res->culprit, &change, &p, ALT_TWO_SIDED)))
+		return rc;
+	json_object_set_new(rep, "culprit", commit_json(s, c, res->culprit));
+	json_object_set_new(rep, "parent", commit_json(s, c, parent));
+	json_object_set_new(rep, "change_pct", json_real(change * 100));
+	json_object_set_new(rep, "p_value", json_real(p));
+	json_object_set_new(rep, "confidence", json_real(res->confidence));
+	if ((rc = event(s, c->id, "culprit", "commit %d: %+.2f%% against its parent (p=%.4f), confidence %.4f",
+			res->culprit, change * 100, p, res->confidence)))
+		return rc;
+	return finish(s, c, "done", res->culprit, rep, NULL);
+}
+
+/*
+ * One step of the probabilistic engine: rebuild it from the store, ask it
+ * for as many queries as the pool has idle agents, record the decision,
+ * and queue the tasks (a confirmation as a chain of one-run tasks, parent
+ * and culprit in turn, on one agent).
+ */
+static int engine_step(struct sched *s, struct jobctx *c)
+{
+	const struct conf_pool *pool = conf_pool_find(s->conf, json_string_value(json_object_get(c->job, "pool")));
+	struct bisect *b = NULL;
+	struct bisect_query *q = NULL;
+	struct bisect_result res;
+	unsigned char *busy = xcalloc((size_t)c->n, 1);
+	int k = 0, nq, rc;
+
+	for (int i = 0; i < c->n; i++) {
+		busy[i] = c->outstanding[i] > 0;
+		k += c->outstanding[i];
+	}
+	k = (pool ? live_agents(s, pool) : 1) - k;
+	if ((rc = engine_load(s, c, &b)))
+		goto out;
+	q = xcalloc((size_t)(k > 2 ? k : 2), sizeof(*q));
+	nq = bisect_next(b, q, k > 0 ? k : 0, busy);
+	bisect_result(b, &res);
+	if (nq > 0 || res.state == BISECT_DONE)
+		if ((rc = store_decision(s, c, b, q, nq)))
+			goto out;
+	/* Call the measured commits the posterior is sure of, for show and the dashboard. */
+	for (int i = 0; i < c->n && rc == 0 && res.state != BISECT_ENDS; i++) {
+		double m;
+
+		if (c->cls[i] == CLASS_SKIPPED || c->sum[i].n == 0)
+			continue;
+		m = bisect_bad_mass(b, i);
+		if (m >= res_confidence(c) && c->cls[i] != CLASS_BAD)
+			rc = set_commit_state(s, c, i, "bad");
+		else if (m <= 1 - res_confidence(c) && c->cls[i] != CLASS_GOOD)
+			rc = set_commit_state(s, c, i, "good");
+	}
+	if (rc)
+		goto out;
+	if (res.state == BISECT_DONE) {
+		json_t *rep = engine_report(s, c, b, &res);
+
+		if (res.verdict == VERDICT_CULPRIT)
+			rc = engine_finish_culprit(s, c, &res, rep);
+		else if (res.verdict == VERDICT_RANGE)
+			rc = finish(s, c, "done", -1, rep, NULL);
+		else if (res.verdict == VERDICT_NOT_REPRODUCED)
+			rc = finish(s, c, "not-reproduced", -1, rep, NULL);
+		else
+			rc = finish(s, c, "failed", -1, NULL, res.why);
+		json_decref(rep);
+		goto out;
+	}
+	for (int i = 0; i < nq && rc == 0; i++) {
+		if (!q[i].confirm) {
+			rc = event(s, c->id, "next", "commit %d: %d runs (P(bad) %.3f, %.3f bits)", q[i].commit,
+				   q[i].runs, q[i].mass, q[i].gain);
+			if (rc == 0)
+				rc = queue_runs(s, c, q[i].commit, q[i].runs, 0, 0);
+		}
+	}
+	/* Confirmation queries: one chain of one-run tasks, parent and culprit in turn, on one agent. */
+	{
+		int left[2] = { 0, 0 }, who[2] = { -1, -1 }, m = 0;
+		long long after = 0;
+
+		for (int i = 0; i < nq && m < 2; i++)
+			if (q[i].confirm) {
+				who[m] = q[i].commit;
+				left[m++] = q[i].runs;
+			}
+		if (m > 0 && rc == 0)
+			rc = event(s, c->id, "confirm", "commit %d against its parent: %d+%d runs, interleaved on one agent",
+				   who[m - 1], left[0], m > 1 ? left[1] : 0);
+		while (rc == 0 && (left[0] > 0 || left[1] > 0)) {
+			for (int e = 0; e < m && rc == 0; e++) {
+				if (left[e]-- <= 0)
+					continue;
+				rc = queue_runs(s, c, who[e], 1, 1, after);
+				after = store_last_id(s->st);
+			}
+		}
+	}
+out:
+	free(q);
+	free(busy);
+	bisect_free(b);
+	return rc;
+}
+
+/* One step of a job after anything changed, by the job's policy. */
+static int job_step(struct sched *s, long long id)
+{
+	struct jobctx c;
+	const char *st;
+	int rc;
+
+	if ((rc = jobctx_load(s, &c, id)))
+		return rc;
+	st = json_string_value(json_object_get(c.job, "state"));
+	if (strcmp(st, "queued") && strcmp(st, "running"))
+		rc = 0;
+	else if (!strcmp(json_string_value(json_object_get(c.job, "policy")), "split"))
+		rc = split_step(s, id);
+	else
+		rc = engine_step(s, &c);
 	jobctx_release(&c);
 	return rc;
 }
@@ -670,8 +931,12 @@ out:
 
 int sched_job_create(struct sched *s, json_t **reply, json_t *req)
 {
-	static const char *const allowed[] = { "repo", "good", "bad", "workload", "pool", "runs", NULL };
-	const char *repo, *good, *bad, *workload, *pool = NULL;
+	static const char *const allowed[] = { "repo", "good", "bad", "workload", "pool", "runs", "policy",
+					       "confidence", "alpha", "min_effect", "budget_runs", "budget_builds",
+					       "direction", NULL };
+	const char *repo, *good, *bad, *workload, *pool = NULL, *policy, *direction;
+	double confidence, alpha, min_effect;
+	long long budget_runs, budget_builds;
 	const struct conf_workload *w = NULL;
 	const struct conf_pool *p = NULL;
 	struct repo_range rr = { .nr = 0 };
@@ -688,8 +953,20 @@ int sched_job_create(struct sched *s, json_t **reply, json_t *req)
 	    (rc = jsonx_str(&bad, req, "bad", 256, 1, NULL)) ||
 	    (rc = jsonx_str(&workload, req, "workload", 64, 1, NULL)) ||
 	    (rc = jsonx_str(&pool, req, "pool", 64, 0, NULL)) ||
-	    (rc = jsonx_int(&runs, req, "runs", 1, 100, 0, s->conf->default_runs)))
+	    (rc = jsonx_int(&runs, req, "runs", 1, 100, 0, s->conf->default_runs)) ||
+	    (rc = jsonx_str(&policy, req, "policy", 16, 0, "bisectd")) ||
+	    (rc = jsonx_num(&confidence, req, "confidence", 0.5, 0.999999, 0, 0.99)) ||
+	    (rc = jsonx_num(&alpha, req, "alpha", 1e-6, 0.5, 0, 0.01)) ||
+	    (rc = jsonx_num(&min_effect, req, "min_effect", 0, 0.9, 0, 0.01)) ||
+	    (rc = jsonx_int(&budget_runs, req, "budget_runs", 0, 1000000, 0, 0)) ||
+	    (rc = jsonx_int(&budget_builds, req, "budget_builds", 0, 1000000, 0, 0)) ||
+	    (rc = jsonx_str(&direction, req, "direction", 16, 0, NULL)))
 		return rc;
+	if (strcmp(policy, "bisectd") && strcmp(policy, "split"))
+		return err_set(ERR_INVALID, "field 'policy' must be bisectd or split, not '%s'", policy);
+	if (direction && strcmp(direction, "higher") && strcmp(direction, "lower"))
+		return err_set(ERR_INVALID, "field 'direction' must be higher or lower (which is better), not '%s'",
+			       direction);
 	if (!*good || !*bad)
 		return err_set(ERR_INVALID, "fields 'good' and 'bad' must name commits");
 	if (!(m = mirror_find(s, repo)))
@@ -716,9 +993,11 @@ int sched_job_create(struct sched *s, json_t **reply, json_t *req)
 	if ((rc = store_int(s->st, &repo_id, "SELECT id FROM repos WHERE name = ?", "s", repo)))
 		goto rollback;
 	rc = store_exec(s->st, "INSERT INTO jobs (repo_id, workload, pool, good, bad, good_ref, bad_ref, runs, "
-			"unit, direction, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", "issssssissi",
+			"unit, direction, created, policy, confidence, alpha, min_effect, budget_runs, budget_builds) "
+			"VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", "issssssissisdddii",
 			repo_id, workload, p->name, rr.good, rr.bad, good, bad, runs, w->unit,
-			w->direction == DIR_LOWER ? "lower" : "higher", (long long)now_unix());
+			direction ? direction : w->direction == DIR_LOWER ? "lower" : "higher", (long long)now_unix(),
+			policy, confidence, alpha, min_effect, budget_runs, budget_builds);
 	if (rc < 0)
 		goto rollback;
 	id = store_last_id(s->st);
@@ -773,7 +1052,8 @@ static json_t *job_json(struct sched *s, long long id, int full)
 
 	if (store_row(s->st, &j, "SELECT j.id, r.name AS repo, j.workload, j.pool, j.good, j.bad, j.good_ref, "
 		      "j.bad_ref, j.runs, j.unit, j.direction, j.state, j.created, j.finished, j.culprit, "
-		      "j.error, j.report AS report_json FROM jobs j JOIN repos r ON r.id = j.repo_id "
+		      "j.error, j.report AS report_json, j.policy, j.confidence, j.alpha, j.min_effect, "
+		      "j.budget_runs, j.budget_builds FROM jobs j JOIN repos r ON r.id = j.repo_id "
 		      "WHERE j.id = ?", "i", id))
 		return NULL;
 	if (!full || json_is_null(json_object_get(j, "report")))
@@ -789,7 +1069,8 @@ static json_t *job_json(struct sched *s, long long id, int full)
 		      "('done', 'skipped', 'failed')) AS tasks_done, (SELECT count(*) FROM tasks WHERE job_id = ?1 "
 		      "AND state != 'cancelled') AS tasks_total, (SELECT count(*) FROM samples WHERE job_id = ?1) "
 		      "AS samples, (SELECT count(*) FROM job_commits WHERE job_id = ?1 AND state IN ('good', 'bad')) "
-		      "AS classified", "i", id) == 0)
+		      "AS classified, (SELECT count(DISTINCT idx) FROM samples WHERE job_id = ?1) AS measured",
+		      "i", id) == 0)
 		json_object_set_new(j, "progress", x);
 	if (full) {
 		struct jobctx c;
@@ -809,6 +1090,11 @@ static json_t *job_json(struct sched *s, long long id, int full)
 			       "OR c.idx = 0 OR c.idx = (SELECT max(idx) FROM job_commits WHERE job_id = c.job_id)) "
 			       "ORDER BY c.idx", "i", id) == 0)
 			json_object_set_new(j, "commits", x);
+		x = NULL;
+		if (store_rows(s->st, &x, "SELECT time, state, queries AS queries_json, top AS top_json, why FROM "
+			       "(SELECT * FROM decisions WHERE job_id = ? ORDER BY id DESC LIMIT 50) ORDER BY id",
+			       "i", id) == 0)
+			json_object_set_new(j, "decisions", x);
 		x = NULL;
 		if (store_rows(s->st, &x, "SELECT time, kind, message FROM (SELECT * FROM events WHERE job_id = ? "
 			       "ORDER BY id DESC LIMIT 200) ORDER BY id", "i", id) == 0)
@@ -920,9 +1206,9 @@ int sched_job_report_text(struct sched *s, char **out, long long id)
 		  json_string_value(json_object_get(j, "repo")), json_string_value(json_object_get(j, "good_ref")),
 		  json_string_value(json_object_get(j, "bad_ref")), json_string_value(json_object_get(j, "workload")),
 		  unit, json_string_value(json_object_get(j, "direction")));
-	sbuf_addf(&sb, "%lld candidates, %lld commits called, %lld runs in %lld tasks\n\n",
+	sbuf_addf(&sb, "%lld candidates, %lld commits measured, %lld runs in %lld tasks\n\n",
 		  json_integer_value(json_object_get(j, "nr_commits")),
-		  json_integer_value(json_object_get(x, "classified")),
+		  json_integer_value(json_object_get(x, "measured")),
 		  json_integer_value(json_object_get(x, "samples")),
 		  json_integer_value(json_object_get(x, "tasks_done")));
 	sbuf_addf(&sb, "  %-8s %-12s  %14s %-8s  %-5s %s\n", "", "commit", "hmean", "(cv)", "n", "subject");
@@ -941,12 +1227,16 @@ int sched_job_report_text(struct sched *s, char **out, long long id)
 		sbuf_addf(&sb, "change against its parent: %+.2f%% (Mann-Whitney p=%.4f)\n",
 			  json_number_value(json_object_get(rep, "change_pct")),
 			  json_number_value(json_object_get(rep, "p_value")));
+		if (json_is_number(json_object_get(rep, "confidence")))
+			sbuf_addf(&sb, "confidence: %.4f (posterior probability that this commit is the culprit)\n",
+				  json_number_value(json_object_get(rep, "confidence")));
 	} else if (!strcmp(verdict, "range")) {
 		size_t i;
 
 		sbuf_adds(&sb, "the culprit is one of these (the others could not be measured):\n");
 		json_array_foreach(json_object_get(rep, "range"), i, x)
-			sbuf_addf(&sb, "  %.12s %s %s\n", json_string_value(json_object_get(x, "sha")),
+			sbuf_addf(&sb, "  %.12s %6.4f %s %s\n", json_string_value(json_object_get(x, "sha")),
+				  json_number_value(json_object_get(x, "p")),
 				  json_string_value(json_object_get(x, "state")),
 				  json_string_value(json_object_get(x, "subject")));
 	} else {
@@ -1116,10 +1406,17 @@ static int try_claim(struct sched *s, json_t **reply, long long agent, char **la
 	size_t i;
 	int rc;
 
+	/*
+	 * A link of a confirmation chain waits for the link before it, and
+	 * goes to the agent that ran it while that agent is alive.
+	 */
 	rc = store_rows(s->st, &rows, "SELECT t.id, t.job_id, t.idx, t.runs, t.attempt, j.pool, j.workload, "
 			"r.name AS repo, r.url, c.sha FROM tasks t JOIN jobs j ON j.id = t.job_id "
 			"JOIN repos r ON r.id = j.repo_id JOIN job_commits c ON c.job_id = t.job_id AND c.idx = t.idx "
-			"WHERE t.state = 'queued' AND j.state IN ('queued', 'running') ORDER BY t.id LIMIT 500", "");
+			"LEFT JOIN tasks prev ON prev.id = t.after_task LEFT JOIN agents pa ON pa.id = prev.agent_id "
+			"WHERE t.state = 'queued' AND j.state IN ('queued', 'running') AND (t.after_task IS NULL OR "
+			"(prev.state NOT IN ('queued', 'claimed') AND (prev.agent_id = ?1 OR pa.last_seen < ?2))) "
+			"ORDER BY t.id LIMIT 500", "ii", agent, (long long)(now_unix() - s->conf->lease_seconds));
 	if (rc)
 		return rc;
 	json_array_foreach(rows, i, r) {

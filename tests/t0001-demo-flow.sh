@@ -37,8 +37,13 @@ like "$report" "parent +[0-9a-f]{12} +[0-9.]+ \(0\.[0-9]{4}\)" "... next to its 
 n=$(q "SELECT count(*) FROM job_commits WHERE job_id = 1")
 is "$(q "SELECT group_concat(idx) FROM (SELECT idx FROM tasks WHERE job_id = 1 ORDER BY id LIMIT 2)")" \
 	"0,$((n - 1))" "both ends are measured first"
-is "$(q "SELECT min(c) >= 5 FROM (SELECT count(*) AS c FROM samples WHERE job_id = 1 GROUP BY idx)")" 1 \
-	"every measured commit has several runs"
+is "$(q "SELECT count(*) FROM (SELECT idx FROM samples WHERE job_id = 1 AND idx IN (0, $((n - 1)))
+	GROUP BY idx HAVING count(*) >= 5)")" 2 "both ends have several runs"
+like "$(q "SELECT count(*) FROM decisions WHERE job_id = 1")" '^[1-9]' "the engine's decisions are stored"
+like "$(q "SELECT count(*) FROM tasks WHERE job_id = 1 AND confirm = 1 AND state = 'done'")" '^[2-9]' \
+	"the culprit was confirmed against its parent with interleaved runs"
+is "$(q "SELECT count(DISTINCT agent_id) FROM tasks WHERE job_id = 1 AND confirm = 1")" 1 \
+	"... on one agent"
 is "$(q "SELECT count(DISTINCT agent_id) FROM tasks WHERE job_id = 1 AND state = 'done'")" 2 \
 	"both agents did work"
 # Two tasks running at the same time on the two agents.
