@@ -1,0 +1,326 @@
+/* test_bisect: the probabilistic engine on linear histories and merges, with noise. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <math.h>
+#include <stdlib.h>
+
+#include "bisect.h"
+#include "rng.h"
+#include "util.h"
+
+struct dag {
+	int n;
+	int **par;
+	int *npar;
+};
+
+static void dag_add(struct dag *d, int i, int p1, int p2)
+{
+	d->par[i] = xmalloc(2 * sizeof(int));
+	d->npar[i] = 0;
+	if (p1 >= 0)
+		d->par[i][d->npar[i]++] = p1;
+	if (p2 >= 0)
+		d->par[i][d->npar[i]++] = p2;
+}
+
+static struct dag *dag_new(int n)
+{
+	struct dag *d = xcalloc(1, sizeof(*d));
+
+	d->n = n;
+	d->par = xcalloc((size_t)n, sizeof(int *));
+	d->npar = xcalloc((size_t)n, sizeof(int));
+	dag_add(d, 0, -1, -1);
+	return d;
+}
+
+static struct dag *linear(int n)
+{
+	struct dag *d = dag_new(n);
+
+	for (int i = 1; i < n; i++)
+		dag_add(d, i, i - 1, -1);
+	return d;
+}
+
+static void dag_free(struct dag *d)
+{
+	for (int i = 0; i < d->n; i++)
+		free(d->par[i]);
+	free(d->par);
+	free(d->npar);
+	free(d);
+}
+
+/* Is a an ancestor-or-self of b? */
+static int is_anc(const struct dag *d, int a, int b)
+{
+	if (a == b)
+		return 1;
+	for (int k = 0; k < d->npar[b]; k++)
+		if (is_anc(d, a, d->par[b][k]))
+			return 1;
+	return b != 0 && d->npar[b] == 0 && a == 0;
+}
+
+struct sim {
+	double change, cv;     /* relative regression, noise */
+	int culprit;           /* -1: no regression */
+	int k;                 /* agents */
+	int outlier_at;        /* a commit whose first run is 40% slow; -1 none */
+	int skip[4];           /* commits that cannot be built, -1 terminated */
+	uint64_t seed;
+};
+
+static struct bisect_result run_sim(struct bisect **out, const struct dag *d, const struct sim *s)
+{
+	struct bisect_opts o = BISECT_OPTS_INIT;
+	struct bisect_query q[8];
+	struct bisect_result r;
+	struct bisect *b;
+	struct rng rng;
+	int rounds = 0, nq, slow_done = 0;
+
+	o.build_cost = o.run_cost = 1;
+	rng_seed(&rng, s->seed);
+	assert_int_equal(bisect_new(&b, d->n, d->par, d->npar, &o), 0);
+	for (int i = 0; i < 4 && s->skip[i] >= 0; i++)
+		bisect_mark_skipped(b, s->skip[i]);
+	while ((nq = bisect_next(b, q, s->k, NULL)) > 0) {
+		assert_true(++rounds < 500);
+		for (int i = 0; i < nq; i++) {
+			int c = q[i].commit;
+
+			assert_true(c >= 0 && c < d->n);
+			for (int j = 0; j < q[i].runs; j++) {
+				double mu = s->culprit > 0 && is_anc(d, s->culprit, c) ? 1000 * (1 - s->change) : 1000;
+				double v = mu * (1 + s->cv * rng_normal(&rng));
+
+				if (c == s->outlier_at && !slow_done) {
+					v *= 0.6;
+					slow_done = 1;
+				}
+				if (q[i].confirm)
+					bisect_add_confirm_sample(b, c, v);
+				else
+					bisect_add_sample(b, c, v);
+			}
+		}
+	}
+	bisect_result(b, &r);
+	*out = b;
+	return r;
+}
+
+/* The defaults: 7% at a CV of 4%, one agent. */
+static struct sim sim(int culprit, uint64_t seed)
+{
+	struct sim s = { .change = 0.07, .cv = 0.04, .culprit = culprit, .k = 1, .outlier_at = -1,
+			 .skip = { -1, -1, -1, -1 }, .seed = seed };
+
+	return s;
+}
+
+static void expect_culprit(const struct dag *d, struct sim s)
+{
+	struct bisect *b;
+	struct bisect_result r = run_sim(&b, d, &s);
+
+	assert_int_equal(r.state, BISECT_DONE);
+	assert_int_equal(r.verdict, VERDICT_CULPRIT);
+	assert_int_equal(r.culprit, s.culprit);
+	assert_true(r.confidence >= 0.99);
+	bisect_free(b);
+}
+
+static void test_first_and_last_candidate(void **state)
+{
+	struct dag *d = linear(65);
+
+	(void)state;
+	for (uint64_t seed = 1; seed <= 5; seed++) {
+		expect_culprit(d, sim(1, seed));
+		expect_culprit(d, sim(64, seed));  /* the bad end itself */
+	}
+	dag_free(d);
+}
+
+/*
+ * main: 0 - 1 - 2 - 3 ..... 10 (merge of 3 and 9) - 11 - 12
+ * side:          \- 4 - 5 - 6 - 7 - 8 - 9 -/
+ */
+static struct dag *merged(void)
+{
+	struct dag *d = dag_new(13);
+
+	dag_add(d, 1, 0, -1);
+	dag_add(d, 2, 1, -1);
+	dag_add(d, 3, 2, -1);
+	dag_add(d, 4, 2, -1);
+	for (int i = 5; i <= 9; i++)
+		dag_add(d, i, i - 1, -1);
+	dag_add(d, 10, 3, 9);
+	dag_add(d, 11, 10, -1);
+	dag_add(d, 12, 11, -1);
+	return d;
+}
+
+static void test_culprit_inside_merged_branch(void **state)
+{
+	struct dag *d = merged();
+
+	(void)state;
+	for (uint64_t seed = 1; seed <= 5; seed++) {
+		expect_culprit(d, sim(6, seed));
+		expect_culprit(d, sim(3, seed));   /* on main, beside the branch */
+		expect_culprit(d, sim(10, seed));  /* the merge itself */
+	}
+	dag_free(d);
+}
+
+static void test_skipped_neighbours_give_a_range(void **state)
+{
+	struct dag *d = linear(33);
+	struct bisect *b;
+	struct bisect_result r;
+	struct sim s = sim(20, 1);
+	int has[33] = { 0 };
+
+	(void)state;
+	/* 19 cannot be built: 19 and 20 cannot be told apart. */
+	s.skip[0] = 19;
+	r = run_sim(&b, d, &s);
+	assert_int_equal(r.verdict, VERDICT_RANGE);
+	for (int i = 0; i < r.nr_set; i++)
+		has[r.set[i]] = 1;
+	assert_true(has[19] && has[20]);
+	assert_true(r.nr_set <= 3);
+	assert_true(r.set_mass >= 0.99);
+	bisect_free(b);
+	dag_free(d);
+}
+
+static void test_ends_that_do_not_differ(void **state)
+{
+	struct dag *d = linear(33);
+	struct bisect *b;
+	struct bisect_result r;
+	struct sim s = sim(-1, 1);
+
+	(void)state;
+	r = run_sim(&b, d, &s);
+	assert_int_equal(r.verdict, VERDICT_NOT_REPRODUCED);
+	assert_true(r.runs <= 40);  /* the ends only */
+	bisect_free(b);
+	/* An improvement is not a regression either. */
+	s = sim(10, 1);
+	s.change = -0.10;
+	r = run_sim(&b, d, &s);
+	assert_int_equal(r.verdict, VERDICT_NOT_REPRODUCED);
+	bisect_free(b);
+}
+
+static void test_outlier_run_does_not_flip(void **state)
+{
+	struct dag *d = linear(65);
+
+	(void)state;
+	/* The culprit's parent gets one run 40% slow (a bimodal machine). */
+	for (uint64_t seed = 1; seed <= 5; seed++) {
+		struct sim s = sim(30, seed);
+
+		s.outlier_at = 29;
+		s.change = 0.30;
+		s.cv = 0.01;
+		expect_culprit(d, s);
+	}
+	dag_free(d);
+}
+
+static void test_k_way_queries(void **state)
+{
+	struct dag *d = linear(1025);
+	struct bisect_opts o = BISECT_OPTS_INIT;
+	struct bisect_query q[4];
+	struct bisect *b;
+	int nq;
+
+	(void)state;
+	o.runs_max = 1;
+	assert_int_equal(bisect_new(&b, d->n, d->par, d->npar, &o), 0);
+	nq = bisect_next(b, q, 3, NULL);
+	assert_int_equal(nq, 2);  /* the two ends first */
+	for (int r = 0; r < 5; r++) {
+		bisect_add_sample(b, 0, 1000 + r);
+		bisect_add_sample(b, 1024, 700 + r);
+	}
+	nq = bisect_next(b, q, 3, NULL);
+	assert_int_equal(nq, 3);
+	/* Three distinct commits near the quartiles of a uniform posterior. */
+	assert_true(q[0].commit != q[1].commit && q[1].commit != q[2].commit && q[0].commit != q[2].commit);
+	assert_true(fabs(q[0].mass - 0.25) < 0.02);
+	assert_true(fabs(q[1].mass - 0.50) < 0.02);
+	assert_true(fabs(q[2].mass - 0.75) < 0.02);
+	bisect_free(b);
+	dag_free(d);
+}
+
+static void test_four_agents_take_fewer_rounds(void **state)
+{
+	struct dag *d = linear(1025);
+	struct bisect *b;
+	struct bisect_result r;
+	long rounds[2] = { 0, 0 };
+
+	(void)state;
+	for (int k = 0; k < 2; k++)
+		for (uint64_t seed = 1; seed <= 4; seed++) {
+			struct sim s = sim(100 + 200 * (int)seed, seed);
+			struct bisect_opts o = BISECT_OPTS_INIT;
+			struct bisect_query q[8];
+			struct rng rng;
+			int nq;
+
+			s.k = k ? 4 : 1;
+			rng_seed(&rng, seed);
+			o.build_cost = o.run_cost = 1;
+			assert_int_equal(bisect_new(&b, d->n, d->par, d->npar, &o), 0);
+			while ((nq = bisect_next(b, q, s.k, NULL)) > 0) {
+				rounds[k]++;
+				for (int i = 0; i < nq; i++)
+					for (int j = 0; j < q[i].runs; j++) {
+						double v = (q[i].commit >= s.culprit ? 930 : 1000) * (1 + 0.04 * rng_normal(&rng));
+
+						if (q[i].confirm)
+							bisect_add_confirm_sample(b, q[i].commit, v);
+						else
+							bisect_add_sample(b, q[i].commit, v);
+					}
+			}
+			bisect_result(b, &r);
+			assert_int_equal(r.culprit, s.culprit);
+			bisect_free(b);
+		}
+	print_message("rounds: %ld with 1 agent, %ld with 4\n", rounds[0], rounds[1]);
+	assert_true(rounds[1] * 2 <= rounds[0]);
+	dag_free(d);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_first_and_last_candidate),
+		cmocka_unit_test(test_culprit_inside_merged_branch),
+		cmocka_unit_test(test_skipped_neighbours_give_a_range),
+		cmocka_unit_test(test_ends_that_do_not_differ),
+		cmocka_unit_test(test_outlier_run_does_not_flip),
+		cmocka_unit_test(test_k_way_queries),
+		cmocka_unit_test(test_four_agents_take_fewer_rounds),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
