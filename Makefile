@@ -79,6 +79,23 @@ $(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(call obj,$(filter-out bisectd/bi
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS) -lcmocka
 
+# --- benchmark ------------------------------------------------------------
+
+BENCH_SRC   := tests/bench/bench_bisect.c tests/bench/sim.c tests/bench/policies.c tests/bench/bound.c
+BENCH_FLAGS ?=
+
+$(BUILD)/bench-bisect: $(call obj,$(BENCH_SRC)) $(LIB)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
+
+# The simulation benchmark of STATISTICS.md; BENCH_FLAGS=--quick for a smoke run.
+bench-bisect: $(BUILD)/bench-bisect
+	$(BUILD)/bench-bisect $(BENCH_FLAGS)
+
+# test_bound checks the benchmark's capacity bound against STATISTICS.md.
+$(BUILD)/obj/tests/unit/test_bound.o: ALL_CFLAGS += -iquote tests/bench
+$(BUILD)/obj/tests/bench/%.o: ALL_CFLAGS += -iquote tests/bench
+$(BUILD)/tests/test_bound: $(call obj,tests/bench/bound.c)
+
 # --- packages -------------------------------------------------------------
 
 DEB_PKGS := build-essential pkg-config git libcurl4-openssl-dev libsqlite3-dev \
@@ -121,7 +138,7 @@ demo: deps
 clean:
 	rm -rf build build-san bisectd/schema_sql.c
 
-.PHONY: all deps unit integration check-one check demo clean
+.PHONY: all deps unit integration check-one check demo clean bench-bisect
 .SECONDARY:
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -111,7 +111,8 @@ int bisect_new(struct bisect **out, int n, int *const *parents, const int *nr_pa
 	for (int i = 0; i < n; i++) {
 		b->npar[i] = nr_parents[i];
 		b->par[i] = xmalloc(((size_t)nr_parents[i] + 1) * sizeof(int));
-		memcpy(b->par[i], parents[i], (size_t)nr_parents[i] * sizeof(int));
+		if (nr_parents[i] > 0)
+			memcpy(b->par[i], parents[i], (size_t)nr_parents[i] * sizeof(int));
 	}
 	b->prior = xmalloc((size_t)n * sizeof(double));
 	for (int i = 0; i < n; i++)

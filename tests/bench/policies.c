@@ -1,0 +1,501 @@
+/*
+ * policies: the four bisection policies the benchmark compares. The three
+ * baselines split the remaining candidates as git bisect does (by ancestor
+ * count, policy.h's rule, computed here in O(n) per step from the closed
+ * form of ancestry) and differ in how they classify a commit; bisectd
+ * drives the engine in bisect.h.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bisect.h"
+#include "err.h"
+#include "policy.h"
+#include "sim.h"
+#include "stats.h"
+#include "util.h"
+
+enum { UNKNOWN, GOOD, BAD };
+
+/* The candidate set of a classic bisection on the DAG. */
+struct split {
+	const struct sim_dag *g;
+	unsigned char *cls;
+	unsigned char *cand;
+	int *prefix;      /* prefix[i]: candidates among 0..i-1 */
+	int *mass;
+	int total;
+};
+
+static void split_init(struct split *s, const struct sim_dag *g)
+{
+	s->g = g;
+	s->cls = xcalloc((size_t)g->n, 1);
+	s->cand = xcalloc((size_t)g->n, 1);
+	s->prefix = xcalloc((size_t)g->n + 1, sizeof(int));
+	s->mass = xcalloc((size_t)g->n, sizeof(int));
+	s->cls[0] = GOOD;
+	s->cls[g->n - 1] = BAD;
+	memset(s->cand + 1, 1, (size_t)g->n - 1);
+	s->total = g->n - 1;
+}
+
+static void split_release(struct split *s)
+{
+	free(s->cls);
+	free(s->cand);
+	free(s->prefix);
+	free(s->mass);
+}
+
+/* Commit m measured bad (its ancestors keep the culprit) or good. */
+static void split_mark(struct split *s, int m, int bad)
+{
+	const struct sim_dag *g = s->g;
+
+	s->cls[m] = bad ? BAD : GOOD;
+	s->total = 0;
+	for (int i = 0; i < g->n; i++) {
+		if (s->cand[i] && sim_dag_is_ancestor(g, i, m) != bad)
+			s->cand[i] = 0;
+		s->total += s->cand[i];
+	}
+}
+
+/* Candidates among the ancestors-or-self of m. */
+static int split_count(const struct split *s, int m)
+{
+	int pre = s->g->pre[m], lo = s->g->lo[m];
+	int c = s->prefix[pre + 1];
+
+	if (lo > pre)
+		c += s->prefix[m + 1] - s->prefix[lo];
+	return c;
+}
+
+/*
+ * Up to k unclassified commits closest to the quantiles 1/(k+1) ..
+ * k/(k+1) of the candidates by ancestor count, ties to the lower index:
+ * the same choice as policy_next() (sim_policy_selftest() checks it).
+ */
+static int split_next(struct split *s, int k, int *out)
+{
+	const struct sim_dag *g = s->g;
+	int picked = 0;
+
+	for (int i = 0; i < g->n; i++)
+		s->prefix[i + 1] = s->prefix[i] + s->cand[i];
+	for (int m = 0; m < g->n; m++) {
+		int a = s->cls[m] == UNKNOWN ? split_count(s, m) : 0;
+
+		s->mass[m] = a > 0 && a < s->total ? a : -1;
+	}
+	for (int j = 1; j <= k; j++) {
+		double target = (double)s->total * j / (k + 1), best_d = 0;
+		int best = -1;
+
+		for (int m = 0; m < g->n; m++) {
+			double d;
+
+			if (s->mass[m] < 0)
+				continue;
+			d = fabs(s->mass[m] - target);
+			if (best < 0 || d < best_d) {
+				best = m;
+				best_d = d;
+			}
+		}
+		if (best < 0)
+			break;
+		s->mass[best] = -1;
+		out[picked++] = best;
+	}
+	return picked;
+}
+
+static int split_answer(const struct split *s)
+{
+	if (s->total != 1)
+		return -1;
+	for (int i = 0; i < s->g->n; i++)
+		if (s->cand[i])
+			return i;
+	return -1;
+}
+
+/* The runs of one commit, kept on the log scale. */
+#define SAMPLES_MAX 64
+struct samples {
+	int commit;
+	int n;
+	double v[SAMPLES_MAX];
+	double lv[SAMPLES_MAX];
+};
+
+/*
+ * One or more synchronous rounds: query i gets runs[i] more runs on agent
+ * i % k, in round base + i / k.
+ */
+static void run_batch(struct sim_lab *lab, int k, struct samples **q, const int *runs, int nq)
+{
+	int base = lab->round;
+
+	for (int i = 0; i < nq; i++) {
+		lab->round = base + i / k;
+		for (int r = 0; r < runs[i] && q[i]->n < SAMPLES_MAX; r++) {
+			double v = sim_lab_run(lab, q[i]->commit);
+
+			q[i]->v[q[i]->n] = v;
+			q[i]->lv[q[i]->n++] = log(v);
+		}
+	}
+	lab->round = base + (nq + k - 1) / k;
+}
+
+/* Measures the two ends with `runs` each. */
+static void measure_ends(struct sim_lab *lab, int k, struct samples *good, struct samples *bad,
+			 int runs)
+{
+	struct samples *q[2] = { good, bad };
+	int r[2] = { runs, runs };
+
+	good->commit = 0;
+	good->n = 0;
+	bad->commit = lab->dag->n - 1;
+	bad->n = 0;
+	run_batch(lab, k, q, r, 2);
+}
+
+/*
+ * The skeleton the three baselines share: each round asks the split for up
+ * to k commits (k-section: a person with k machines splits into k + 1
+ * parts at once), classifies them with decide(), and marks them all. A
+ * contradictory round (the candidates run out) names nothing.
+ */
+struct baseline {
+	struct samples good, bad;
+	struct samples picks[8];
+	double thresh;
+	/* Classifies picks[0..np): writes bad[i]; may run more rounds. */
+	void (*decide)(struct baseline *bl, struct sim_lab *lab, int k, int np, int *bad);
+	int runs;
+};
+
+static int baseline_bisect(struct baseline *bl, struct sim_lab *lab, int k)
+{
+	struct split s;
+	int picks[8], bad[8], answer;
+
+	if (k > 8)
+		k = 8;
+	split_init(&s, lab->dag);
+	while (s.total > 1) {
+		int np = split_next(&s, k, picks);
+		struct samples *q[8];
+		int r[8];
+
+		if (np == 0)
+			break;
+		for (int i = 0; i < np; i++) {
+			bl->picks[i].commit = picks[i];
+			bl->picks[i].n = 0;
+			q[i] = &bl->picks[i];
+			r[i] = bl->runs;
+		}
+		run_batch(lab, k, q, r, np);
+		bl->decide(bl, lab, k, np, bad);
+		for (int i = 0; i < np && s.total > 0; i++)
+			split_mark(&s, picks[i], bad[i]);
+	}
+	answer = split_answer(&s);
+	split_release(&s);
+	return answer;
+}
+
+/* (a) git bisect run, one run per step: bad when nearer the bad end's run. */
+static void decide_git(struct baseline *bl, struct sim_lab *lab, int k, int np, int *bad)
+{
+	double g = bl->good.v[0], b = bl->bad.v[0];
+
+	(void)lab;
+	(void)k;
+	for (int i = 0; i < np; i++)
+		bad[i] = fabs(bl->picks[i].v[0] - b) < fabs(bl->picks[i].v[0] - g);
+}
+
+static int trial_git(int *answer, int *capped, struct sim_lab *lab, int k,
+		     const struct sim_limits *lim)
+{
+	struct baseline bl = { .decide = decide_git, .runs = 1 };
+
+	(void)lim;
+	*capped = 0;
+	measure_ends(lab, k, &bl.good, &bl.bad, 1);
+	*answer = baseline_bisect(&bl, lab, k);
+	return 0;
+}
+
+const struct sim_policy sim_policy_git = {
+	"git-bisect-1run",
+	"1 run per commit, the ends included; bad when below the midpoint of the ends' runs",
+	trial_git,
+};
+
+/* (b) fixed 5 runs: Welch t on the logs against the good end, one-sided 0.05. */
+#define FIXED_RUNS 5
+#define FIXED_ALPHA 0.05
+
+static void decide_fixed(struct baseline *bl, struct sim_lab *lab, int k, int np, int *bad)
+{
+	(void)lab;
+	(void)k;
+	for (int i = 0; i < np; i++)
+		bad[i] = stats_welch_t(bl->picks[i].lv, (size_t)bl->picks[i].n, bl->good.lv,
+				       (size_t)bl->good.n, ALT_LESS) < FIXED_ALPHA;
+}
+
+static int trial_fixed(int *answer, int *capped, struct sim_lab *lab, int k,
+		       const struct sim_limits *lim)
+{
+	struct baseline bl = { .decide = decide_fixed, .runs = FIXED_RUNS };
+
+	(void)lim;
+	*capped = 0;
+	measure_ends(lab, k, &bl.good, &bl.bad, FIXED_RUNS);
+	*answer = baseline_bisect(&bl, lab, k);
+	return 0;
+}
+
+const struct sim_policy sim_policy_fixed5 = {
+	"fixed-5",
+	"5 runs per commit, the ends included; bad when Welch t on ln(value) against the good end "
+	"is significant, one-sided, 0.05",
+	trial_fixed,
+};
+
+/*
+ * (c) Pinpoint's compare: p = min(p_MW, p_KS), both two-sided; different
+ * below 0.01, same above 0.1 (the floor Pinpoint puts under its high
+ * thresholds; its performance mode derives a threshold per sample size
+ * and magnitude, not modelled), else unknown: 10 more runs on each side,
+ * up to 40, and then same.
+ */
+#define PP_RUNS 10
+#define PP_MAX 40
+#define PP_LOW 0.01
+#define PP_HIGH 0.1
+
+enum { PP_SAME, PP_DIFFERENT, PP_UNKNOWN };
+
+static int pp_compare(const struct samples *a, const struct samples *b)
+{
+	double p_mw = stats_mann_whitney(a->v, (size_t)a->n, b->v, (size_t)b->n, ALT_TWO_SIDED);
+	double p_ks = stats_ks_2samp(a->v, (size_t)a->n, b->v, (size_t)b->n);
+	double p = fmin(p_mw, p_ks);
+
+	if (p < PP_LOW)
+		return PP_DIFFERENT;
+	if (p > PP_HIGH)
+		return PP_SAME;
+	return PP_UNKNOWN;
+}
+
+/*
+ * Compares picks (or the bad end) against the good end, adding rounds of
+ * 10 more runs to the unknown ones and topping the good end up to the
+ * largest of them, until each is decided.
+ */
+static void pp_resolve(struct baseline *bl, struct sim_lab *lab, int k, struct samples **x, int nx,
+		       int *res)
+{
+	for (;;) {
+		struct samples *q[9];
+		int r[9], nq = 0, need = 0;
+
+		for (int i = 0; i < nx; i++) {
+			res[i] = pp_compare(x[i], &bl->good);
+			if (res[i] == PP_UNKNOWN && x[i]->n >= PP_MAX)
+				res[i] = PP_SAME;
+			if (res[i] == PP_UNKNOWN) {
+				q[nq] = x[i];
+				r[nq++] = PP_RUNS;
+				if (x[i]->n + PP_RUNS > need)
+					need = x[i]->n + PP_RUNS;
+			}
+		}
+		if (nq == 0)
+			return;
+		if (bl->good.n < need) {
+			q[nq] = &bl->good;
+			r[nq++] = need - bl->good.n;
+		}
+		run_batch(lab, k, q, r, nq);
+	}
+}
+
+static void decide_pp(struct baseline *bl, struct sim_lab *lab, int k, int np, int *bad)
+{
+	struct samples *x[8];
+	int res[8];
+
+	for (int i = 0; i < np; i++)
+		x[i] = &bl->picks[i];
+	pp_resolve(bl, lab, k, x, np, res);
+	for (int i = 0; i < np; i++)
+		bad[i] = res[i] == PP_DIFFERENT;
+}
+
+static int trial_pp(int *answer, int *capped, struct sim_lab *lab, int k,
+		    const struct sim_limits *lim)
+{
+	struct baseline bl = { .decide = decide_pp, .runs = PP_RUNS };
+	struct samples *x[1] = { &bl.bad };
+	int res[1];
+
+	(void)lim;
+	*capped = 0;
+	*answer = -1;
+	measure_ends(lab, k, &bl.good, &bl.bad, PP_RUNS);
+	/* Pinpoint first checks that the ends differ. */
+	pp_resolve(&bl, lab, k, x, 1, res);
+	if (res[0] == PP_DIFFERENT)
+		*answer = baseline_bisect(&bl, lab, k);
+	return 0;
+}
+
+const struct sim_policy sim_policy_pinpoint = {
+	"pinpoint",
+	"compare with the good end: 10 runs each, min(p_MW, p_KS) < 0.01 bad, > 0.1 good, "
+	"else 10 more each up to 40 then good; the ends must differ first",
+	trial_pp,
+};
+
+static int confirm_runs(const struct bisect_query *q, int nq)
+{
+	int most = 0;
+
+	for (int i = 0; i < nq; i++)
+		if (q[i].confirm && q[i].runs > most)
+			most = q[i].runs;
+	return most;
+}
+
+/*
+ * (d) bisectd: the engine decides everything; one round per bisect_next(),
+ * the confirmation pair (parent, culprit) on one agent within it.
+ */
+static int trial_bisectd(int *answer, int *capped, struct sim_lab *lab, int k,
+			 const struct sim_limits *lim)
+{
+	struct bisect_opts opts = BISECT_OPTS_INIT;
+	struct bisect_query q[16 + 2];   /* k, and room for the confirmation pair */
+	struct bisect_result r;
+	struct bisect *b;
+	int rc;
+
+	*answer = -1;
+	*capped = 0;
+	if (k > 16)
+		k = 16;
+	opts.build_cost = lim->build_cost;
+	opts.run_cost = lim->run_cost;
+	opts.budget_runs = lim->max_runs;
+	rc = bisect_new(&b, lab->dag->n, lab->dag->parents, lab->dag->nr_parents, &opts);
+	if (rc < 0)
+		return rc;
+	for (;;) {
+		int nq = bisect_next(b, q, k, NULL);
+
+		if (nq == 0) {
+			bisect_result(b, &r);
+			if (r.state != BISECT_DONE) {
+				rc = err_set(ERR_FAIL, "bisect_next gave no query with no agent busy");
+				goto out;
+			}
+			if (r.verdict == VERDICT_CULPRIT)
+				*answer = r.culprit;
+			else if (r.verdict == VERDICT_RANGE && lim->max_runs && r.runs >= lim->max_runs)
+				*capped = 1;
+			break;
+		}
+		if (lab->round >= lim->max_rounds || (lim->max_runs && lab->runs >= lim->max_runs)) {
+			*capped = 1;
+			break;
+		}
+		for (int i = 0; i < nq; i++)
+			for (int j = 0; j < q[i].runs && !q[i].confirm; j++)
+				bisect_add_sample(b, q[i].commit, sim_lab_run(lab, q[i].commit));
+		/* The confirmation pair: one agent, runs interleaved ABAB. */
+		for (int j = 0; j < confirm_runs(q, nq); j++)
+			for (int i = 0; i < nq; i++)
+				if (q[i].confirm && j < q[i].runs)
+					bisect_add_confirm_sample(b, q[i].commit, sim_lab_run(lab, q[i].commit));
+		lab->round++;
+	}
+out:
+	bisect_free(b);
+	return rc;
+}
+
+const struct sim_policy sim_policy_bisectd = {
+	"bisectd",
+	"bisect.h's engine, one bisect_next() per round handing out up to k queries",
+	trial_bisectd,
+};
+
+const struct sim_policy *const sim_policies[] = {
+	&sim_policy_git, &sim_policy_fixed5, &sim_policy_pinpoint, &sim_policy_bisectd, NULL,
+};
+
+/* The O(n) split against policy_next() on random runs of both shapes. */
+int sim_policy_selftest(void)
+{
+	struct rng r;
+	int rc = 0;
+
+	rng_seed(&r, 42);
+	for (int t = 0; t < 200 && rc == 0; t++) {
+		struct sim_dag *g = sim_dag_new(8 + (int)rng_below(&r, 300), t % 2 ? SHAPE_MERGES : SHAPE_LINEAR,
+						(uint64_t)t);
+		int k = 1 + (int)rng_below(&r, 4), culprit = 1 + (int)rng_below(&r, (uint64_t)g->n - 1);
+		enum commit_class *cls = xcalloc((size_t)g->n, sizeof(*cls));
+		unsigned char *in_c = xcalloc((size_t)g->n, 1);
+		struct policy *p;
+		struct split s;
+
+		if ((rc = policy_new(&p, g->n, g->parents, g->nr_parents)) < 0)
+			break;
+		split_init(&s, g);
+		cls[0] = CLASS_GOOD;
+		cls[g->n - 1] = CLASS_BAD;
+		for (;;) {
+			int a[8], b[8], na, nb;
+			int total = policy_candidates(p, cls, in_c);
+
+			na = split_next(&s, k, a);
+			nb = policy_next(p, cls, NULL, k, b);
+			if (total != s.total || na != nb || memcmp(a, b, (size_t)na * sizeof(int))) {
+				rc = err_set(ERR_FAIL, "split disagrees with policy_next (trial %d)", t);
+				break;
+			}
+			if (na == 0)
+				break;
+			/* A noisy oracle: one answer in five is flipped. */
+			for (int i = 0; i < na && s.total > 0; i++) {
+				int bad = sim_dag_is_ancestor(g, culprit, a[i]) ^ (rng_below(&r, 5) == 0);
+
+				split_mark(&s, a[i], bad);
+				cls[a[i]] = bad ? CLASS_BAD : CLASS_GOOD;
+			}
+			if (s.total == 0)
+				break;
+		}
+		split_release(&s);
+		policy_free(p);
+		free(cls);
+		free(in_c);
+		sim_dag_free(g);
+	}
+	return rc;
+}
