@@ -31,7 +31,7 @@
 #include "stats.h"
 #include "util.h"
 
-#define FAR_SIGMAS 6.0     /* runs this far from both groups are set aside */
+#define FAR_SIGMAS 5.0     /* runs this far from both groups are set aside */
 #define SHORTLIST 12       /* exact ancestor masses computed per quantile target */
 #define MIN_GAIN 1e-3      /* bits: below this nothing left is worth measuring */
 #define CONFIRM_ROUNDS 3
@@ -41,8 +41,8 @@ struct cdata {
 	int nx, cap;
 	int failures;
 	int skipped;
-	int nconfirm;       /* runs from interleaved confirmations */
-	double confirm_sum; /* their sum (of x) */
+	double *cx;         /* runs from interleaved confirmations (x) */
+	int nconfirm;
 	uint64_t *anc;      /* ancestors-or-self, once measured */
 	double w_sum, s_sum, q_sum;  /* weighted sufficient statistics */
 };
@@ -144,6 +144,7 @@ void bisect_free(struct bisect *b)
 	for (int i = 0; i < b->n; i++) {
 		free(b->par[i]);
 		free(b->c[i].x);
+		free(b->c[i].cx);
 		free(b->c[i].anc);
 	}
 	free(b->par);
@@ -232,8 +233,10 @@ void bisect_add_confirm_sample(struct bisect *b, int i, double value)
 {
 	bisect_add_sample(b, i, value);
 	if (i >= 0 && i < b->n && valid_value(value)) {
-		b->c[i].nconfirm++;
-		b->c[i].confirm_sum += b->c[i].x[b->c[i].nx - 1];
+		struct cdata *c = &b->c[i];
+
+		c->cx = xrealloc(c->cx, (size_t)(c->nconfirm + 1) * sizeof(double));
+		c->cx[c->nconfirm++] = c->x[c->nx - 1];
 	}
 }
 
@@ -272,10 +275,26 @@ static double median_of(const double *x, int n)
 /* ------------------------------------------------------------------ */
 /* The ends */
 
-static void raw_values(const struct bisect *b, int i, double *out)
+/*
+ * The runs of end i within 5 robust sigmas (1.4826 MAD) of its median, as
+ * raw values into out; returns how many. A bimodal machine can put four
+ * slow runs in twenty at one end, and a rank test loses its power to them.
+ */
+static int end_inliers(const struct bisect *b, int i, double *out)
 {
-	for (int k = 0; k < b->c[i].nx; k++)
-		out[k] = exp(b->o.higher_is_better ? b->c[i].x[k] : -b->c[i].x[k]);
+	const struct cdata *c = &b->c[i];
+	double *dev = xmalloc((size_t)(c->nx ? c->nx : 1) * sizeof(double));
+	double med = median_of(c->x, c->nx), mad;
+	int m = 0;
+
+	for (int k = 0; k < c->nx; k++)
+		dev[k] = fabs(c->x[k] - med);
+	mad = 1.4826 * median_of(dev, c->nx);
+	for (int k = 0; k < c->nx; k++)
+		if (mad <= 0 || dev[k] <= 5 * mad)
+			out[m++] = exp(b->o.higher_is_better ? c->x[k] : -c->x[k]);
+	free(dev);
+	return m;
 }
 
 /* Do the ends differ, in the worse direction, significantly and by enough? */
@@ -284,14 +303,13 @@ static int ends_differ(struct bisect *b)
 	const struct cdata *g = &b->c[0], *x = &b->c[b->n - 1];
 	double *vg = xmalloc((size_t)g->nx * sizeof(double) + 1), *vb = xmalloc((size_t)x->nx * sizeof(double) + 1);
 	struct summary sg, sb;
+	int ng = end_inliers(b, 0, vg), nb = end_inliers(b, b->n - 1, vb);
 	double worse;
 
-	raw_values(b, 0, vg);
-	raw_values(b, b->n - 1, vb);
-	stats_summary(&sg, vg, (size_t)g->nx);
-	stats_summary(&sb, vb, (size_t)x->nx);
+	stats_summary(&sg, vg, (size_t)ng);
+	stats_summary(&sb, vb, (size_t)nb);
 	b->ends_change = sg.hmean > 0 ? (sb.hmean - sg.hmean) / sg.hmean : 0;
-	b->ends_p = stats_mann_whitney(vb, (size_t)x->nx, vg, (size_t)g->nx,
+	b->ends_p = stats_mann_whitney(vb, (size_t)nb, vg, (size_t)ng,
 				       b->o.higher_is_better ? ALT_LESS : ALT_GREATER);
 	free(vg);
 	free(vb);
@@ -440,6 +458,7 @@ static void update_posterior(struct bisect *b)
 		for (int r = 0; r < c->nx; r++)
 			res[m++] = fabs(c->x[r] - mu);
 	}
+	/* Sigma from the median absolute residual, so the runs to be set aside cannot inflate it. */
 	b->sigma = 1.4826 * median_of(res, m);
 	free(res);
 	if (b->sigma > 0) {
@@ -455,28 +474,42 @@ static void update_posterior(struct bisect *b)
 /* ------------------------------------------------------------------ */
 /* Choosing queries */
 
-/* Mutual information (bits) of one binary-input Gaussian use: P(bad) = p, amplitude a (sigma 1). */
+/* 24-point Gauss-Hermite rule for E[g(Z)], Z standard normal (numpy's hermegauss, normalised). */
+static const double gh_x[24] = {
+	-8.5078035191952566, -7.437890666021663, -6.5416750050986341, -5.7327471752512009,
+	-4.9780413746391199, -4.2603836050199053, -3.5693067640735601, -2.8977286432233136,
+	-2.2404678516917524, -1.5934804298164202, -0.95342192293210903, -0.31737009662945237,
+	0.31737009662945237, 0.95342192293210903, 1.5934804298164202, 2.2404678516917524,
+	2.8977286432233136, 3.5693067640735601, 4.2603836050199053, 4.9780413746391199,
+	5.7327471752512009, 6.5416750050986341, 7.437890666021663, 8.5078035191952566,
+};
+static const double gh_w[24] = {
+	9.3901936890420398e-17, 3.7149741527624003e-13, 1.7186649279648716e-10, 2.2674616734806501e-08,
+	1.2176597454425883e-06, 3.2095005652746016e-05, 0.00046471871877939644, 0.0039766089291813069,
+	0.021126344408967556, 0.072069364017178228, 0.16145951286700011, 0.2408701155466404,
+	0.2408701155466404, 0.16145951286700011, 0.072069364017178228, 0.021126344408967556,
+	0.0039766089291813069, 0.00046471871877939644, 3.2095005652746016e-05, 1.2176597454425883e-06,
+	2.2674616734806501e-08, 1.7186649279648716e-10, 3.7149741527624003e-13, 9.3901936890420398e-17,
+};
+
+/*
+ * Mutual information (bits) of one binary-input Gaussian use: P(bad) = p,
+ * amplitude a (sigma 1). With y = +-a + z, the likelihood ratio of the
+ * other input is exp(-2a(a + z)) for either input, so
+ * I = -E[p log2(p + (1-p) e) + (1-p) log2(1-p + p e)], e = exp(-2a(a + z)).
+ */
 static double channel_info(double p, double a)
 {
-	double h = 0, lo, hi, step;
-	int steps = 64;
+	double h = 0;
 
 	if (p <= 1e-12 || p >= 1 - 1e-12 || a <= 0)
 		return 0;
-	lo = -a - 8;
-	hi = a + 8;
-	step = (hi - lo) / steps;
-	for (int s = 0; s <= steps; s++) {
-		double y = lo + s * step, f1 = exp(-0.5 * (y - a) * (y - a)), f0 = exp(-0.5 * (y + a) * (y + a));
-		double f = p * f1 + (1 - p) * f0, t = 0;
+	for (int i = 0; i < 24; i++) {
+		double e = exp(-2 * a * (a + gh_x[i]));
 
-		if (f1 > 0)
-			t += p * f1 * log2(f1 / f);
-		if (f0 > 0)
-			t += (1 - p) * f0 * log2(f0 / f);
-		h += (s == 0 || s == steps ? 0.5 : 1) * t;
+		h -= gh_w[i] * (p * log2(p + (1 - p) * e) + (1 - p) * log2(1 - p + p * e));
 	}
-	return h * step / sqrt(2 * M_PI);
+	return h > 0 ? h : 0;
 }
 
 /* Posterior mass of the ancestors-or-self of q. */
@@ -638,10 +671,18 @@ static int finish(struct bisect *b, enum bisect_verdict v, const char *why)
 	return 0;
 }
 
-/* Runs per commit in one round of confirmation: fewer when the effect is large. */
+/*
+ * Runs per commit in one round of confirmation: enough that the pair's
+ * means show the direction (2 / effect^2 runs each, 1 to 4): the
+ * posterior already holds the confidence, this guards against a model
+ * that does not fit the lab.
+ */
 static int confirm_runs(const struct bisect *b)
 {
-	return effect_sigmas(b) >= 3 ? 1 : 2;
+	double s = effect_sigmas(b);
+	int r = (int)ceil(2 / (s * s));
+
+	return r < 1 ? 1 : r > 4 ? 4 : r;
 }
 
 /*
@@ -650,12 +691,27 @@ static int confirm_runs(const struct bisect *b)
  * from the runs tagged as confirmation, so an engine rebuilt from stored
  * samples is in the same place.
  */
+static double inlier_mean(const struct bisect *b, const double *x, int n)
+{
+	double lo = fmin(b->mu_g, b->mu_b) - FAR_SIGMAS * b->sigma, hi = fmax(b->mu_g, b->mu_b) + FAR_SIGMAS * b->sigma;
+	double sum = 0;
+	int m = 0;
+
+	for (int i = 0; i < n; i++)
+		if (b->sigma <= 0 || (x[i] >= lo && x[i] <= hi)) {
+			sum += x[i];
+			m++;
+		}
+	return m ? sum / m : NAN;
+}
+
 static int confirmed(const struct bisect *b, int parent, int culprit)
 {
 	const struct cdata *p = &b->c[parent], *c = &b->c[culprit];
+	double mp = inlier_mean(b, p->cx, p->nconfirm), mc = inlier_mean(b, c->cx, c->nconfirm);
 
-	return p->nconfirm > 0 && c->nconfirm > 0 &&
-	       p->confirm_sum / p->nconfirm > c->confirm_sum / c->nconfirm;
+	/* Runs set aside as far from both groups do not count, here as in the posterior. */
+	return isfinite(mp) && isfinite(mc) && mp > mc;
 }
 
 /* Queries for what the current round still needs: parent, then culprit (a pair for one agent). */
