@@ -42,7 +42,7 @@ LIB_SRC := bisectd/err.c bisectd/log.c bisectd/run.c bisectd/conf.c \
            bisectd/policy.c bisectd/bisect.c bisectd/client.c bisectd/util.c bisectd/rng.c
 D_SRC   := bisectd/bisectd.c bisectd/http.c bisectd/api.c bisectd/sched.c
 CTL_SRC := bisectd/bisectctl.c
-AG_SRC  := agents/agent.c agents/worktree.c agents/workload.c agents/boot.c
+AG_SRC  := agents/agent.c agents/worktree.c agents/workload.c agents/boot.c agents/netparse.c
 UNIT    := $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test_*.c))
 
 LIB      := $(BUILD)/libbisect.a

@@ -226,6 +226,7 @@ static void test_ends_that_do_not_differ(void **state)
 	r = run_sim(&b, d, &s);
 	assert_int_equal(r.verdict, VERDICT_NOT_REPRODUCED);
 	bisect_free(b);
+	dag_free(d);
 }
 
 static void test_outlier_run_does_not_flip(void **state)
