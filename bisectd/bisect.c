@@ -35,6 +35,7 @@
 #define SHORTLIST 12       /* exact ancestor masses computed per quantile target */
 #define MIN_GAIN 1e-3      /* bits: below this nothing left is worth measuring */
 #define CONFIRM_ROUNDS 3
+#define SPECULATE 0.5     /* with 3+ agents, confirm early from this posterior on */
 
 struct cdata {
 	double *x;          /* log values of successful runs, sign-flipped so lower is worse */
@@ -244,6 +245,12 @@ void bisect_mark_skipped(struct bisect *b, int i)
 {
 	if (i >= 0 && i < b->n)
 		b->c[i].skipped = 1;
+}
+
+void bisect_assume_reproduced(struct bisect *b)
+{
+	if (b->state == BISECT_ENDS)
+		b->state = BISECT_SEARCH;
 }
 
 void bisect_set_costs(struct bisect *b, double build_cost, double run_cost)
@@ -789,6 +796,20 @@ int bisect_next(struct bisect *b, struct bisect_query *out, int k, const unsigne
 			}
 			if (got == 0) /* both at the maximum and still unclear: handled above */
 				return finish(b, VERDICT_NOT_REPRODUCED, "the ends do not differ");
+			/*
+			 * Agents beyond the two ends do not wait: they measure the
+			 * quantiles of the prior, which the search needs first if the
+			 * ends differ (and which are wasted if they do not).
+			 */
+			if (k > got && b->c[0].nx + b->c[b->n - 1].nx == 0) {
+				unsigned char *busy2 = xcalloc((size_t)b->n, 1);
+
+				busy2[0] = busy2[b->n - 1] = 1;
+				for (int i = 0; busy && i < b->n; i++)
+					busy2[i] |= busy[i];
+				got += choose_search(b, out + got, k - got, busy2);
+				free(busy2);
+			}
 			if (b->c[0].nx > 0)
 				snprintf(b->why, sizeof(b->why), "the ends differ by %+.2f%% (p=%.4f): more runs at "
 					 "both", 100 * b->ends_change, b->ends_p);
@@ -796,6 +817,8 @@ int bisect_next(struct bisect *b, struct bisect_query *out, int k, const unsigne
 		}
 	}
 
+	if (b->ends_p >= 1 && b->c[0].nx > 0 && b->c[b->n - 1].nx > 0)
+		ends_differ(b);  /* the numbers for the report, when the ends phase was taken as done */
 	update_posterior(b);
 	p_top = best_post(b, &top);
 
@@ -838,6 +861,33 @@ int bisect_next(struct bisect *b, struct bisect_query *out, int k, const unsigne
 	}
 	b->state = BISECT_SEARCH;
 	b->culprit = -1;
+	/*
+	 * With three agents or more, start confirming the likely culprit while
+	 * the others search: its runs and its parent's are informative either
+	 * way, and a round is saved at the end.
+	 */
+	if (k >= 3 && p_top >= SPECULATE && !(busy && (busy[top] || busy[parent_of(b, top)])) &&
+	    !b->c[top].skipped && !b->c[parent_of(b, top)].skipped) {
+		int nc;
+
+		b->culprit = top;
+		b->confirm_parent = parent_of(b, top);
+		nc = confirm_queries(b, out);
+		b->culprit = -1;
+		if (nc > 0) {
+			unsigned char *busy2 = xcalloc((size_t)b->n, 1);
+
+			for (int i = 0; i < b->n; i++)
+				busy2[i] = busy && busy[i];
+			for (int i = 0; i < nc; i++)
+				busy2[out[i].commit] = 1;
+			got = nc + choose_search(b, out + nc, k - nc, busy2);
+			free(busy2);
+			snprintf(b->why, sizeof(b->why), "best commit %d at %.4f: confirming it early on two agents, "
+				 "searching on %d", top, p_top, got - nc);
+			return got;
+		}
+	}
 	got = choose_search(b, out, k, busy);
 	if (got == 0) {
 		int pending = 0;

@@ -59,6 +59,12 @@ void bisect_add_sample(struct bisect *b, int i, double value);
 void bisect_add_confirm_sample(struct bisect *b, int i, double value);
 /* Commit i cannot be measured (build or boot failed). */
 void bisect_mark_skipped(struct bisect *b, int i);
+/*
+ * The ends were found to differ before (an engine rebuilt from stored
+ * samples): go on searching even if later runs at the ends blur the
+ * difference, rather than measuring them again from the start.
+ */
+void bisect_assume_reproduced(struct bisect *b);
 /* The measured mean costs; <= 0 keeps the current value. */
 void bisect_set_costs(struct bisect *b, double build_cost, double run_cost);
 

@@ -629,6 +629,10 @@ static int engine_load(struct sched *s, struct jobctx *c, struct bisect **out)
 	for (int k = 0; k < c->n; k++)
 		if (c->cls[k] == CLASS_SKIPPED)
 			bisect_mark_skipped(*out, k);
+	/* Once the ends differed, the job searches: later runs at the ends do not send it back. */
+	if (store_int(s->st, &(long long){ 0 }, "SELECT 1 FROM decisions WHERE job_id = ? AND state != 'ends' "
+		      "LIMIT 1", "i", c->id) == 0)
+		bisect_assume_reproduced(*out);
 	/* What building and one run cost on this job so far: the engine weighs bits per second. */
 	if (store_row(s->st, &cost, "SELECT avg(build_s) AS b, sum(run_s) / sum(runs) AS r FROM tasks "
 		      "WHERE job_id = ? AND state = 'done' AND runs > 0", "i", c->id) == 0)
