@@ -34,7 +34,7 @@
 #define FAR_SIGMAS 5.0     /* runs this far from both groups are set aside */
 #define SHORTLIST 12       /* exact ancestor masses computed per quantile target */
 #define MIN_GAIN 1e-3      /* bits: below this nothing left is worth measuring */
-#define CONFIRM_ROUNDS 3
+#define CONFIRM_ROUNDS 5
 #define SPECULATE 0.5     /* with 3+ agents, confirm early from this posterior on */
 
 struct cdata {
@@ -321,7 +321,9 @@ static int ends_differ(struct bisect *b)
 	free(vg);
 	free(vb);
 	/* The size of the effect from the medians: one slow run must not hide it or fake it. */
-	worse = 1 - exp(median_of(x->x, x->nx) - median_of(g->x, g->nx));
+	worse = sg.median > 0 ? 1 - sb.median / sg.median : 0;
+	if (!b->o.higher_is_better)
+		worse = sg.median > 0 ? sb.median / sg.median - 1 : 0;
 	return b->ends_p < b->o.alpha && worse >= b->o.min_effect;
 }
 
@@ -337,12 +339,18 @@ static void commit_sums(struct bisect *b, double sigma)
 	b->outliers = 0;
 	for (int k = 0; k < b->nr_measured; k++) {
 		struct cdata *c = &b->c[b->measured[k]];
+		/*
+		 * A commit with three runs or more also sets aside a run far from
+		 * its own median: a slow run that lands near the other group
+		 * would otherwise stay, and contradict the rest forever.
+		 */
+		double med = sigma > 0 && c->nx >= 3 ? median_of(c->x, c->nx) : 0;
 
 		c->w_sum = c->s_sum = c->q_sum = 0;
 		for (int r = 0; r < c->nx; r++) {
 			double x = c->x[r];
 
-			if (sigma > 0 && (x < lo || x > hi)) {
+			if (sigma > 0 && (x < lo || x > hi || (c->nx >= 3 && fabs(x - med) > FAR_SIGMAS * sigma))) {
 				b->outliers++;
 				continue;
 			}
@@ -444,8 +452,8 @@ static void group_means(struct bisect *b, int j)
  */
 static void update_posterior(struct bisect *b)
 {
-	double *res;
-	int map, m = 0;
+	double *res, *gx, *bx;
+	int map, m = 0, ng = 0, nb = 0;
 
 	commit_sums(b, 0);
 	map = split_posterior(b);
@@ -453,10 +461,24 @@ static void update_posterior(struct bisect *b)
 		b->map = map;
 		return;
 	}
-	group_means(b, map);
 	for (int k = 0; k < b->nr_measured; k++)
 		m += b->c[b->measured[k]].nx;
 	res = xmalloc((size_t)(m ? m : 1) * sizeof(double));
+	gx = xmalloc((size_t)(m ? m : 1) * sizeof(double));
+	bx = xmalloc((size_t)(m ? m : 1) * sizeof(double));
+	/* The groups' centres as medians: slow runs must not drag them, or sigma with them. */
+	for (int k = 0; k < b->nr_measured; k++) {
+		const struct cdata *c = &b->c[b->measured[k]];
+
+		for (int r = 0; r < c->nx; r++) {
+			if (has_bit(c->anc, map))
+				bx[nb++] = c->x[r];
+			else
+				gx[ng++] = c->x[r];
+		}
+	}
+	b->mu_g = median_of(gx, ng);
+	b->mu_b = median_of(bx, nb);
 	m = 0;
 	for (int k = 0; k < b->nr_measured; k++) {
 		const struct cdata *c = &b->c[b->measured[k]];
@@ -468,13 +490,14 @@ static void update_posterior(struct bisect *b)
 	/* Sigma from the median absolute residual, so the runs to be set aside cannot inflate it. */
 	b->sigma = 1.4826 * median_of(res, m);
 	free(res);
+	free(gx);
+	free(bx);
 	if (b->sigma > 0) {
 		commit_sums(b, b->sigma);
-		if (b->outliers) {
+		if (b->outliers)
 			map = split_posterior(b);
-			group_means(b, map);
-		}
 	}
+	group_means(b, map);
 	b->map = map;
 }
 

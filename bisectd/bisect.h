@@ -27,13 +27,13 @@ struct bisect_opts {
 	int runs_min;        /* smallest batch of runs per query (1) */
 	int runs_max;        /* largest batch (10) */
 	int end_runs;        /* first batch at each end (5) */
-	int end_runs_max;    /* the ends get topped up to at most this before not-reproduced (20) */
+	int end_runs_max;    /* the ends get topped up to at most this before not-reproduced (30) */
 	long budget_runs;    /* stop after this many runs in all; 0: none */
 	long budget_builds;  /* stop after this many distinct commits measured; 0: none */
 	double build_cost;   /* seconds to build and boot a commit not measured yet (measured: bisect_set_costs) */
 	double run_cost;     /* seconds per run */
 };
-#define BISECT_OPTS_INIT { 0.99, 0.01, 0.01, 1, 1, 10, 5, 20, 0, 0, 60.0, 10.0 }
+#define BISECT_OPTS_INIT { 0.99, 0.01, 0.01, 1, 1, 10, 5, 30, 0, 0, 60.0, 10.0 }
 
 struct bisect;
 

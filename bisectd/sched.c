@@ -611,7 +611,7 @@ static int engine_load(struct sched *s, struct jobctx *c, struct bisect **out)
 	o.runs_min = 1;
 	o.runs_max = c->runs;
 	o.end_runs = c->runs < 5 ? 5 : c->runs;
-	o.end_runs_max = 4 * o.end_runs;
+	o.end_runs_max = 6 * o.end_runs;
 	if ((rc = bisect_new(out, c->n, c->parents, c->nr_parents, &o)))
 		return rc;
 	if ((rc = store_rows(s->st, &rows, "SELECT s.idx, s.value, t.confirm FROM samples s JOIN tasks t ON "
