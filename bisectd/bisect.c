@@ -35,17 +35,20 @@
 #define SHORTLIST 12       /* exact ancestor masses computed per quantile target */
 #define MIN_GAIN 1e-3      /* bits: below this nothing left is worth measuring */
 #define CONFIRM_ROUNDS 5
+#define DRIFT_TAU 0.005    /* prior sd of the drift per run, in sigmas: one sigma over 200 runs */
 #define SPECULATE 0.5     /* with 3+ agents, confirm early from this posterior on */
 
 struct cdata {
 	double *x;          /* log values of successful runs, sign-flipped so lower is worse */
+	double *t;          /* when each was taken: the engine's run counter */
 	int nx, cap;
 	int failures;
 	int skipped;
 	double *cx;         /* runs from interleaved confirmations (x) */
 	int nconfirm;
 	uint64_t *anc;      /* ancestors-or-self, once measured */
-	double w_sum, s_sum, q_sum;  /* weighted sufficient statistics */
+	double w_sum, s_sum, q_sum;  /* sufficient statistics of the runs kept */
+	double t_sum, tt_sum, xt_sum;
 };
 
 struct bisect {
@@ -57,7 +60,7 @@ struct bisect {
 	double *prior;
 	double *logl;        /* scratch: log posterior, unnormalised */
 	double *post;
-	double *wb, *sb, *qb;/* per split: bad-group sums */
+	double *wb, *sb, *qb, *tb; /* per split: bad-group sums */
 	struct cdata *c;
 	int *measured;       /* commits with samples, in first-measured order */
 	int nr_measured;
@@ -123,6 +126,7 @@ int bisect_new(struct bisect **out, int n, int *const *parents, const int *nr_pa
 	b->wb = xcalloc((size_t)n, sizeof(double));
 	b->sb = xcalloc((size_t)n, sizeof(double));
 	b->qb = xcalloc((size_t)n, sizeof(double));
+	b->tb = xcalloc((size_t)n, sizeof(double));
 	b->c = xcalloc((size_t)n, sizeof(*b->c));
 	b->measured = xcalloc((size_t)n, sizeof(int));
 	b->set = xcalloc((size_t)n, sizeof(int));
@@ -145,6 +149,7 @@ void bisect_free(struct bisect *b)
 	for (int i = 0; i < b->n; i++) {
 		free(b->par[i]);
 		free(b->c[i].x);
+		free(b->c[i].t);
 		free(b->c[i].cx);
 		free(b->c[i].anc);
 	}
@@ -156,6 +161,7 @@ void bisect_free(struct bisect *b)
 	free(b->wb);
 	free(b->sb);
 	free(b->qb);
+	free(b->tb);
 	free(b->c);
 	free(b->measured);
 	free(b->set);
@@ -226,7 +232,9 @@ void bisect_add_sample(struct bisect *b, int i, double value)
 	if (c->nx == c->cap) {
 		c->cap = c->cap ? 2 * c->cap : 8;
 		c->x = xrealloc(c->x, (size_t)c->cap * sizeof(double));
+		c->t = xrealloc(c->t, (size_t)c->cap * sizeof(double));
 	}
+	c->t[c->nx] = (double)b->runs;
 	c->x[c->nx++] = b->o.higher_is_better ? log(value) : -log(value);
 }
 
@@ -346,9 +354,9 @@ static void commit_sums(struct bisect *b, double sigma)
 		 */
 		double med = sigma > 0 && c->nx >= 3 ? median_of(c->x, c->nx) : 0;
 
-		c->w_sum = c->s_sum = c->q_sum = 0;
+		c->w_sum = c->s_sum = c->q_sum = c->t_sum = c->tt_sum = c->xt_sum = 0;
 		for (int r = 0; r < c->nx; r++) {
-			double x = c->x[r];
+			double x = c->x[r], t = c->t[r];
 
 			if (sigma > 0 && (x < lo || x > hi || (c->nx >= 3 && fabs(x - med) > FAR_SIGMAS * sigma))) {
 				b->outliers++;
@@ -357,6 +365,9 @@ static void commit_sums(struct bisect *b, double sigma)
 			c->w_sum += 1;
 			c->s_sum += x;
 			c->q_sum += x * x;
+			c->t_sum += t;
+			c->tt_sum += t * t;
+			c->xt_sum += x * t;
 		}
 	}
 }
@@ -367,18 +378,22 @@ static void commit_sums(struct bisect *b, double sigma)
  */
 static int split_posterior(struct bisect *b)
 {
-	double wt = 0, st = 0, qt = 0, best = -INFINITY, z = 0;
-	int map = -1;
+	double wt = 0, st = 0, qt = 0, tt = 0, t2 = 0, xt = 0, tbar, TT, XT, best = -INFINITY, z = 0;
+	int map = -1, drift = b->o.drift;
 
 	memset(b->wb, 0, (size_t)b->n * sizeof(double));
 	memset(b->sb, 0, (size_t)b->n * sizeof(double));
 	memset(b->qb, 0, (size_t)b->n * sizeof(double));
+	memset(b->tb, 0, (size_t)b->n * sizeof(double));
 	for (int k = 0; k < b->nr_measured; k++) {
 		const struct cdata *c = &b->c[b->measured[k]];
 
 		wt += c->w_sum;
 		st += c->s_sum;
 		qt += c->q_sum;
+		tt += c->t_sum;
+		t2 += c->tt_sum;
+		xt += c->xt_sum;
 		if (c->w_sum == 0)
 			continue;
 		for (size_t w = 0; w < b->words; w++) {
@@ -391,11 +406,18 @@ static int split_posterior(struct bisect *b)
 				b->wb[j] += c->w_sum;
 				b->sb[j] += c->s_sum;
 				b->qb[j] += c->q_sum;
+				b->tb[j] += c->t_sum;
 			}
 		}
 	}
+	/* Time centred on the runs' mean, for the drift term. */
+	tbar = wt > 0 ? tt / wt : 0;
+	TT = t2 - wt * tbar * tbar;
+	XT = xt - tbar * st;
+	if (wt < 8 || TT <= 0)
+		drift = 0;  /* too few runs to spend a degree of freedom on drift */
 	for (int j = 1; j < b->n; j++) {
-		double nb = b->wb[j], ng = wt - nb, ssb, ssg, ss, mb, mg, se, l;
+		double nb = b->wb[j], ng = wt - nb, ssb, ssg, ss, mb, mg, se, l, diff, v, dof;
 
 		if (b->prior[j] <= 0 || nb <= 0.5 || ng <= 0.5) {
 			b->logl[j] = -INFINITY;
@@ -406,11 +428,33 @@ static int split_posterior(struct bisect *b)
 		ssb = b->qb[j] - b->sb[j] * mb;
 		ssg = (qt - b->qb[j]) - (st - b->sb[j]) * mg;
 		ss = fmax(ssb, 0) + fmax(ssg, 0);
+		diff = mg - mb;
+		v = 1 / nb + 1 / ng;
+		dof = wt - 2;
+		l = -0.5 * log(nb * ng);
+		if (drift) {
+			/*
+			 * A common linear drift over time: x = mu_group + beta t, with
+			 * beta ~ N(0, (tau sigma)^2) per run. The prior is proper, so a
+			 * history whose commits are measured in order (bisection does
+			 * that) cannot pass its regression off as drift: the marginal
+			 * gains (tau^2 D')^-1/2 with D' = D + 1/tau^2, and the residual
+			 * loses beta^2 D' at beta's posterior mean.
+			 */
+			double TB = b->tb[j] - nb * tbar, D = TT - TB * TB * v;
+			double Dp = D + 1 / (DRIFT_TAU * DRIFT_TAU), beta;
+
+			beta = (XT - TB * (mb - mg)) / Dp;
+			ss -= beta * beta * Dp;
+			diff += beta * TB * v;
+			l -= 0.5 * log(Dp * DRIFT_TAU * DRIFT_TAU);
+			v += TB * TB * v * v / Dp;
+		}
 		ss = fmax(ss, 1e-300 + 1e-12 * wt);
-		l = -0.5 * log(nb * ng) - 0.5 * (wt - 2) * log(ss) + log(b->prior[j]);
+		l += -0.5 * dof * log(ss) + log(b->prior[j]);
 		/* The bad group must be the worse one: P(mu_B < mu_G | data). */
-		se = sqrt(ss / fmax(wt - 2, 1) * (1 / nb + 1 / ng));
-		l += log(fmax(0.5 * erfc(-(mg - mb) / (se * M_SQRT2)), 1e-300));
+		se = sqrt(ss / fmax(dof, 1) * v);
+		l += log(fmax(0.5 * erfc(-diff / (se * M_SQRT2)), 1e-300));
 		b->logl[j] = l;
 		if (l > best) {
 			best = l;

@@ -32,8 +32,9 @@ struct bisect_opts {
 	long budget_builds;  /* stop after this many distinct commits measured; 0: none */
 	double build_cost;   /* seconds to build and boot a commit not measured yet (measured: bisect_set_costs) */
 	double run_cost;     /* seconds per run */
+	int drift;           /* 1: allow a common linear drift of the lab over the job (time = run order) */
 };
-#define BISECT_OPTS_INIT { 0.99, 0.01, 0.01, 1, 1, 10, 5, 30, 0, 0, 60.0, 10.0 }
+#define BISECT_OPTS_INIT { 0.99, 0.01, 0.01, 1, 1, 10, 5, 30, 0, 0, 60.0, 10.0, 1 }
 
 struct bisect;
 
