@@ -32,6 +32,7 @@
 #include "util.h"
 
 #define FAR_SIGMAS 5.0     /* runs this far from both groups are set aside */
+#define TOPLIST 16        /* the most probable commits are always looked at too */
 #define SHORTLIST 12       /* exact ancestor masses computed per quantile target */
 #define MIN_GAIN 1e-3      /* bits: below this nothing left is worth measuring */
 #define CONFIRM_ROUNDS 5
@@ -641,9 +642,10 @@ struct cand {
 static int choose_search(struct bisect *b, struct bisect_query *out, int k, const unsigned char *busy)
 {
 	struct cand *cs = xmalloc((size_t)b->n * sizeof(*cs));
-	unsigned char *taken = xcalloc((size_t)b->n, 1);
-	double prefix = 0;
-	int nc = 0, got = 0;
+	unsigned char *seen = xcalloc((size_t)b->n, 1), *taken = xcalloc((size_t)b->n, 1);
+	struct bisect_query *ev = xmalloc(((size_t)k * (2 * SHORTLIST + 1) + TOPLIST) * sizeof(*ev));
+	int top[TOPLIST], nt, nev = 0, nc = 0, got = 0;
+	double prefix = 0, tp[TOPLIST];
 
 	for (int i = 1; i < b->n; i++) {
 		prefix += b->post[i];
@@ -653,13 +655,17 @@ static int choose_search(struct bisect *b, struct bisect_query *out, int k, cons
 		cs[nc].approx = prefix;
 		nc++;
 	}
-	/* cs is sorted by approx already: the prefix mass grows with the index. */
+	/*
+	 * The commits worth an exact look: those around each quantile of the
+	 * topological prefix mass (cs is sorted by it: it grows with the
+	 * index), which is exact on a line and an upper bound on a DAG; and
+	 * the most probable commits themselves, which on a DAG with merges
+	 * may sit far from the prefix's quantiles.
+	 */
 	for (int t = 1; t <= k && nc > 0; t++) {
-		double target = (double)t / (k + 1), best_score = -1;
-		struct bisect_query best = { .commit = -1 };
+		double target = (double)t / (k + 1);
 		int lo = 0, hi = nc;
 
-		/* First candidate whose prefix mass reaches the target; look around it. */
 		while (lo < hi) {
 			int mid = (lo + hi) / 2;
 
@@ -668,29 +674,49 @@ static int choose_search(struct bisect *b, struct bisect_query *out, int k, cons
 			else
 				hi = mid;
 		}
-		for (int d = -SHORTLIST; d <= SHORTLIST; d++) {
-			int at = lo + d;
-			struct bisect_query q = { 0 };
+		for (int d = -SHORTLIST; d <= SHORTLIST; d++)
+			if (lo + d >= 0 && lo + d < nc && !seen[cs[lo + d].commit]) {
+				seen[cs[lo + d].commit] = 1;
+				ev[nev++].commit = cs[lo + d].commit;
+			}
+	}
+	nt = bisect_top(b, top, tp, TOPLIST);
+	for (int i = 0; i < nt; i++)
+		if (!seen[top[i]] && !b->c[top[i]].skipped && !(busy && busy[top[i]])) {
+			seen[top[i]] = 1;
+			ev[nev++].commit = top[i];
+		}
+	for (int i = 0; i < nev; i++) {
+		int c = ev[i].commit;
+
+		ev[i].mass = anc_mass(b, c);
+		best_batch(b, ev[i].mass, b->c[c].nx + b->c[c].failures > 0, &ev[i]);
+		ev[i].confirm = 0;
+	}
+	for (int t = 1; t <= k; t++) {
+		double target = (double)t / (k + 1), best_score = -1;
+		int best = -1;
+
+		for (int i = 0; i < nev; i++) {
 			double score;
 
-			if (at < 0 || at >= nc || taken[cs[at].commit])
+			if (taken[ev[i].commit])
 				continue;
-			q.commit = cs[at].commit;
-			q.mass = anc_mass(b, q.commit);
-			best_batch(b, q.mass, b->c[q.commit].nx + b->c[q.commit].failures > 0, &q);
 			/* With several agents, each takes the commits near its own quantile. */
-			score = q.gain / q.cost * exp(-fabs(q.mass - target) * (k > 1 ? 4.0 * (k + 1) : 0));
+			score = ev[i].gain / ev[i].cost * exp(-fabs(ev[i].mass - target) * (k > 1 ? 4.0 * (k + 1) : 0));
 			if (score > best_score) {
 				best_score = score;
-				best = q;
+				best = i;
 			}
 		}
-		if (best.commit < 0 || best.gain < MIN_GAIN)
+		if (best < 0 || ev[best].gain < MIN_GAIN)
 			continue;
-		taken[best.commit] = 1;
-		out[got++] = best;
+		taken[ev[best].commit] = 1;
+		out[got++] = ev[best];
 	}
+	free(ev);
 	free(cs);
+	free(seen);
 	free(taken);
 	return got;
 }

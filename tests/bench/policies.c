@@ -6,6 +6,7 @@
  * drives the engine in bisect.h.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -417,6 +418,10 @@ static int trial_bisectd(int *answer, int *capped, struct sim_lab *lab, int k,
 				*answer = r.culprit;
 			else if (r.verdict == VERDICT_RANGE && lim->max_runs && r.runs >= lim->max_runs)
 				*capped = 1;
+			/* BENCH_WHY=1: say why a wrong answer came out (to study the engine). */
+			if (getenv("BENCH_WHY") && *answer != lab->culprit)
+				fprintf(stderr, "why: culprit %d, answer %d (verdict %d, %.4f): %s\n", lab->culprit,
+					r.culprit, r.verdict, r.confidence, r.why);
 			break;
 		}
 		if (lab->round >= lim->max_rounds || (lim->max_runs && lab->runs >= lim->max_runs)) {
