@@ -37,6 +37,8 @@
 #define MIN_GAIN 1e-3      /* bits: below this nothing left is worth measuring */
 #define CONFIRM_ROUNDS 5
 #define DRIFT_TAU 0.005    /* prior sd of the drift per run, in sigmas: one sigma over 200 runs */
+#define STOP_MARGIN 0.75  /* search until the error left is this share of what the job allows */
+#define REFRESH_RUNS 25   /* an end not measured for this many runs gets one more */
 #define SPECULATE 0.5     /* with 3+ agents, confirm early from this posterior on */
 
 struct cdata {
@@ -832,6 +834,12 @@ static int confirm_queries(struct bisect *b, struct bisect_query *out)
 	return got;
 }
 
+/* When commit i was last measured (the run counter), -1 when never. */
+static double last_run(const struct bisect *b, int i)
+{
+	return b->c[i].nx ? b->c[i].t[b->c[i].nx - 1] : -1;
+}
+
 static int budget_spent(const struct bisect *b)
 {
 	return (b->o.budget_runs > 0 && b->runs >= b->o.budget_runs) ||
@@ -920,7 +928,12 @@ int bisect_next(struct bisect *b, struct bisect_query *out, int k, const unsigne
 		return finish(b, VERDICT_RANGE, "the budget is spent: the answer is the smallest set holding "
 			      "the confidence");
 	}
-	if (p_top >= b->o.confidence) {
+	/*
+	 * Stop at half the error the job allows: the posterior is calibrated
+	 * only as far as the model fits the lab, and the last halving costs
+	 * about one bit, a run or two.
+	 */
+	if (p_top >= 1 - (1 - b->o.confidence) * STOP_MARGIN) {
 		int parent = parent_of(b, top), r = confirm_runs(b);
 		const struct cdata *cp = &b->c[parent], *cc = &b->c[top];
 
@@ -1004,6 +1017,19 @@ int bisect_next(struct bisect *b, struct bisect_query *out, int k, const unsigne
 			if (got == k)
 				got--;
 			out[got++] = (struct bisect_query){ e, b->o.end_runs, 0, e ? 1.0 : 0.0, 0, 0 };
+		} else {
+			/*
+			 * An end not measured for a long while gets one run: the ends
+			 * are the only commits whose group is certain, so their fresh
+			 * runs tell drift apart from regression.
+			 */
+			int stale = last_run(b, 0) <= last_run(b, b->n - 1) ? 0 : b->n - 1;
+
+			if (b->runs - last_run(b, stale) >= REFRESH_RUNS && !(busy && busy[stale])) {
+				if (got == k)
+					got--;
+				out[got++] = (struct bisect_query){ stale, 1, 0, stale ? 1.0 : 0.0, 0, 0 };
+			}
 		}
 	}
 	snprintf(b->why, sizeof(b->why), "best commit %d at %.4f; measuring %d commit%s, the first at %.2f "
