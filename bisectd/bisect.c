@@ -36,7 +36,9 @@
 #define SHORTLIST 12       /* exact ancestor masses computed per quantile target */
 #define MIN_GAIN 1e-3      /* bits: below this nothing left is worth measuring */
 #define CONFIRM_ROUNDS 5
-#define DRIFT_TAU 0.005    /* prior sd of the drift per run, in sigmas: one sigma over 200 runs */
+/* Drift scales averaged over (sd of the drift per run, in sigmas): none, one sigma over 200 runs, over 40. */
+static const double drift_taus[] = { 0, 0.005, 0.025 };
+#define NR_TAUS 3
 #define STOP_MARGIN 0.75  /* search until the error left is this share of what the job allows */
 #define REFRESH_RUNS 25   /* an end not measured for this many runs gets one more */
 #define SPECULATE 0.5     /* with 3+ agents, confirm early from this posterior on */
@@ -420,7 +422,7 @@ static int split_posterior(struct bisect *b)
 	if (wt < 8 || TT <= 0)
 		drift = 0;  /* too few runs to spend a degree of freedom on drift */
 	for (int j = 1; j < b->n; j++) {
-		double nb = b->wb[j], ng = wt - nb, ssb, ssg, ss, mb, mg, se, l, diff, v, dof;
+		double nb = b->wb[j], ng = wt - nb, ssb, ssg, ss0, mb, mg, se, l, v0, dof;
 
 		if (b->prior[j] <= 0 || nb <= 0.5 || ng <= 0.5) {
 			b->logl[j] = -INFINITY;
@@ -430,34 +432,41 @@ static int split_posterior(struct bisect *b)
 		mg = (st - b->sb[j]) / ng;
 		ssb = b->qb[j] - b->sb[j] * mb;
 		ssg = (qt - b->qb[j]) - (st - b->sb[j]) * mg;
-		ss = fmax(ssb, 0) + fmax(ssg, 0);
-		diff = mg - mb;
-		v = 1 / nb + 1 / ng;
+		ss0 = fmax(ssb, 0) + fmax(ssg, 0);
+		v0 = 1 / nb + 1 / ng;
 		dof = wt - 2;
-		l = -0.5 * log(nb * ng);
-		if (drift) {
-			/*
-			 * A common linear drift over time: x = mu_group + beta t, with
-			 * beta ~ N(0, (tau sigma)^2) per run. The prior is proper, so a
-			 * history whose commits are measured in order (bisection does
-			 * that) cannot pass its regression off as drift: the marginal
-			 * gains (tau^2 D')^-1/2 with D' = D + 1/tau^2, and the residual
-			 * loses beta^2 D' at beta's posterior mean.
-			 */
-			double TB = b->tb[j] - nb * tbar, D = TT - TB * TB * v;
-			double Dp = D + 1 / (DRIFT_TAU * DRIFT_TAU), beta;
+		/*
+		 * A common linear drift over time: x = mu_group + beta t, with
+		 * beta ~ N(0, (tau sigma)^2) per run. The prior is proper, so a
+		 * history whose commits are measured in order (bisection does
+		 * that) cannot pass its regression off as drift: the marginal gains
+		 * (tau^2 D')^-1/2 with D' = D + 1/tau^2, and the residual loses
+		 * beta^2 D' at beta's posterior mean. The drift's scale is not
+		 * known either: the marginal is averaged over a few taus (tau 0 is
+		 * no drift), each with an equal prior weight, so a steady lab pays
+		 * almost nothing and a drifting one is followed.
+		 */
+		l = -INFINITY;
+		for (int m = 0; m < (drift ? NR_TAUS : 1); m++) {
+			double tau = drift_taus[m], lm = -0.5 * log(nb * ng), ss = ss0, diff = mg - mb, v = v0;
 
-			beta = (XT - TB * (mb - mg)) / Dp;
-			ss -= beta * beta * Dp;
-			diff += beta * TB * v;
-			l -= 0.5 * log(Dp * DRIFT_TAU * DRIFT_TAU);
-			v += TB * TB * v * v / Dp;
+			if (tau > 0) {
+				double TB = b->tb[j] - nb * tbar, D = TT - TB * TB * v0;
+				double Dp = D + 1 / (tau * tau), beta = (XT - TB * (mb - mg)) / Dp;
+
+				ss -= beta * beta * Dp;
+				diff += beta * TB * v0;
+				lm -= 0.5 * log(Dp * tau * tau);
+				v += TB * TB * v0 * v0 / Dp;
+			}
+			ss = fmax(ss, 1e-300 + 1e-12 * wt);
+			lm += -0.5 * dof * log(ss);
+			/* The bad group must be the worse one: P(mu_B < mu_G | data). */
+			se = sqrt(ss / fmax(dof, 1) * v);
+			lm += log(fmax(0.5 * erfc(-diff / (se * M_SQRT2)), 1e-300));
+			l = l > lm ? l + log1p(exp(lm - l)) : lm + (isfinite(l) ? log1p(exp(l - lm)) : 0);
 		}
-		ss = fmax(ss, 1e-300 + 1e-12 * wt);
-		l += -0.5 * dof * log(ss) + log(b->prior[j]);
-		/* The bad group must be the worse one: P(mu_B < mu_G | data). */
-		se = sqrt(ss / fmax(dof, 1) * v);
-		l += log(fmax(0.5 * erfc(-diff / (se * M_SQRT2)), 1e-300));
+		l += log(b->prior[j]);
 		b->logl[j] = l;
 		if (l > best) {
 			best = l;
@@ -859,6 +868,45 @@ static double best_post(const struct bisect *b, int *at)
 	return best;
 }
 
+/*
+ * The most probable commit holds enough of the posterior: confirm it
+ * against its parent with interleaved runs, or report it once they show
+ * the change.
+ */
+static int confirm_step(struct bisect *b, struct bisect_query *out, const unsigned char *busy, int top, double p_top)
+{
+	int parent = parent_of(b, top), r = confirm_runs(b);
+	const struct cdata *cp = &b->c[parent], *cc = &b->c[top];
+
+	b->culprit = top;
+	b->confirm_parent = parent;
+	if (cc->skipped || cp->skipped) {
+		char why[160];
+
+		snprintf(why, sizeof(why), "commit %d holds %.4f but it or its parent cannot be measured",
+			 top, p_top);
+		return finish(b, VERDICT_RANGE, why);
+	}
+	if (busy && (busy[top] || busy[parent]))
+		return 0;
+	if (cp->nconfirm >= r && cc->nconfirm >= r) {
+		char why[200];
+
+		if (confirmed(b, parent, top)) {
+			snprintf(why, sizeof(why), "commit %d holds %.4f of the posterior, and the interleaved "
+				 "runs against its parent show the change", top, p_top);
+			return finish(b, VERDICT_CULPRIT, why);
+		}
+		if ((cp->nconfirm < cc->nconfirm ? cp->nconfirm : cc->nconfirm) >= CONFIRM_ROUNDS * r) {
+			snprintf(why, sizeof(why), "commit %d holds %.4f, but %d rounds of interleaved runs "
+				 "against its parent do not show the change", top, p_top, CONFIRM_ROUNDS);
+			return finish(b, VERDICT_RANGE, why);
+		}
+	}
+	b->state = BISECT_CONFIRM;
+	return confirm_queries(b, out);
+}
+
 int bisect_next(struct bisect *b, struct bisect_query *out, int k, const unsigned char *busy)
 {
 	int got = 0, top;
@@ -933,38 +981,8 @@ int bisect_next(struct bisect *b, struct bisect_query *out, int k, const unsigne
 	 * only as far as the model fits the lab, and the last halving costs
 	 * about one bit, a run or two.
 	 */
-	if (p_top >= 1 - (1 - b->o.confidence) * STOP_MARGIN) {
-		int parent = parent_of(b, top), r = confirm_runs(b);
-		const struct cdata *cp = &b->c[parent], *cc = &b->c[top];
-
-		b->culprit = top;
-		b->confirm_parent = parent;
-		if (cc->skipped || cp->skipped) {
-			char why[160];
-
-			snprintf(why, sizeof(why), "commit %d holds %.4f but it or its parent cannot be measured",
-				 top, p_top);
-			return finish(b, VERDICT_RANGE, why);
-		}
-		if (busy && (busy[top] || busy[parent]))
-			return 0;
-		if (cp->nconfirm >= r && cc->nconfirm >= r) {
-			char why[200];
-
-			if (confirmed(b, parent, top)) {
-				snprintf(why, sizeof(why), "commit %d holds %.4f of the posterior, and the interleaved "
-					 "runs against its parent show the change", top, p_top);
-				return finish(b, VERDICT_CULPRIT, why);
-			}
-			if ((cp->nconfirm < cc->nconfirm ? cp->nconfirm : cc->nconfirm) >= CONFIRM_ROUNDS * r) {
-				snprintf(why, sizeof(why), "commit %d holds %.4f, but %d rounds of interleaved runs "
-					 "against its parent do not show the change", top, p_top, CONFIRM_ROUNDS);
-				return finish(b, VERDICT_RANGE, why);
-			}
-		}
-		b->state = BISECT_CONFIRM;
-		return confirm_queries(b, out);
-	}
+	if (p_top >= 1 - (1 - b->o.confidence) * STOP_MARGIN)
+		return confirm_step(b, out, busy, top, p_top);
 	b->state = BISECT_SEARCH;
 	b->culprit = -1;
 	/*
@@ -1002,6 +1020,9 @@ int bisect_next(struct bisect *b, struct bisect_query *out, int k, const unsigne
 			pending += busy[i];
 		if (pending)
 			return 0;
+		/* Nothing left to learn and the job's confidence is reached: confirm. */
+		if (p_top >= b->o.confidence)
+			return confirm_step(b, out, busy, top, p_top);
 		b->culprit = top;
 		return finish(b, VERDICT_RANGE, "nothing measurable separates the most probable commits "
 			      "(skipped neighbours)");

@@ -1228,12 +1228,15 @@ int sched_job_report_text(struct sched *s, char **out, long long id)
 
 		sbuf_addf(&sb, "culprit: %s %s\n", json_string_value(json_object_get(c, "sha")),
 			  json_string_value(json_object_get(c, "subject")));
-		sbuf_addf(&sb, "change against its parent: %+.2f%% (Mann-Whitney p=%.4f)\n",
+		sbuf_addf(&sb, "change against its parent: %+.2f%% (Mann-Whitney p=%.4f on their own %lld+%lld runs)\n",
 			  json_number_value(json_object_get(rep, "change_pct")),
-			  json_number_value(json_object_get(rep, "p_value")));
+			  json_number_value(json_object_get(rep, "p_value")),
+			  json_integer_value(json_object_get(json_object_get(rep, "parent"), "n")),
+			  json_integer_value(json_object_get(c, "n")));
 		if (json_is_number(json_object_get(rep, "confidence")))
-			sbuf_addf(&sb, "confidence: %.4f (posterior probability that this commit is the culprit)\n",
-				  json_number_value(json_object_get(rep, "confidence")));
+			sbuf_addf(&sb, "confidence: %.4f (posterior probability that this commit is the culprit, "
+				  "from all %lld runs)\n", json_number_value(json_object_get(rep, "confidence")),
+				  json_integer_value(json_object_get(x, "samples")));
 	} else if (!strcmp(verdict, "range")) {
 		size_t i;
 

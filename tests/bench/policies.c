@@ -426,6 +426,11 @@ static int trial_bisectd(int *answer, int *capped, struct sim_lab *lab, int k,
 		}
 		if (lab->round >= lim->max_rounds || (lim->max_runs && lab->runs >= lim->max_runs)) {
 			*capped = 1;
+			if (getenv("BENCH_WHY")) {
+				bisect_result(b, &r);
+				fprintf(stderr, "why: culprit %d, capped at %ld runs, best %d (%.4f): %s\n", lab->culprit,
+					lab->runs, r.culprit, r.confidence, r.why);
+			}
 			break;
 		}
 		for (int i = 0; i < nq; i++)
