@@ -42,7 +42,8 @@ LIB_SRC := bisectd/err.c bisectd/log.c bisectd/run.c bisectd/conf.c \
            bisectd/policy.c bisectd/bisect.c bisectd/client.c bisectd/util.c bisectd/rng.c
 D_SRC   := bisectd/bisectd.c bisectd/http.c bisectd/api.c bisectd/sched.c
 CTL_SRC := bisectd/bisectctl.c
-AG_SRC  := agents/agent.c agents/worktree.c agents/workload.c agents/boot.c agents/netparse.c
+AG_SRC  := agents/agent.c agents/worktree.c agents/workload.c agents/boot.c agents/netparse.c \
+           agents/initramfs.c agents/qemu.c agents/kconfig.c
 UNIT    := $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test_*.c))
 
 LIB      := $(BUILD)/libbisect.a
@@ -79,6 +80,12 @@ $(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(call obj,$(filter-out bisectd/bi
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS) -lcmocka
 
+# tests/t0100-qemu-boot.sh drives the qemu boot method through this helper.
+QEMU_HELPER := $(BUILD)/tests/qemu-boot
+$(QEMU_HELPER): $(BUILD)/obj/tests/lib/qemu-boot.o $(call obj,$(filter-out agents/agent.c,$(AG_SRC))) $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
+
 # --- benchmark ------------------------------------------------------------
 
 BENCH_SRC   := tests/bench/bench_bisect.c tests/bench/sim.c tests/bench/policies.c tests/bench/bound.c
@@ -101,7 +108,15 @@ $(BUILD)/tests/test_bound: $(call obj,tests/bench/bound.c)
 DEB_PKGS := build-essential pkg-config git libcurl4-openssl-dev libsqlite3-dev \
             libgit2-dev libyaml-dev libmicrohttpd-dev libjansson-dev \
             libcmocka-dev gnuplot-nox python3 python3-scipy perl curl sqlite3 \
-            util-linux procps
+            util-linux procps \
+            qemu-system-x86 busybox-static iperf3 cpio iproute2 linux-image-amd64
+
+# The kernel lab's tools (make check-kernel, make demo-kernel): a kernel
+# source tree to make a history from, and what building it needs.
+DEB_KERNEL := linux-source-6.1 xz-utils flex bison bc libelf-dev ccache
+
+deps-kernel:
+	@$(MAKE) --no-print-directory deps DEB_PKGS="$(DEB_PKGS) $(DEB_KERNEL)"
 
 deps:
 	@missing=""; for p in $(DEB_PKGS); do \
@@ -120,11 +135,11 @@ export UBSAN_OPTIONS = print_stacktrace=1:halt_on_error=1
 unit: $(UNIT_BIN)
 	CMOCKA_MESSAGE_OUTPUT=TAP prove $(PROVE_FLAGS) $(UNIT_BIN)
 
-integration: $(PROGS)
+integration: $(PROGS) $(QEMU_HELPER)
 	BUILD=$(abspath $(BUILD)) prove $(PROVE_FLAGS) tests/t[0-9]*.sh
 
 # Unit and integration tests in one prove run: one summary at the end.
-check-one: $(UNIT_BIN) $(PROGS)
+check-one: $(UNIT_BIN) $(PROGS) $(QEMU_HELPER)
 	CMOCKA_MESSAGE_OUTPUT=TAP BUILD=$(abspath $(BUILD)) prove $(PROVE_FLAGS) $(UNIT_BIN) tests/t[0-9]*.sh
 
 check: deps
@@ -138,7 +153,7 @@ demo: deps
 clean:
 	rm -rf build build-san bisectd/schema_sql.c
 
-.PHONY: all deps unit integration check-one check demo clean bench-bisect
+.PHONY: all deps deps-kernel unit integration check-one check demo clean bench-bisect
 .SECONDARY:
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -1,0 +1,131 @@
+/*
+ * kconfig: the kernel configuration a job asks for. Parses Kconfig
+ * fragments and .config files, merges fragments (later wins, overrides
+ * listed), checks that a .config made by the kernel's olddefconfig kept
+ * every requested option, and names the result for the build cache.
+ *
+ * olddefconfig drops an option whose dependencies are not met without a
+ * word; a kernel built without the option the workload measures would
+ * bisect noise, so the agent verifies after every configuration.
+ */
+#ifndef AGENT_KCONFIG_H
+#define AGENT_KCONFIG_H
+
+#include <stddef.h>
+
+/* One option as set in a fragment or a .config. */
+struct kconfig_opt {
+	char *name;   /* "CONFIG_NET_CLS_BPF" */
+	char *value;  /* "y", "m", "n" (also for "# CONFIG_X is not set"), "\"str\"" with
+		       * its quotes, "123", "0x1f" */
+	char *where;  /* "file:line" it was read from */
+};
+
+/* A set of options, in the order each name was first set; names are unique. */
+struct kconfig {
+	struct kconfig_opt *opt;
+	size_t nr, alloc;
+	size_t *index;    /* open addressing: slot -> opt index + 1, 0 empty */
+	size_t index_cap; /* power of two, or 0 */
+};
+#define KCONFIG_INIT { NULL, 0, 0, NULL, 0 }
+
+/* An option that a later line or fragment set to another value. */
+struct kconfig_override {
+	char *name;
+	char *old_value, *old_where;
+	char *new_value, *new_where;
+};
+
+struct kconfig_overrides {
+	struct kconfig_override *v;
+	size_t nr, alloc;
+};
+#define KCONFIG_OVERRIDES_INIT { NULL, 0, 0 }
+
+void kconfig_init(struct kconfig *kc);
+void kconfig_release(struct kconfig *kc);
+void kconfig_overrides_release(struct kconfig_overrides *ov);
+
+/* The option called name ("CONFIG_..."), or NULL. Borrowed. */
+const struct kconfig_opt *kconfig_get(const struct kconfig *kc, const char *name);
+
+/*
+ * Parses text (len bytes, need not be NUL-terminated) into kc, on top of
+ * what kc holds: a name set again takes the new value, and when the value
+ * differs the change is appended to ov (may be NULL). Accepted lines:
+ * "CONFIG_X=y|m|n", "CONFIG_X=\"string\"", "CONFIG_X=123", "CONFIG_X=0x1f",
+ * "# CONFIG_X is not set" (value "n"), other lines starting with '#', and
+ * blank lines; trailing white space is ignored. Anything else is
+ * ERR_INVALID with "fname:line: ..."; kc then holds the lines before it.
+ */
+int kconfig_parse(struct kconfig *kc, struct kconfig_overrides *ov,
+		  const char *text, size_t len, const char *fname);
+
+/* kconfig_parse() of the file at path (at most 16 MiB). */
+int kconfig_load(struct kconfig *kc, struct kconfig_overrides *ov, const char *path);
+
+/* Sets every option of src in dst, later wins, differences into ov (may be NULL). */
+void kconfig_merge(struct kconfig *dst, struct kconfig_overrides *ov, const struct kconfig *src);
+
+/* "CONFIG_X=n (b.config:3) overrides CONFIG_X=y (a.config:7)" into buf. */
+const char *kconfig_override_describe(const struct kconfig_override *o, char *buf, size_t n);
+
+/*
+ * kc as a fragment, one line per option in kc's order ("# CONFIG_X is not
+ * set" for "n"), after the comment header (may be NULL; each of its lines
+ * gets "# "). Caller frees.
+ */
+char *kconfig_format(const struct kconfig *kc, const char *header);
+
+/*
+ * Checks that got (a .config after olddefconfig) has every option of want
+ * with the requested value; "n" is met by an option that is absent or not
+ * set. Returns 0, or ERR_UNPROCESSABLE with a message naming every option
+ * that is not as requested and why; report (may be NULL) then gets the
+ * whole explanation, one line per option (caller frees), as the message
+ * is bounded. *report is NULL on success.
+ */
+int kconfig_verify(char **report, const struct kconfig *want, const struct kconfig *got);
+
+#define KCONFIG_HASH_HEX 16
+
+/*
+ * A name for "base + these options" that does not depend on their order
+ * or where they came from: FNV-1a 64 over base and the options sorted by
+ * name, as 16 hex digits. base is "tinyconfig", "defconfig", or what the
+ * caller uses to name a base file by its content. The kernel tree is not
+ * in it: the build cache keys on the tree id as well.
+ */
+void kconfig_hash(char out[KCONFIG_HASH_HEX + 1], const struct kconfig *kc, const char *base);
+
+struct kconfig_apply_opts {
+	const char *srcdir;      /* the kernel tree */
+	const char *outdir;      /* make's O=; created when missing */
+	const char *base;        /* "tinyconfig", "defconfig", "allnoconfig" (a make
+				  * target), or the path of a .config to start from */
+	const char *const *fragments; /* paths, NULL-terminated, merged in order */
+	const char *const *make_args; /* extra make arguments ("ARCH=x86_64",
+				       * "CC=ccache gcc"); NULL-terminated, may be NULL */
+	const char *const *env;  /* extra "K=V" for every command; may be NULL */
+	const char *make;        /* NULL: "make" */
+	int timeout_ms;          /* per command; <= 0: none */
+};
+#define KCONFIG_APPLY_OPTS_INIT { NULL, NULL, "tinyconfig", NULL, NULL, NULL, NULL, 600000 }
+
+/*
+ * Configures the tree at srcdir into outdir: merges the fragments
+ * (overrides into ov, may be NULL), writes the result to
+ * outdir/bisectd-fragment.config, makes the base ("make O=outdir
+ * tinyconfig", or copies a base file to outdir/.config), runs
+ * scripts/kconfig/merge_config.sh -m and "make olddefconfig", then
+ * kconfig_verify()s outdir/.config against the merged fragment. hash (may
+ * be NULL) gets kconfig_hash() of the merged fragment and base (a base
+ * file is named "file:" and the hash of its content). A command that
+ * fails is ERR_FAIL (ERR_TIMEOUT past the deadline) with the tail of its
+ * output; a parse error is ERR_INVALID; verification ERR_UNPROCESSABLE.
+ */
+int kconfig_apply(char hash[KCONFIG_HASH_HEX + 1], struct kconfig_overrides *ov,
+		  const struct kconfig_apply_opts *opts);
+
+#endif

@@ -1,0 +1,970 @@
+/*
+ * qemu: boot a kernel under QEMU, read the runs off its serial console,
+ * probe whether KVM works, and write the /init that prints the markers.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "err.h"
+#include "qemu.h"
+#include "run.h"
+#include "util.h"
+
+#define DEFAULT_QEMU "qemu-system-x86_64"
+#define BASE_APPEND "console=ttyS0 panic=-1 quiet"
+#define DEFAULT_MEM_MB 512
+#define DEFAULT_CPUS 2
+#define DEFAULT_PROBE_MS 10000
+#define DEFAULT_BOOT_MS 60000
+#define DEFAULT_RUN_MS 600000
+/* How often the watcher reads the console. */
+#define WATCH_POLL_MS 50
+/* After DONE the guest reboots, which ends QEMU; if it does not, it is stopped. */
+#define DONE_GRACE_MS 5000
+/* A QEMU that ignores the monitor's quit is killed by run.h this much later. */
+#define KILL_SLACK_MS 15000
+#define MAX_APPEND 2048
+#define PROBE_MARK "Linux version"
+
+const char *qemu_accel_name(int accel)
+{
+	switch (accel) {
+	case QEMU_ACCEL_KVM: return "kvm";
+	case QEMU_ACCEL_TCG: return "tcg";
+	default: return "auto";
+	}
+}
+
+/* --- console parsing ------------------------------------------------------ */
+
+void qemu_console_release(struct qemu_console *c)
+{
+	if (!c)
+		return;
+	for (int i = 0; i < c->nruns && c->runs; i++)
+		free(c->runs[i].text);
+	free(c->runs);
+	memset(c, 0, sizeof(*c));
+}
+
+/* Does the line (len bytes) start with mark followed by its end or a space? */
+static const char *marker(const char *line, size_t len, const char *mark)
+{
+	size_t ml = strlen(mark);
+
+	if (len < ml || memcmp(line, mark, ml) != 0)
+		return NULL;
+	if (len > ml && line[ml] != ' ')
+		return NULL;
+	return line + ml;
+}
+
+/*
+ * The run number after a marker: a decimal of 1..9 digits followed by the
+ * line's end or a space. -1 when it is not one (the line is then no
+ * marker); 0 or past max are numbers, just no run's.
+ */
+static long marker_num(const char *p, const char *end, const char **after)
+{
+	long v = 0;
+	const char *q;
+
+	while (p < end && *p == ' ')
+		p++;
+	for (q = p; q < end && *q >= '0' && *q <= '9'; q++) {
+		if (q - p >= 9)
+			return -1;
+		v = v * 10 + (*q - '0');
+	}
+	if (q == p || (q < end && *q != ' '))
+		return -1;
+	if (after)
+		*after = q;
+	return v;
+}
+
+int qemu_parse_console(struct qemu_console *out, const char *log, size_t len, int nruns)
+{
+	struct sbuf cur = SBUF_INIT;
+	const char *p = log, *end = log + len;
+	int open_run = 0; /* the run whose text is being collected, 0 none */
+
+	memset(out, 0, sizeof(*out));
+	if (nruns < 1 || nruns > QEMU_MAX_RUNS)
+		return err_set(ERR_INVALID, "qemu: runs must be 1..%d, not %d", QEMU_MAX_RUNS, nruns);
+	out->nruns = nruns;
+	out->runs = xcalloc((size_t)nruns, sizeof(*out->runs));
+	for (int i = 0; i < nruns; i++)
+		out->runs[i].rc = -1;
+	if (!log)
+		end = p = "";
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *le = nl ? nl : end, *rest, *after = NULL;
+		size_t ll;
+		long num;
+
+		/* A line cut by the log's end is no marker (it may be "BISECT-END 1" cut from "... 12"). */
+		if (!nl) {
+			if (open_run)
+				sbuf_add(&cur, p, (size_t)(le - p));
+			break;
+		}
+		while (le > p && le[-1] == '\r')
+			le--;
+		ll = (size_t)(le - p);
+		if (marker(p, ll, QEMU_MARK_READY)) {
+			out->ready = 1;
+		} else if (!out->ready) {
+			/* Boot chatter: nothing counts before READY. */
+		} else if ((rest = marker(p, ll, QEMU_MARK_BEGIN)) && (num = marker_num(rest, le, NULL)) >= 0) {
+			/* A BEGIN inside an open run: that run lost its END. */
+			sbuf_release(&cur);
+			open_run = num >= 1 && num <= nruns && !out->runs[num - 1].present ? (int)num : 0;
+		} else if ((rest = marker(p, ll, QEMU_MARK_END)) && (num = marker_num(rest, le, &after)) >= 0) {
+			if (open_run && num == open_run) {
+				struct qemu_run *r = &out->runs[open_run - 1];
+				const char *rcs = after;
+
+				r->present = 1;
+				r->text = sbuf_detach(&cur);
+				while (rcs < le && *rcs == ' ')
+					rcs++;
+				if (le - rcs >= 4 && !memcmp(rcs, "rc=", 3)) {
+					char *e;
+					char numbuf[16];
+					size_t nl2 = (size_t)(le - rcs - 3);
+					long v;
+
+					if (nl2 < sizeof(numbuf)) {
+						memcpy(numbuf, rcs + 3, nl2);
+						numbuf[nl2] = '\0';
+						v = strtol(numbuf, &e, 10);
+						if (*e == '\0' && e != numbuf && v >= 0 && v <= 255)
+							r->rc = (int)v;
+					}
+				}
+			}
+			/* Another run's END: the open one lost its own. */
+			sbuf_release(&cur);
+			open_run = 0;
+		} else if (marker(p, ll, QEMU_MARK_DONE)) {
+			out->done = 1;
+			sbuf_release(&cur);
+			open_run = 0;
+		} else if (open_run) {
+			sbuf_add(&cur, p, ll);
+			sbuf_add(&cur, "\n", 1);
+			/* A run printing more than a console may hold is not a run. */
+			if (cur.len > QEMU_MAX_CONSOLE) {
+				sbuf_release(&cur);
+				open_run = 0;
+			}
+		}
+		p = nl + 1;
+	}
+	sbuf_release(&cur);
+	out->complete = 1;
+	for (int i = 0; i < nruns; i++)
+		if (!out->runs[i].present)
+			out->complete = 0;
+	return 0;
+}
+
+/* --- watching a running QEMU ---------------------------------------------- */
+
+struct watch {
+	/* set before the thread starts */
+	const char *log_path, *mon_path;
+	int64_t start;
+	int boot_ms, run_ms;
+	const char *stop_on;       /* quit as soon as a line holds this (the probe) */
+	/* shared */
+	pthread_mutex_t lock;
+	int stop;
+	/* the thread's findings, read after join */
+	int64_t ready_at, done_at;
+	int boot_timed_out, run_timed_out, overflow, matched, quit_sent;
+};
+
+/* Asks QEMU to quit through its monitor. Fails quietly: run.h's deadline is the backstop. */
+static void monitor_quit(const char *mon_path)
+{
+	struct sockaddr_un sa;
+	int fd;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sun_family = AF_UNIX;
+	if (strlen(mon_path) >= sizeof(sa.sun_path))
+		return;
+	strcpy(sa.sun_path, mon_path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
+		static const char cmd[] = "quit\n";
+
+		/* No SIGPIPE for the agent when QEMU goes away first. */
+		if (send(fd, cmd, sizeof(cmd) - 1, MSG_NOSIGNAL) < 0) {
+			/* nothing to do: the deadline kills it */
+		}
+		/* Give the monitor the time to read it before the socket goes. */
+		usleep(100000);
+	}
+	close(fd);
+}
+
+/* One complete console line ('\r' stripped) seen by the watcher. */
+static void watch_line(struct watch *w, const char *line, size_t len, int64_t now)
+{
+	if (w->stop_on && memmem(line, len, w->stop_on, strlen(w->stop_on)))
+		w->matched = 1;
+	if (w->ready_at < 0 && marker(line, len, QEMU_MARK_READY))
+		w->ready_at = now;
+	else if (w->ready_at >= 0 && w->done_at < 0 && marker(line, len, QEMU_MARK_DONE))
+		w->done_at = now;
+}
+
+static void *watch_main(void *arg)
+{
+	struct watch *w = arg;
+	struct sbuf line = SBUF_INIT;
+	size_t total = 0;
+	int fd = -1, quit = 0;
+	int64_t quit_at = -1;
+
+	for (;;) {
+		int64_t now;
+		int stop;
+
+		pthread_mutex_lock(&w->lock);
+		stop = w->stop;
+		pthread_mutex_unlock(&w->lock);
+		if (stop)
+			break;
+		usleep(WATCH_POLL_MS * 1000);
+		if (fd < 0)
+			fd = open(w->log_path, O_RDONLY | O_CLOEXEC);
+		now = now_ms();
+		while (fd >= 0) {
+			char buf[16384];
+			ssize_t r = read(fd, buf, sizeof(buf));
+
+			if (r <= 0)
+				break;
+			total += (size_t)r;
+			for (ssize_t i = 0; i < r; i++) {
+				if (buf[i] == '\n') {
+					size_t l = line.len;
+
+					while (l > 0 && line.buf[l - 1] == '\r')
+						l--;
+					watch_line(w, line.buf ? line.buf : "", l, now);
+					line.len = 0;
+				} else if (line.len < 4096) {
+					sbuf_add(&line, &buf[i], 1);
+				}
+			}
+		}
+		if (total > QEMU_MAX_CONSOLE) {
+			w->overflow = 1;
+			quit = 1;
+		}
+		if (w->matched)
+			quit = 1;
+		if (w->ready_at < 0 && w->boot_ms > 0 && now - w->start >= w->boot_ms) {
+			w->boot_timed_out = 1;
+			quit = 1;
+		}
+		if (w->ready_at >= 0 && w->done_at < 0 && w->run_ms > 0 && now - w->ready_at >= w->run_ms) {
+			w->run_timed_out = 1;
+			quit = 1;
+		}
+		if (w->done_at >= 0 && now - w->done_at >= DONE_GRACE_MS)
+			quit = 1;
+		/* Ask again now and then: an early quit may reach a monitor not yet listening. */
+		if (quit && (quit_at < 0 || now - quit_at >= 2000)) {
+			monitor_quit(w->mon_path);
+			w->quit_sent = 1;
+			quit_at = now;
+		}
+	}
+	if (fd >= 0)
+		close(fd);
+	sbuf_release(&line);
+	return NULL;
+}
+
+/* --- running QEMU --------------------------------------------------------- */
+
+struct launch {
+	const char *qemu, *kernel, *initrd, *append, *dir;
+	int accel, mem_mb, cpus, host_cpu;
+	int boot_ms, run_ms;
+	const char *stop_on;
+};
+
+struct launched {
+	struct run_result res;
+	struct watch w;
+	char *console;
+	size_t console_len;
+};
+
+static int launch(struct launched *L, const struct launch *a)
+{
+	struct run_opts ro = RUN_OPTS_INIT;
+	const char *argv[40];
+	char mem[32], smp[32];
+	char *log_path = xasprintf("%s/console.log", a->dir);
+	char *mon_path = xasprintf("%s/monitor.sock", a->dir);
+	char *serial = xasprintf("file:%s", log_path);
+	char *monitor = xasprintf("unix:%s,server=on,wait=off", mon_path);
+	pthread_t th;
+	int n = 0, rc = 0, started;
+
+	memset(L, 0, sizeof(*L));
+	unlink(log_path);
+	unlink(mon_path);
+	snprintf(mem, sizeof(mem), "%d", a->mem_mb);
+	snprintf(smp, sizeof(smp), "%d", a->cpus);
+	argv[n++] = a->qemu;
+	argv[n++] = "-nodefaults";
+	argv[n++] = "-no-user-config";
+	argv[n++] = "-display";
+	argv[n++] = "none";
+	argv[n++] = "-no-reboot";
+	argv[n++] = "-accel";
+	if (a->accel == QEMU_ACCEL_KVM) {
+		argv[n++] = "kvm";
+		argv[n++] = "-cpu";
+		argv[n++] = "host";
+	} else {
+		argv[n++] = "tcg";
+	}
+	argv[n++] = "-m";
+	argv[n++] = mem;
+	argv[n++] = "-smp";
+	argv[n++] = smp;
+	argv[n++] = "-kernel";
+	argv[n++] = a->kernel;
+	if (a->initrd) {
+		argv[n++] = "-initrd";
+		argv[n++] = a->initrd;
+	}
+	argv[n++] = "-append";
+	argv[n++] = a->append;
+	argv[n++] = "-serial";
+	argv[n++] = serial;
+	argv[n++] = "-monitor";
+	argv[n++] = monitor;
+	argv[n] = NULL;
+
+	L->w.log_path = log_path;
+	L->w.mon_path = mon_path;
+	L->w.boot_ms = a->boot_ms;
+	L->w.run_ms = a->run_ms;
+	L->w.stop_on = a->stop_on;
+	L->w.ready_at = L->w.done_at = -1;
+	pthread_mutex_init(&L->w.lock, NULL);
+	L->w.start = now_ms();
+	started = pthread_create(&th, NULL, watch_main, &L->w) == 0;
+	if (!started) {
+		rc = err_set(ERR_FAIL, "qemu: cannot start the console watcher");
+		goto out;
+	}
+	ro.argv = argv;
+	ro.cpu = a->host_cpu;
+	ro.max_output = 64 << 10;
+	ro.timeout_ms = a->boot_ms + a->run_ms + DONE_GRACE_MS + KILL_SLACK_MS;
+	if (run_cmd(&L->res, &ro) < 0)
+		rc = err_set(ERR_FAIL, "cannot run %s: %s", a->qemu, err_msg());
+	pthread_mutex_lock(&L->w.lock);
+	L->w.stop = 1;
+	pthread_mutex_unlock(&L->w.lock);
+	pthread_join(th, NULL);
+	if (!rc && L->res.exited && L->res.status == 127)
+		rc = err_set(ERR_FAIL, "%s not found on the agent: install qemu-system-x86", a->qemu);
+	if (!rc) {
+		if (file_read(&L->console, &L->console_len, log_path, QEMU_MAX_CONSOLE + (1u << 20)) < 0) {
+			/* QEMU that failed early never made the file: an empty console. */
+			err_clear();
+			L->console = xstrdup("");
+			L->console_len = 0;
+		}
+	}
+out:
+	pthread_mutex_destroy(&L->w.lock);
+	unlink(mon_path);
+	free(serial);
+	free(monitor);
+	free(log_path);
+	free(mon_path);
+	L->w.log_path = L->w.mon_path = NULL;
+	return rc;
+}
+
+static void launched_release(struct launched *L)
+{
+	run_result_release(&L->res);
+	free(L->console);
+	L->console = NULL;
+}
+
+/* The last non-empty line of s (len bytes), for a one-line reason. */
+static void last_line(char *buf, size_t n, const char *s, size_t len)
+{
+	const char *end = s + len, *start;
+
+	while (end > s && (end[-1] == '\n' || end[-1] == '\r' || end[-1] == ' '))
+		end--;
+	start = end;
+	while (start > s && start[-1] != '\n')
+		start--;
+	snprintf(buf, n, "%.*s", (int)(end - start > 200 ? 200 : end - start), start);
+}
+
+/* A console line that tells why a kernel stopped, else its last line. */
+static void console_reason(char *buf, size_t n, const char *con, size_t len)
+{
+	static const char *const marks[] = { "Kernel panic", "No working init found", "BUG:", "Oops:" };
+
+	for (size_t i = 0; i < sizeof(marks) / sizeof(marks[0]); i++) {
+		const char *p = memmem(con, len, marks[i], strlen(marks[i]));
+
+		if (p) {
+			const char *e = memchr(p, '\n', (size_t)(con + len - p));
+			size_t l = e ? (size_t)(e - p) : (size_t)(con + len - p);
+
+			while (l > 0 && p[l - 1] == '\r')
+				l--;
+			snprintf(buf, n, "%.*s", (int)(l > 200 ? 200 : l), p);
+			return;
+		}
+	}
+	last_line(buf, n, con, len);
+	if (!*buf)
+		snprintf(buf, n, "(no console output)");
+}
+
+static int make_workdir(char **dir, int *temp, const char *given)
+{
+	*temp = 0;
+	if (given) {
+		/* QEMU splits option values at commas; sun_path holds ~108 bytes. */
+		if (strchr(given, ',') || strlen(given) > 80)
+			return err_set(ERR_INVALID, "qemu: work dir '%s' has a comma or is too long", given);
+		if (mkdir_p(given, 0700) < 0)
+			return err_code();
+		*dir = xstrdup(given);
+		return 0;
+	}
+	*dir = xstrdup("/tmp/bisect-qemu.XXXXXX");
+	if (!mkdtemp(*dir)) {
+		int e = errno;
+
+		free(*dir);
+		*dir = NULL;
+		return err_set(ERR_FAIL, "mkdtemp: %s", strerror(e));
+	}
+	*temp = 1;
+	return 0;
+}
+
+static int check_file(const char *what, const char *path)
+{
+	struct stat st;
+
+	if (!path || !*path)
+		return err_set(ERR_INVALID, "qemu: no %s given", what);
+	if (strchr(path, ',') && !strcmp(what, "initrd"))
+		return err_set(ERR_INVALID, "qemu: %s path '%s' has a comma", what, path);
+	if (stat(path, &st) < 0 || !S_ISREG(st.st_mode))
+		return err_set(ERR_INVALID, "qemu: %s '%s' is not a file", what, path);
+	return 0;
+}
+
+/* --- the KVM probe -------------------------------------------------------- */
+
+static pthread_mutex_t probe_lock = PTHREAD_MUTEX_INITIALIZER;
+static int probe_done, probe_usable;
+static char probe_why[512];
+
+static int probe(const char *kernel, int deadline_ms)
+{
+	struct launch a = { 0 };
+	struct launched L;
+	char *dir = NULL, line[256], how[64];
+	int temp, rc, fd;
+
+	fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
+	if (fd < 0) {
+		snprintf(probe_why, sizeof(probe_why), "/dev/kvm: %s", strerror(errno));
+		probe_usable = 0;
+		return 0;
+	}
+	close(fd);
+	rc = make_workdir(&dir, &temp, NULL);
+	if (rc)
+		return rc;
+	a.qemu = DEFAULT_QEMU;
+	a.kernel = kernel;
+	a.append = "console=ttyS0 earlyprintk=serial panic=-1";
+	a.dir = dir;
+	a.accel = QEMU_ACCEL_KVM;
+	a.mem_mb = 256;
+	a.cpus = 1;
+	a.host_cpu = -1;
+	a.boot_ms = deadline_ms;
+	a.run_ms = 0;
+	a.stop_on = PROBE_MARK;
+	rc = launch(&L, &a);
+	if (!rc) {
+		if (L.w.matched) {
+			probe_usable = 1;
+			snprintf(probe_why, sizeof(probe_why),
+				 "KVM works: the kernel printed \"%s\" after %ld ms", PROBE_MARK,
+				 L.res.wall_ms);
+		} else if (L.w.boot_timed_out) {
+			snprintf(probe_why, sizeof(probe_why),
+				 "KVM hangs: no \"%s\" on the console within %d ms (stuck in firmware?)",
+				 PROBE_MARK, deadline_ms);
+		} else {
+			last_line(line, sizeof(line), L.res.err, L.res.err_len);
+			snprintf(probe_why, sizeof(probe_why), "KVM fails: QEMU %s: %.300s",
+				 run_describe(&L.res, how, sizeof(how)), *line ? line : "(no message)");
+		}
+		launched_release(&L);
+	}
+	if (temp)
+		remove_tree(dir);
+	free(dir);
+	return rc;
+}
+
+int qemu_probe_kvm(int *usable, char *why, size_t why_len, const char *kernel, int deadline_ms)
+{
+	int rc = 0;
+
+	*usable = 0;
+	pthread_mutex_lock(&probe_lock);
+	if (!probe_done) {
+		rc = check_file("kernel", kernel);
+		if (!rc)
+			rc = probe(kernel, deadline_ms > 0 ? deadline_ms : DEFAULT_PROBE_MS);
+		probe_done = rc == 0;
+	}
+	if (probe_done) {
+		*usable = probe_usable;
+		if (why && why_len)
+			snprintf(why, why_len, "%s", probe_why);
+	}
+	pthread_mutex_unlock(&probe_lock);
+	return rc;
+}
+
+/* --- booting -------------------------------------------------------------- */
+
+void qemu_result_release(struct qemu_result *r)
+{
+	if (!r)
+		return;
+	qemu_console_release(&r->con);
+	free(r->console);
+	free(r->qemu_stderr);
+	r->console = r->qemu_stderr = NULL;
+	r->console_tail = NULL;
+}
+
+int qemu_boot_run(struct qemu_result *out, const struct qemu_opts *o)
+{
+	struct launch a = { 0 };
+	struct launched L;
+	char *dir = NULL, *append = NULL, reason[256], how[64];
+	int temp = 0, rc;
+
+	memset(out, 0, sizeof(*out));
+	out->boot_ms = out->run_ms = -1;
+	out->console = xstrdup("");
+	out->console_tail = out->console;
+	out->qemu_stderr = xstrdup("");
+	if (o->runs < 1 || o->runs > QEMU_MAX_RUNS)
+		return err_set(ERR_INVALID, "qemu: runs must be 1..%d, not %d", QEMU_MAX_RUNS, o->runs);
+	if ((rc = check_file("kernel", o->kernel)) || (rc = check_file("initrd", o->initrd)))
+		return rc;
+	if (o->append && strlen(o->append) > MAX_APPEND)
+		return err_set(ERR_INVALID, "qemu: kernel command line longer than %d bytes", MAX_APPEND);
+	if (o->mem_mb < 0 || o->mem_mb > (1 << 20) || o->cpus < 0 || o->cpus > 256)
+		return err_set(ERR_INVALID, "qemu: bad memory (%d MB) or cpus (%d)", o->mem_mb, o->cpus);
+
+	out->accel = o->accel;
+	if (o->accel == QEMU_ACCEL_AUTO) {
+		int usable;
+
+		rc = qemu_probe_kvm(&usable, NULL, 0, o->kernel, o->probe_timeout_ms);
+		if (rc)
+			return rc;
+		out->accel = usable ? QEMU_ACCEL_KVM : QEMU_ACCEL_TCG;
+	}
+	rc = make_workdir(&dir, &temp, o->workdir);
+	if (rc)
+		return rc;
+	append = o->append && *o->append ? xasprintf("%s %s", BASE_APPEND, o->append)
+					 : xstrdup(BASE_APPEND);
+	a.qemu = o->qemu ? o->qemu : DEFAULT_QEMU;
+	a.kernel = o->kernel;
+	a.initrd = o->initrd;
+	a.append = append;
+	a.dir = dir;
+	a.accel = out->accel;
+	a.mem_mb = o->mem_mb > 0 ? o->mem_mb : DEFAULT_MEM_MB;
+	a.cpus = o->cpus > 0 ? o->cpus : DEFAULT_CPUS;
+	a.host_cpu = o->host_cpu;
+	a.boot_ms = o->boot_timeout_ms > 0 ? o->boot_timeout_ms : DEFAULT_BOOT_MS;
+	a.run_ms = o->run_timeout_ms > 0 ? o->run_timeout_ms : DEFAULT_RUN_MS;
+	rc = launch(&L, &a);
+	if (rc)
+		goto out;
+
+	free(out->console);
+	free(out->qemu_stderr);
+	out->console = L.console;
+	L.console = NULL;
+	out->qemu_stderr = L.res.err;
+	L.res.err = NULL;
+	out->console_tail = run_tail(out->console, QEMU_TAIL_BYTES);
+	out->wall_ms = L.res.wall_ms;
+	out->boot_timed_out = L.w.boot_timed_out;
+	out->run_timed_out = L.w.run_timed_out;
+	qemu_parse_console(&out->con, out->console, L.console_len, o->runs);
+	if (L.w.ready_at >= 0 || out->con.ready) {
+		/* The watcher may have missed a READY printed just before QEMU ended. */
+		out->boot_ms = L.w.ready_at >= 0 ? (long)(L.w.ready_at - L.w.start) : out->wall_ms;
+		out->run_ms = (long)((L.w.done_at >= 0 ? L.w.done_at : L.w.start + out->wall_ms) -
+				     (L.w.start + out->boot_ms));
+	}
+
+	if (!out->con.ready) {
+		console_reason(reason, sizeof(reason), out->console, L.console_len);
+		if (L.w.boot_timed_out) {
+			snprintf(out->why, sizeof(out->why),
+				 "no %s within %d s (%s): %s", QEMU_MARK_READY, a.boot_ms / 1000,
+				 qemu_accel_name(a.accel), reason);
+		} else if (L.w.overflow) {
+			snprintf(out->why, sizeof(out->why), "console output past %u MB before %s",
+				 QEMU_MAX_CONSOLE >> 20, QEMU_MARK_READY);
+		} else if (!run_ok(&L.res)) {
+			char line[256];
+
+			last_line(line, sizeof(line), out->qemu_stderr, strlen(out->qemu_stderr));
+			snprintf(out->why, sizeof(out->why), "QEMU %s before %s: %s",
+				 run_describe(&L.res, how, sizeof(how)), QEMU_MARK_READY,
+				 *line ? line : reason);
+		} else {
+			snprintf(out->why, sizeof(out->why), "the guest stopped before %s: %s",
+				 QEMU_MARK_READY, reason);
+		}
+		rc = err_set(QEMU_ERR_NOBOOT, "kernel did not boot: %s", out->why);
+	} else if (!out->con.complete) {
+		int missing = 0;
+
+		for (int i = 0; i < out->con.nruns; i++)
+			missing += !out->con.runs[i].present;
+		console_reason(reason, sizeof(reason), out->console, L.console_len);
+		if (L.w.run_timed_out)
+			snprintf(out->why, sizeof(out->why), "%d of %d runs missing: run deadline %d s passed: %s",
+				 missing, o->runs, a.run_ms / 1000, reason);
+		else if (L.w.overflow)
+			snprintf(out->why, sizeof(out->why), "%d of %d runs missing: console output past %u MB",
+				 missing, o->runs, QEMU_MAX_CONSOLE >> 20);
+		else
+			snprintf(out->why, sizeof(out->why), "%d of %d runs missing: the guest stopped (%s): %s",
+				 missing, o->runs, run_describe(&L.res, how, sizeof(how)), reason);
+	}
+	launched_release(&L);
+out:
+	if (temp)
+		remove_tree(dir);
+	free(dir);
+	free(append);
+	return rc;
+}
+
+/* --- the /init script ----------------------------------------------------- */
+
+/* s single-quoted for sh: every byte literal. */
+static void sq(struct sbuf *sb, const char *s)
+{
+	sbuf_add(sb, "'", 1);
+	for (; *s; s++) {
+		if (*s == '\'')
+			sbuf_adds(sb, "'\\''");
+		else
+			sbuf_add(sb, s, 1);
+	}
+	sbuf_add(sb, "'", 1);
+}
+
+static int only(const char *s, const char *alphabet, size_t maxlen)
+{
+	return s && *s && strlen(s) <= maxlen && strspn(s, alphabet) == strlen(s);
+}
+
+static int guest_path_ok(const char *p)
+{
+	return p && p[0] == '/' && strlen(p) < 256 && !strchr(p, '\n');
+}
+
+#define DIGITS "0123456789"
+
+/* iperf3's -b: "0", "100M", "1G", "2.5G". */
+static int bitrate_ok(const char *b)
+{
+	size_t l;
+
+	if (!only(b, DIGITS ".KMGkmg", 16))
+		return 0;
+	l = strspn(b, DIGITS ".");
+	return l > 0 && (b[l] == '\0' || b[l + 1] == '\0') && b[0] != '.';
+}
+
+/* Waits until something listens on TCP port $1 (IPv4 or IPv6), up to 5 s. */
+static const char sh_wait_listen[] =
+	"wait_listen() {\n"
+	"\tport=$(printf %04X \"$1\")\n"
+	"\tn=0\n"
+	"\twhile [ $n -lt 100 ]; do\n"
+	"\t\tgrep -q \":$port [0-9A-F]*:[0-9A-F]* 0A\" /proc/net/tcp /proc/net/tcp6 2>/dev/null && return 0\n"
+	"\t\tusleep 50000\n"
+	"\t\tn=$((n + 1))\n"
+	"\tdone\n"
+	"\treturn 1\n"
+	"}\n";
+
+/* "[ -x PATH ] || { echo ... >&2; return 127; }" for a tool of the guest. */
+static void need_tool(struct sbuf *sb, const char *path, const char *what)
+{
+	sbuf_adds(sb, "\tif [ ! -x ");
+	sq(sb, path);
+	sbuf_adds(sb, " ]; then\n\t\techo ");
+	{
+		char *msg = xasprintf("%s not found in the guest: the initramfs lacks %s", path, what);
+
+		sq(sb, msg);
+		free(msg);
+	}
+	sbuf_adds(sb, " >&2\n\t\treturn 127\n\tfi\n");
+}
+
+static int script_iperf3(struct sbuf *sb, const struct qemu_iperf3_opts *o)
+{
+	const char *path = o->path ? o->path : "/usr/bin/iperf3";
+	int streams = o->streams ? o->streams : 1, t = o->time_s ? o->time_s : 10;
+	int port = o->port ? o->port : 5201;
+
+	if (!guest_path_ok(path))
+		return err_set(ERR_INVALID, "qemu: iperf3 path must be absolute");
+	if (streams < 1 || streams > 128 || t < 1 || t > 3600 || o->omit_s < 0 || o->omit_s > 600 ||
+	    o->length < 0 || o->length > 1 << 20 || port < 1 || port > 65535)
+		return err_set(ERR_INVALID, "qemu: iperf3 options out of range");
+	if (o->bitrate && !bitrate_ok(o->bitrate))
+		return err_set(ERR_INVALID, "qemu: iperf3 bitrate '%s' is not like 0, 100M, 1G",
+			       o->bitrate);
+	sbuf_adds(sb, sh_wait_listen);
+	sbuf_adds(sb, "run_once() {\n");
+	need_tool(sb, path, "iperf3");
+	sbuf_add(sb, "\t", 1);
+	sq(sb, path);
+	sbuf_addf(sb, " -s -1 -p %d >/tmp/iperf3-server.log 2>&1 &\n", port);
+	sbuf_adds(sb, "\tspid=$!\n");
+	sbuf_addf(sb, "\twait_listen %d || echo 'iperf3 server not listening after 5 s' >&2\n", port);
+	sbuf_add(sb, "\t", 1);
+	sq(sb, path);
+	sbuf_addf(sb, " -c %s %s -p %d -J -t %d -P %d", o->ipv6 ? "::1" : "127.0.0.1",
+		  o->ipv6 ? "-6" : "-4", port, t, streams);
+	if (o->udp)
+		sbuf_adds(sb, " -u");
+	if (o->bitrate)
+		sbuf_addf(sb, " -b %s", o->bitrate);
+	if (o->length)
+		sbuf_addf(sb, " -l %d", o->length);
+	if (o->omit_s)
+		sbuf_addf(sb, " -O %d", o->omit_s);
+	if (o->reverse)
+		sbuf_adds(sb, " -R");
+	sbuf_adds(sb, "\n\trc=$?\n"
+		      "\tkill $spid 2>/dev/null\n"
+		      "\twait $spid 2>/dev/null\n"
+		      "\treturn $rc\n"
+		      "}\n");
+	return 0;
+}
+
+static int script_pktgen(struct sbuf *sb, const struct qemu_pktgen_opts *o)
+{
+	const char *dev = o->dev ? o->dev : "bisect0";
+	const char *mode = o->xmit_mode ? o->xmit_mode : "queue_xmit";
+	const char *dst = o->dst ? o->dst : "1.1.1.1";
+	const char *mac = o->dst_mac ? o->dst_mac : "11:11:11:11:11:11";
+	unsigned long count = o->count ? o->count : 200000;
+	unsigned size = o->pkt_size ? o->pkt_size : 60;
+	char *pg = NULL;
+
+	if (!only(dev, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ" DIGITS "_-", 15))
+		return err_set(ERR_INVALID, "qemu: pktgen device '%s' is not a simple name", dev);
+	if (strcmp(mode, "queue_xmit") && strcmp(mode, "start_xmit"))
+		return err_set(ERR_INVALID, "qemu: pktgen xmit_mode must be queue_xmit or start_xmit");
+	if (!only(dst, DIGITS ".", 15) || !only(mac, DIGITS "abcdefABCDEF:", 17))
+		return err_set(ERR_INVALID, "qemu: pktgen dst or dst_mac malformed");
+	if (count > 1000000000ul || size < 42 || size > 9000 || o->thread < 0 || o->thread > 255)
+		return err_set(ERR_INVALID, "qemu: pktgen count, pkt_size or thread out of range");
+	if ((o->tc && !guest_path_ok(o->tc)) || (o->ip && !guest_path_ok(o->ip)))
+		return err_set(ERR_INVALID, "qemu: tc and ip must be full guest paths");
+	if (o->clsact_bpf && !o->tc)
+		return err_set(ERR_INVALID,
+			       "qemu: the clsact qdisc needs iproute2's tc by full path (busybox's tc knows no clsact)");
+
+	sbuf_adds(sb, "pg() {\n"
+		      "\techo \"$2\" > \"$1\" || { echo \"pktgen: '$2' > $1 failed\" >&2; return 1; }\n"
+		      "}\n"
+		      "setup() {\n");
+	if (o->ip)
+		need_tool(sb, o->ip, "iproute2's ip");
+	if (o->tc)
+		need_tool(sb, o->tc, "iproute2's tc");
+	sbuf_add(sb, "\t", 1);
+	if (o->ip)
+		sq(sb, o->ip);
+	else
+		sbuf_adds(sb, "ip");
+	sbuf_addf(sb, " link add dev %s type dummy || return 1\n\t", dev);
+	if (o->ip)
+		sq(sb, o->ip);
+	else
+		sbuf_adds(sb, "ip");
+	sbuf_addf(sb, " link set dev %s up || return 1\n", dev);
+	if (o->clsact_bpf) {
+		sbuf_add(sb, "\t", 1);
+		sq(sb, o->tc);
+		sbuf_addf(sb, " qdisc add dev %s clsact || return 1\n\t", dev);
+		sq(sb, o->tc);
+		sbuf_addf(sb, " filter add dev %s egress bpf da bytecode '1,6 0 0 0,' || return 1\n", dev);
+	}
+	sbuf_adds(sb, "\tif [ ! -e /proc/net/pktgen/pgctrl ]; then\n"
+		      "\t\techo 'pktgen is not in this kernel: CONFIG_NET_PKTGEN=y is needed' >&2\n"
+		      "\t\treturn 1\n"
+		      "\tfi\n");
+	pg = xasprintf("/proc/net/pktgen/kpktgend_%d", o->thread);
+	sbuf_addf(sb, "\tpg %s rem_device_all || return 1\n", pg);
+	sbuf_addf(sb, "\tpg %s 'add_device %s' || return 1\n", pg, dev);
+	sbuf_addf(sb, "\tpg /proc/net/pktgen/%s 'count %lu' || return 1\n", dev, count);
+	sbuf_addf(sb, "\tpg /proc/net/pktgen/%s 'pkt_size %u' || return 1\n", dev, size);
+	sbuf_addf(sb, "\tpg /proc/net/pktgen/%s 'xmit_mode %s' || return 1\n", dev, mode);
+	sbuf_addf(sb, "\tpg /proc/net/pktgen/%s 'dst %s' || return 1\n", dev, dst);
+	sbuf_addf(sb, "\tpg /proc/net/pktgen/%s 'dst_mac %s' || return 1\n", dev, mac);
+	sbuf_adds(sb, "}\n"
+		      "setup >/tmp/setup.log 2>&1\n"
+		      "setup_rc=$?\n"
+		      "run_once() {\n"
+		      "\tif [ $setup_rc -ne 0 ]; then\n"
+		      "\t\techo \"pktgen setup failed (exit $setup_rc):\" >&2\n"
+		      "\t\tcat /tmp/setup.log >&2\n"
+		      "\t\treturn $setup_rc\n"
+		      "\tfi\n"
+		      "\tpg /proc/net/pktgen/pgctrl start || return 1\n");
+	sbuf_addf(sb, "\tcat /proc/net/pktgen/%s\n}\n", dev);
+	free(pg);
+	return 0;
+}
+
+static int script_command(struct sbuf *sb, const char *const *argv)
+{
+	size_t n = 0;
+
+	if (!argv || !argv[0] || !guest_path_ok(argv[0]))
+		return err_set(ERR_INVALID, "qemu: a command workload needs argv[0] as a full guest path");
+	for (; argv[n]; n++)
+		if (n >= 256 || strlen(argv[n]) > 4096)
+			return err_set(ERR_INVALID, "qemu: command too long");
+	sbuf_adds(sb, "run_once() {\n");
+	need_tool(sb, argv[0], argv[0]);
+	sbuf_add(sb, "\t", 1);
+	for (size_t i = 0; i < n; i++) {
+		if (i)
+			sbuf_add(sb, " ", 1);
+		sq(sb, argv[i]);
+	}
+	sbuf_adds(sb, "\n}\n");
+	return 0;
+}
+
+int qemu_init_script(char **out, const struct qemu_script_opts *o)
+{
+	struct sbuf sb = SBUF_INIT;
+	int rc;
+
+	*out = NULL;
+	if (o->runs < 1 || o->runs > QEMU_MAX_RUNS)
+		return err_set(ERR_INVALID, "qemu: runs must be 1..%d, not %d", QEMU_MAX_RUNS, o->runs);
+	if (o->dmesg_level < 0 || o->dmesg_level > 8)
+		return err_set(ERR_INVALID, "qemu: dmesg level must be 1..8");
+	sbuf_adds(&sb,
+		  "#!/bin/sh\n"
+		  "# /init of a bisect-agent qemu boot (generated). busybox sh runs its own\n"
+		  "# applets before $PATH: real tools are called by their full paths.\n"
+		  "export PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root TMPDIR=/tmp\n"
+		  "mount -t proc proc /proc\n"
+		  "mount -t sysfs sysfs /sys\n"
+		  "mount -t devtmpfs devtmpfs /dev 2>/dev/null\n"
+		  "ip link set lo up 2>/dev/null || ifconfig lo 127.0.0.1 up\n");
+	if (o->dmesg_level > 0)
+		sbuf_addf(&sb, "dmesg -n %d\n", o->dmesg_level);
+	switch (o->workload) {
+	case QEMU_WL_IPERF3:
+		rc = script_iperf3(&sb, &o->iperf3);
+		break;
+	case QEMU_WL_PKTGEN:
+		rc = script_pktgen(&sb, &o->pktgen);
+		break;
+	case QEMU_WL_COMMAND:
+		rc = script_command(&sb, o->command);
+		break;
+	default:
+		rc = err_set(ERR_INVALID, "qemu: unknown workload kind %d", o->workload);
+	}
+	if (rc) {
+		sbuf_release(&sb);
+		return rc;
+	}
+	sbuf_addf(&sb,
+		  "echo " QEMU_MARK_READY "\n"
+		  "i=1\n"
+		  "while [ $i -le %d ]; do\n"
+		  "\techo \"" QEMU_MARK_BEGIN " $i\"\n"
+		  "\trun_once >/tmp/run.out 2>/tmp/run.err\n"
+		  "\trc=$?\n"
+		  "\tcat /tmp/run.out\n"
+		  "\t[ -n \"$(tail -c 1 /tmp/run.out)\" ] && echo\n"
+		  "\tif [ $rc -ne 0 ]; then\n"
+		  "\t\tcat /tmp/run.err\n"
+		  "\t\t[ -n \"$(tail -c 1 /tmp/run.err)\" ] && echo\n"
+		  "\tfi\n"
+		  "\techo \"" QEMU_MARK_END " $i rc=$rc\"\n"
+		  "\ti=$((i + 1))\n"
+		  "done\n"
+		  "echo " QEMU_MARK_DONE "\n"
+		  "sync\n"
+		  "# With -no-reboot QEMU exits; poweroff -f would not without ACPI.\n"
+		  "reboot -f\n"
+		  "sleep 5\n", o->runs);
+	*out = sbuf_detach(&sb);
+	return 0;
+}

@@ -1,0 +1,211 @@
+/*
+ * qemu: the building blocks of the "qemu" boot method. Boots a bzImage with
+ * an initramfs (initramfs.h) under QEMU, KVM when a probe shows it works and
+ * TCG otherwise, and reads the workload's output off the serial console,
+ * where the generated /init prints it between markers:
+ *
+ *   BISECT-READY              the guest is up, the runs start
+ *   BISECT-BEGIN <i>          run i (1-based) starts
+ *   ...the workload's stdout (and its stderr when it failed)...
+ *   BISECT-END <i> rc=<k>     run i ended, the workload exited k
+ *   BISECT-DONE               all runs done; init then does `reboot -f`
+ *
+ * Markers count only at the start of a console line.
+ */
+#ifndef AGENT_QEMU_H
+#define AGENT_QEMU_H
+
+#include <stddef.h>
+
+#include "err.h"
+
+/*
+ * The kernel never printed BISECT-READY within the boot deadline: it
+ * panicked, hung, found no init, or QEMU refused it. The agent records the
+ * commit as skipped, with the console tail (qemu_result.console_tail).
+ */
+#define QEMU_ERR_NOBOOT ERR_UNPROCESSABLE
+
+#define QEMU_MARK_READY "BISECT-READY"
+#define QEMU_MARK_BEGIN "BISECT-BEGIN"
+#define QEMU_MARK_END   "BISECT-END"
+#define QEMU_MARK_DONE  "BISECT-DONE"
+
+/* Most runs one boot can carry. */
+#define QEMU_MAX_RUNS 100
+/* The console log kept from one boot; a guest printing more is stopped. */
+#define QEMU_MAX_CONSOLE (64u << 20)
+/* How much of the console a failure report carries. */
+#define QEMU_TAIL_BYTES 4096
+
+enum qemu_accel {
+	QEMU_ACCEL_AUTO = 0,    /* KVM when qemu_probe_kvm() says so, else TCG */
+	QEMU_ACCEL_KVM,
+	QEMU_ACCEL_TCG,
+};
+
+/* "kvm", "tcg", "auto". */
+const char *qemu_accel_name(int accel);
+
+/*
+ * Does KVM run a guest here? Answered once per process (the first call
+ * probes, later calls return its answer, whatever their arguments), since
+ * the answer is a property of the host.
+ *
+ * The probe boots `kernel` (any x86-64 bzImage with a serial console:
+ * the one about to be tested, or the agent's own) with `-accel kvm -cpu
+ * host`, no initramfs, and waits up to deadline_ms for "Linux version" on
+ * the serial console. That is the failure the lab showed: with nested KVM
+ * broken, QEMU either aborts at once (`-cpu host` on an MSR it cannot set)
+ * or never leaves the firmware (other CPU models, a core at 100%). A probe
+ * that starts QEMU without running guest code (-S, QMP) sees neither, and
+ * one that waits for the firmware alone cannot tell a firmware that printed
+ * from a CPU that runs: the kernel's first line proves both. The guest is
+ * stopped as soon as that line shows.
+ *
+ * QEMU is qemu-system-x86_64 from PATH. No /dev/kvm, or one this process
+ * cannot open, answers "no" without starting QEMU. *usable is 1 or 0; why (may be NULL) gets a line saying
+ * what decided it. Returns 0 once answered (either way), ERR_INVALID for a
+ * missing kernel, ERR_FAIL when QEMU could not be started at all.
+ */
+int qemu_probe_kvm(int *usable, char *why, size_t why_len, const char *kernel, int deadline_ms);
+
+struct qemu_opts {
+	const char *qemu;          /* NULL: "qemu-system-x86_64" in PATH */
+	const char *kernel;        /* bzImage */
+	const char *initrd;        /* from initramfs_build() */
+	const char *append;        /* added to "console=ttyS0 panic=-1 quiet"; may be NULL */
+	int mem_mb;                /* 0: 512 */
+	int cpus;                  /* 0: 2 */
+	int accel;                 /* enum qemu_accel */
+	int probe_timeout_ms;      /* QEMU_ACCEL_AUTO's probe; 0: 10000 */
+	int boot_timeout_ms;       /* start to BISECT-READY; 0: 60000 */
+	int run_timeout_ms;        /* BISECT-READY to BISECT-DONE; 0: 600000 */
+	int runs;                  /* BEGIN/END pairs expected, 1..QEMU_MAX_RUNS */
+	int host_cpu;              /* >= 0: pin QEMU (all its threads) to this host CPU */
+	const char *workdir;       /* console.log and the monitor socket go here; NULL: a temp dir, removed after */
+};
+#define QEMU_OPTS_INIT { NULL, NULL, NULL, NULL, 0, 0, QEMU_ACCEL_AUTO, 0, 0, 0, 1, -1, NULL }
+
+struct qemu_run {
+	int present;               /* both markers seen */
+	int rc;                    /* the workload's exit status from END; -1 when not printed */
+	char *text;                /* what came between the markers ('\r' removed); NULL unless present */
+};
+
+/* The markers found in a console log (qemu_parse_console()). */
+struct qemu_console {
+	int ready;                 /* BISECT-READY seen */
+	int done;                  /* BISECT-DONE seen after READY */
+	int nruns;                 /* length of runs[] */
+	int complete;              /* every run present */
+	struct qemu_run *runs;     /* runs[i] is run i+1; owned */
+};
+
+struct qemu_result {
+	int accel;                 /* what was used: QEMU_ACCEL_KVM or QEMU_ACCEL_TCG */
+	struct qemu_console con;   /* runs and markers */
+	long boot_ms;              /* start to READY, -1 when never */
+	long run_ms;               /* READY to DONE (or to the end), -1 when never ready */
+	long wall_ms;              /* the whole QEMU process */
+	int boot_timed_out;        /* the boot deadline stopped it */
+	int run_timed_out;         /* the run deadline stopped it */
+	char *console;             /* the whole serial log, '\r' kept; owned */
+	const char *console_tail;  /* its last QEMU_TAIL_BYTES, borrowed from console */
+	char *qemu_stderr;         /* what QEMU itself printed; owned */
+	char why[512];             /* one line on how it ended: "" on a clean run */
+};
+
+/*
+ * Boots o->kernel with o->initrd and waits for the runs. The command line
+ * is "console=ttyS0 panic=-1 quiet" then o->append; QEMU runs with
+ * -nodefaults -display none -no-reboot, the serial console into a file
+ * and a monitor socket through which a deadline stops the guest (the
+ * whole process group is killed as a last resort).
+ *
+ * Returns
+ *   0               READY was seen. out->con says which runs are present;
+ *                   a missing one (the run deadline passed, the guest
+ *                   died mid-run) is a failed run, out->why says how it
+ *                   ended.
+ *   QEMU_ERR_NOBOOT READY never came: out->why and err_msg() say why
+ *                   (deadline, QEMU's exit), out->console_tail shows it.
+ *   ERR_INVALID     bad options (missing kernel or initrd file, runs out
+ *                   of range).
+ *   ERR_FAIL        QEMU could not be run (not installed, ...).
+ * out is always initialised; release it with qemu_result_release().
+ */
+int qemu_boot_run(struct qemu_result *out, const struct qemu_opts *o);
+void qemu_result_release(struct qemu_result *r);
+
+/*
+ * Parses a serial console log of len bytes (need not be NUL-terminated;
+ * '\r\n' or '\n' line ends, garbage and truncation allowed) expecting
+ * nruns runs (1..QEMU_MAX_RUNS). A BEGIN without its END (a second BEGIN,
+ * another run's END, or the log's end came first) leaves that run absent;
+ * a run number out of range, or one seen complete already, is ignored, as
+ * are markers before READY; a marker line whose number is not 1-9 digits
+ * is no marker but text. Returns 0, or ERR_INVALID for a bad nruns.
+ */
+int qemu_parse_console(struct qemu_console *out, const char *log, size_t len, int nruns);
+void qemu_console_release(struct qemu_console *c);
+
+/* --- the /init script ----------------------------------------------------- */
+
+enum qemu_workload {
+	QEMU_WL_IPERF3 = 1,        /* iperf3 -s and iperf3 -c -J over the guest's loopback */
+	QEMU_WL_PKTGEN,            /* pktgen on a dummy device, optionally the seed's clsact + bpf */
+	QEMU_WL_COMMAND,           /* an argv, run as given */
+};
+
+struct qemu_iperf3_opts {
+	const char *path;          /* guest path of iperf3; NULL: /usr/bin/iperf3 */
+	int udp;                   /* -u */
+	int ipv6;                  /* -6 against ::1, else -4 against 127.0.0.1 */
+	int streams;               /* -P, 1..128; 0: 1 */
+	int time_s;                /* -t, 1..3600; 0: 10 */
+	int omit_s;                /* -O, 0..600 */
+	int length;                /* -l in bytes, 0: iperf3's default */
+	const char *bitrate;       /* -b: digits with an optional K/M/G suffix; NULL: iperf3's default */
+	int reverse;               /* -R */
+	int port;                  /* 0: 5201 */
+};
+
+struct qemu_pktgen_opts {
+	const char *tc;            /* iproute2's tc in the guest, by FULL path (busybox's tc knows no clsact); NULL: no qdisc */
+	const char *ip;            /* iproute2's ip by full path; NULL: busybox's ip applet */
+	const char *dev;           /* dummy device to create; NULL: "bisect0" */
+	int clsact_bpf;            /* the seed: clsact qdisc + egress "bpf da bytecode '1,6 0 0 0,'" (needs tc) */
+	unsigned long count;       /* packets per run; 0: 200000 */
+	unsigned pkt_size;         /* 0: 60 */
+	const char *xmit_mode;     /* "queue_xmit" (NULL) or "start_xmit" */
+	const char *dst;           /* IPv4 destination; NULL: 1.1.1.1 */
+	const char *dst_mac;       /* NULL: 11:11:11:11:11:11 */
+	int thread;                /* kpktgend_<thread>, 0..cpus-1 */
+};
+
+struct qemu_script_opts {
+	int workload;              /* enum qemu_workload */
+	int runs;                  /* 1..QEMU_MAX_RUNS */
+	struct qemu_iperf3_opts iperf3;
+	struct qemu_pktgen_opts pktgen;
+	const char *const *command;/* QEMU_WL_COMMAND: argv (argv[0] a full guest path), NULL-terminated */
+	int dmesg_level;           /* > 0: `dmesg -n` this before READY, to keep printk off the runs' text */
+};
+#define QEMU_SCRIPT_OPTS_INIT { 0, 1, { NULL, 0, 0, 0, 0, 0, 0, NULL, 0, 0 }, \
+	{ NULL, NULL, NULL, 0, 0, 0, NULL, NULL, NULL, 0 }, NULL, 0 }
+
+/*
+ * The /init text (a busybox sh script) for o: mounts proc, sys and
+ * devtmpfs, brings lo up, prints READY, then for each run prints BEGIN i,
+ * runs the workload with its output to a file, prints that output (and,
+ * when the workload failed, its stderr) and END i rc=<status>, then DONE,
+ * then `reboot -f` (with -no-reboot QEMU exits; `poweroff -f` would not
+ * without ACPI). A workload tool missing from the guest shows in each
+ * run's text as "<path> not found in the guest: ...", with rc=127.
+ * Every value that reaches the script is checked (numbers in range,
+ * names from a small alphabet) or single-quoted. *out is the caller's.
+ */
+int qemu_init_script(char **out, const struct qemu_script_opts *o);
+
+#endif

@@ -1,0 +1,473 @@
+/*
+ * Unit tests of qemu's pure parts: finding the runs between the markers in
+ * a serial console log (clean, CRLF, garbage, truncated, out of order) and
+ * the /init script the guest runs (its checks, quoting, and that sh
+ * accepts it). Booting a real kernel is tests/t0100-qemu-boot.sh.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "err.h"
+#include "qemu.h"
+#include "run.h"
+#include "util.h"
+
+#define assert_contains(hay, needle) do { \
+	const char *h_ = (hay); \
+	if (!strstr(h_, (needle))) { \
+		print_error("'%s' does not contain '%s'\n", h_, (needle)); \
+		fail(); \
+	} \
+} while (0)
+
+#define assert_lacks(hay, needle) do { \
+	const char *h_ = (hay); \
+	if (strstr(h_, (needle))) { \
+		print_error("'%s' contains '%s'\n", h_, (needle)); \
+		fail(); \
+	} \
+} while (0)
+
+static void parse(struct qemu_console *c, const char *log, int nruns)
+{
+	assert_int_equal(qemu_parse_console(c, log, strlen(log), nruns), 0);
+}
+
+static void test_clean_crlf(void **state)
+{
+	struct qemu_console c;
+	const char *log =
+		"SeaBIOS (version 1.16.2)\r\n"
+		"[    0.000000] Linux version 6.1.0\r\n"
+		"BISECT-READY\r\n"
+		"BISECT-BEGIN 1\r\n"
+		"{\r\n\t\"end\": {}\r\n}\r\n"
+		"BISECT-END 1 rc=0\r\n"
+		"BISECT-BEGIN 2\r\n"
+		"line a\r\n"
+		"\r\n"
+		"line b\r\n"
+		"BISECT-END 2 rc=1\r\n"
+		"BISECT-DONE\r\n"
+		"[    7.7] reboot: Restarting system\r\n";
+
+	(void)state;
+	parse(&c, log, 2);
+	assert_true(c.ready);
+	assert_true(c.done);
+	assert_true(c.complete);
+	assert_int_equal(c.nruns, 2);
+	assert_true(c.runs[0].present);
+	assert_string_equal(c.runs[0].text, "{\n\t\"end\": {}\n}\n");
+	assert_int_equal(c.runs[0].rc, 0);
+	assert_string_equal(c.runs[1].text, "line a\n\nline b\n");
+	assert_int_equal(c.runs[1].rc, 1);
+	qemu_console_release(&c);
+	qemu_console_release(&c); /* released twice is harmless */
+}
+
+static void test_empty_run_and_no_rc(void **state)
+{
+	struct qemu_console c;
+
+	(void)state;
+	parse(&c, "BISECT-READY\nBISECT-BEGIN 1\nBISECT-END 1\n", 1);
+	assert_true(c.complete);
+	assert_string_equal(c.runs[0].text, "");
+	assert_int_equal(c.runs[0].rc, -1);
+	assert_false(c.done);
+	qemu_console_release(&c);
+	parse(&c, "BISECT-READY\nBISECT-BEGIN 1\nx\nBISECT-END 1 rc=abc\n", 1);
+	assert_true(c.runs[0].present);
+	assert_int_equal(c.runs[0].rc, -1);
+	qemu_console_release(&c);
+	parse(&c, "BISECT-READY\nBISECT-BEGIN 1\nx\nBISECT-END 1 rc=127\n", 1);
+	assert_int_equal(c.runs[0].rc, 127);
+	qemu_console_release(&c);
+}
+
+static void test_nothing(void **state)
+{
+	struct qemu_console c;
+
+	(void)state;
+	assert_int_equal(qemu_parse_console(&c, NULL, 0, 3), 0);
+	assert_false(c.ready);
+	assert_false(c.complete);
+	assert_int_equal(c.nruns, 3);
+	for (int i = 0; i < 3; i++) {
+		assert_false(c.runs[i].present);
+		assert_null(c.runs[i].text);
+		assert_int_equal(c.runs[i].rc, -1);
+	}
+	qemu_console_release(&c);
+	assert_int_equal(qemu_parse_console(&c, "", 0, 0), ERR_INVALID);
+	assert_int_equal(qemu_parse_console(&c, "", 0, QEMU_MAX_RUNS + 1), ERR_INVALID);
+	qemu_console_release(&c);
+}
+
+/* A panic before READY: no run counts, even with markers in the noise. */
+static void test_panic_before_ready(void **state)
+{
+	struct qemu_console c;
+
+	(void)state;
+	parse(&c, "BISECT-BEGIN 1\nfake\nBISECT-END 1 rc=0\n"
+		  "[ 2.1] Kernel panic - not syncing: VFS: Unable to mount root fs\n", 1);
+	assert_false(c.ready);
+	assert_false(c.runs[0].present);
+	qemu_console_release(&c);
+}
+
+/* The log ends mid-run: a guest killed by the run deadline. */
+static void test_truncated(void **state)
+{
+	struct qemu_console c;
+
+	(void)state;
+	parse(&c, "BISECT-READY\nBISECT-BEGIN 1\nok\nBISECT-END 1 rc=0\n"
+		  "BISECT-BEGIN 2\n{\"start\": {", 2);
+	assert_true(c.runs[0].present);
+	assert_false(c.runs[1].present);
+	assert_null(c.runs[1].text);
+	assert_false(c.complete);
+	qemu_console_release(&c);
+
+	/* An END cut before its newline may be "BISECT-END 1" of "... 12": not trusted. */
+	parse(&c, "BISECT-READY\nBISECT-BEGIN 1\nok\nBISECT-END 1", 1);
+	assert_false(c.runs[0].present);
+	qemu_console_release(&c);
+	parse(&c, "BISECT-READY", 1);
+	assert_false(c.ready);
+	qemu_console_release(&c);
+}
+
+static void test_out_of_order(void **state)
+{
+	struct qemu_console c;
+
+	(void)state;
+	/* BEGIN 1 lost its END (a second BEGIN came); run 2 is fine. */
+	parse(&c, "BISECT-READY\nBISECT-BEGIN 1\nhalf\nBISECT-BEGIN 2\ntwo\nBISECT-END 2 rc=0\n", 2);
+	assert_false(c.runs[0].present);
+	assert_true(c.runs[1].present);
+	assert_string_equal(c.runs[1].text, "two\n");
+	qemu_console_release(&c);
+
+	/* Another run's END closes nothing and discards the open one. */
+	parse(&c, "BISECT-READY\nBISECT-BEGIN 1\nx\nBISECT-END 2 rc=0\nBISECT-END 1 rc=0\n", 2);
+	assert_false(c.runs[0].present);
+	assert_false(c.runs[1].present);
+	qemu_console_release(&c);
+
+	/* Out of range, zero, negative, huge: ignored; a repeated run keeps the first. */
+	parse(&c, "BISECT-READY\n"
+		  "BISECT-BEGIN 0\nz\nBISECT-END 0\n"
+		  "BISECT-BEGIN 3\nt\nBISECT-END 3\n"
+		  "BISECT-BEGIN -1\nn\nBISECT-END -1\n"
+		  "BISECT-BEGIN 99999999999999999999\nh\nBISECT-END 99999999999999999999\n"
+		  "BISECT-BEGIN 1\nfirst\nBISECT-END 1 rc=0\n"
+		  "BISECT-BEGIN 1\nsecond\nBISECT-END 1 rc=3\n", 2);
+	assert_true(c.runs[0].present);
+	assert_string_equal(c.runs[0].text, "first\n");
+	assert_int_equal(c.runs[0].rc, 0);
+	assert_false(c.runs[1].present);
+	qemu_console_release(&c);
+
+	/* END without BEGIN; DONE inside a run ends it unfinished. */
+	parse(&c, "BISECT-READY\nBISECT-END 1 rc=0\nBISECT-BEGIN 2\nx\nBISECT-DONE\nBISECT-END 2\n", 2);
+	assert_false(c.runs[0].present);
+	assert_false(c.runs[1].present);
+	assert_true(c.done);
+	qemu_console_release(&c);
+}
+
+/* Markers count only as whole words at the start of a line. */
+static void test_not_markers(void **state)
+{
+	struct qemu_console c;
+
+	(void)state;
+	parse(&c, "echo BISECT-READY\nBISECT-READYX\n BISECT-READY\n", 1);
+	assert_false(c.ready);
+	qemu_console_release(&c);
+	parse(&c, "BISECT-READY\nBISECT-BEGIN 1\n  \"x\": \"BISECT-END 1\"\nBISECT-BEGIN1\n"
+		  "BISECT-END 1x\nBISECT-END 1 rc=0\n", 1);
+	assert_true(c.runs[0].present);
+	assert_string_equal(c.runs[0].text, "  \"x\": \"BISECT-END 1\"\nBISECT-BEGIN1\nBISECT-END 1x\n");
+	qemu_console_release(&c);
+}
+
+/* Binary garbage, NULs and all, is just text that is not a marker. */
+static void test_garbage(void **state)
+{
+	struct qemu_console c;
+	char log[4096];
+	size_t n = 0;
+	const char *a = "BISECT-READY\nBISECT-BEGIN 1\n", *b = "\nBISECT-END 1 rc=0\n";
+
+	(void)state;
+	for (int i = 0; i < 1000; i++)
+		log[n++] = (char)((i * 131 + 7) % 256);
+	log[n++] = '\n';
+	memcpy(log + n, a, strlen(a));
+	n += strlen(a);
+	for (int i = 0; i < 300; i++)
+		log[n++] = (char)((i * 37) % 256 == '\n' ? 'x' : (i * 37) % 256);
+	memcpy(log + n, b, strlen(b));
+	n += strlen(b);
+	assert_int_equal(qemu_parse_console(&c, log, n, 1), 0);
+	assert_true(c.ready);
+	assert_true(c.runs[0].present);
+	assert_int_equal(c.runs[0].rc, 0);
+	qemu_console_release(&c);
+	/* Cut anywhere: never a crash, never a run that was not whole. */
+	for (size_t cut = 0; cut < n; cut += 7) {
+		assert_int_equal(qemu_parse_console(&c, log, cut, 1), 0);
+		if (c.runs[0].present)
+			assert_true(cut >= n - 1);
+		qemu_console_release(&c);
+	}
+}
+
+/* sh -n: the generated script parses. */
+static void sh_check(const char *script)
+{
+	char path[] = "/tmp/test-qemu-init.XXXXXX";
+	struct run_opts o = RUN_OPTS_INIT;
+	struct run_result res;
+	const char *argv[] = { "sh", "-n", path, NULL };
+	int fd = mkstemp(path);
+
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(file_write_atomic(path, script, strlen(script)), 0);
+	o.argv = argv;
+	o.timeout_ms = 10000;
+	assert_int_equal(run_cmd(&res, &o), 0);
+	if (!run_ok(&res)) {
+		print_error("sh -n: %s\n%s\n", res.err, script);
+		fail();
+	}
+	run_result_release(&res);
+	unlink(path);
+}
+
+static void test_script_iperf3(void **state)
+{
+	struct qemu_script_opts o = QEMU_SCRIPT_OPTS_INIT;
+	char *s = NULL;
+
+	(void)state;
+	o.workload = QEMU_WL_IPERF3;
+	o.runs = 3;
+	o.iperf3.udp = 1;
+	o.iperf3.streams = 4;
+	o.iperf3.time_s = 3;
+	o.iperf3.bitrate = "0";
+	o.iperf3.length = 8920;
+	o.iperf3.omit_s = 1;
+	assert_int_equal(qemu_init_script(&s, &o), 0);
+	assert_contains(s, "#!/bin/sh\n");
+	assert_contains(s, "mount -t proc proc /proc\n");
+	assert_contains(s, "mount -t devtmpfs devtmpfs /dev");
+	assert_contains(s, "ip link set lo up");
+	assert_contains(s, "'/usr/bin/iperf3' -s -1 -p 5201");
+	assert_contains(s, "'/usr/bin/iperf3' -c 127.0.0.1 -4 -p 5201 -J -t 3 -P 4 -u -b 0 -l 8920 -O 1\n");
+	assert_contains(s, "echo BISECT-READY\n");
+	assert_contains(s, "while [ $i -le 3 ]");
+	assert_contains(s, "echo \"BISECT-BEGIN $i\"");
+	assert_contains(s, "echo \"BISECT-END $i rc=$rc\"");
+	assert_contains(s, "echo BISECT-DONE\n");
+	assert_contains(s, "reboot -f\n");
+	assert_lacks(s, "\npoweroff");
+	/* A missing iperf3 in the guest says so in the run's text. */
+	assert_contains(s, "/usr/bin/iperf3 not found in the guest");
+	assert_contains(s, "return 127");
+	sh_check(s);
+	free(s);
+
+	o.iperf3.ipv6 = 1;
+	o.iperf3.reverse = 1;
+	o.iperf3.bitrate = "2.5G";
+	o.iperf3.path = "/opt/it's/iperf3";
+	o.dmesg_level = 1;
+	assert_int_equal(qemu_init_script(&s, &o), 0);
+	assert_contains(s, "-c ::1 -6");
+	assert_contains(s, "-b 2.5G");
+	assert_contains(s, " -R\n");
+	assert_contains(s, "'/opt/it'\\''s/iperf3'");
+	assert_contains(s, "dmesg -n 1\n");
+	sh_check(s);
+	free(s);
+}
+
+static void test_script_bad(void **state)
+{
+	struct qemu_script_opts o = QEMU_SCRIPT_OPTS_INIT;
+	static const char *const bad_rates[] = { "1G; reboot", "", "G", "1GG", ".5G", "1 G", "$(x)" };
+	char *s = (char *)1;
+
+	(void)state;
+	o.workload = QEMU_WL_IPERF3;
+	for (size_t i = 0; i < sizeof(bad_rates) / sizeof(bad_rates[0]); i++) {
+		o.iperf3.bitrate = bad_rates[i];
+		assert_int_equal(qemu_init_script(&s, &o), ERR_INVALID);
+		assert_null(s);
+	}
+	o.iperf3.bitrate = NULL;
+	o.iperf3.streams = 129;
+	assert_int_equal(qemu_init_script(&s, &o), ERR_INVALID);
+	o.iperf3.streams = 0;
+	o.iperf3.path = "iperf3";
+	assert_int_equal(qemu_init_script(&s, &o), ERR_INVALID);
+	o.iperf3.path = NULL;
+	o.runs = 0;
+	assert_int_equal(qemu_init_script(&s, &o), ERR_INVALID);
+	o.runs = QEMU_MAX_RUNS + 1;
+	assert_int_equal(qemu_init_script(&s, &o), ERR_INVALID);
+	o.runs = 1;
+	o.workload = 99;
+	assert_int_equal(qemu_init_script(&s, &o), ERR_INVALID);
+
+	o.workload = QEMU_WL_PKTGEN;
+	o.pktgen.dev = "foo bar";
+	assert_int_equal(qemu_init_script(&s, &o), ERR_INVALID);
+	o.pktgen.dev = "foo";
+	o.pktgen.clsact_bpf = 1; /* without tc's full path */
+	assert_int_equal(qemu_init_script(&s, &o), ERR_INVALID);
+	assert_contains(err_msg(), "full path");
+	o.pktgen.tc = "tc";
+	assert_int_equal(qemu_init_script(&s, &o), ERR_INVALID);
+	o.pktgen.tc = "/usr/sbin/tc";
+	o.pktgen.xmit_mode = "burst";
+	assert_int_equal(qemu_init_script(&s, &o), ERR_INVALID);
+	o.pktgen.xmit_mode = NULL;
+	o.pktgen.dst = "1.1.1.1;x";
+	assert_int_equal(qemu_init_script(&s, &o), ERR_INVALID);
+
+	o.workload = QEMU_WL_COMMAND;
+	o.command = NULL;
+	assert_int_equal(qemu_init_script(&s, &o), ERR_INVALID);
+	{
+		const char *argv[] = { "relative", NULL };
+
+		o.command = argv;
+		assert_int_equal(qemu_init_script(&s, &o), ERR_INVALID);
+	}
+}
+
+/* The seed's reproducer: dummy device, clsact + bpf by tc's full path, pktgen queue_xmit. */
+static void test_script_pktgen(void **state)
+{
+	struct qemu_script_opts o = QEMU_SCRIPT_OPTS_INIT;
+	char *s = NULL;
+
+	(void)state;
+	o.workload = QEMU_WL_PKTGEN;
+	o.runs = 6;
+	o.pktgen.dev = "foo";
+	o.pktgen.tc = "/usr/sbin/tc";
+	o.pktgen.clsact_bpf = 1;
+	assert_int_equal(qemu_init_script(&s, &o), 0);
+	assert_contains(s, "ip link add dev foo type dummy");
+	assert_contains(s, "'/usr/sbin/tc' qdisc add dev foo clsact");
+	assert_contains(s, "'/usr/sbin/tc' filter add dev foo egress bpf da bytecode '1,6 0 0 0,'");
+	assert_lacks(s, "\ttc ");
+	assert_contains(s, "pg /proc/net/pktgen/kpktgend_0 'add_device foo'");
+	assert_contains(s, "'count 200000'");
+	assert_contains(s, "'pkt_size 60'");
+	assert_contains(s, "'xmit_mode queue_xmit'");
+	assert_contains(s, "'dst 1.1.1.1'");
+	assert_contains(s, "'dst_mac 11:11:11:11:11:11'");
+	assert_contains(s, "pg /proc/net/pktgen/pgctrl start");
+	assert_contains(s, "cat /proc/net/pktgen/foo");
+	assert_contains(s, "/usr/sbin/tc not found in the guest");
+	assert_contains(s, "CONFIG_NET_PKTGEN");
+	sh_check(s);
+	free(s);
+}
+
+static void test_script_command(void **state)
+{
+	struct qemu_script_opts o = QEMU_SCRIPT_OPTS_INIT;
+	const char *argv[] = { "/usr/bin/xdp-bench", "redirect", "it's", "$HOME", "a b", NULL };
+	char *s = NULL;
+
+	(void)state;
+	o.workload = QEMU_WL_COMMAND;
+	o.command = argv;
+	assert_int_equal(qemu_init_script(&s, &o), 0);
+	assert_contains(s, "'/usr/bin/xdp-bench' 'redirect' 'it'\\''s' '$HOME' 'a b'\n");
+	sh_check(s);
+	free(s);
+}
+
+/* The script really prints the markers: run its loop with sh on the host. */
+static void test_script_runs_on_host(void **state)
+{
+	struct qemu_script_opts o = QEMU_SCRIPT_OPTS_INIT;
+	const char *argv[] = { "/bin/echo", "hello from run", NULL };
+	struct run_opts ro = RUN_OPTS_INIT;
+	struct run_result res;
+	struct qemu_console c;
+	char *s = NULL, *body, path[] = "/tmp/test-qemu-run.XXXXXX";
+	const char *sh[] = { "sh", path, NULL };
+	int fd;
+
+	(void)state;
+	o.workload = QEMU_WL_COMMAND;
+	o.command = argv;
+	o.runs = 2;
+	assert_int_equal(qemu_init_script(&s, &o), 0);
+	/* From run_once on, without the mounts and the reboot; /tmp as the guest has it. */
+	body = strstr(s, "run_once() {");
+	assert_non_null(body);
+	*strstr(body, "sync\n") = '\0';
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(file_write_atomic(path, body, strlen(body)), 0);
+	ro.argv = sh;
+	ro.timeout_ms = 10000;
+	ro.cwd = "/tmp";
+	assert_int_equal(run_cmd(&res, &ro), 0);
+	assert_true(run_ok(&res));
+	parse(&c, res.out, 2);
+	assert_true(c.ready && c.done && c.complete);
+	assert_string_equal(c.runs[0].text, "hello from run\n");
+	assert_int_equal(c.runs[1].rc, 0);
+	qemu_console_release(&c);
+	run_result_release(&res);
+	unlink(path);
+	free(s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_clean_crlf),
+		cmocka_unit_test(test_empty_run_and_no_rc),
+		cmocka_unit_test(test_nothing),
+		cmocka_unit_test(test_panic_before_ready),
+		cmocka_unit_test(test_truncated),
+		cmocka_unit_test(test_out_of_order),
+		cmocka_unit_test(test_not_markers),
+		cmocka_unit_test(test_garbage),
+		cmocka_unit_test(test_script_iperf3),
+		cmocka_unit_test(test_script_bad),
+		cmocka_unit_test(test_script_pktgen),
+		cmocka_unit_test(test_script_command),
+		cmocka_unit_test(test_script_runs_on_host),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
