@@ -793,6 +793,12 @@ static int confirm_runs(const struct bisect *b)
 	double s = effect_sigmas(b);
 	int r = (int)ceil(2 / (s * s));
 
+	/*
+	 * A large effect needs one run to show, but a slow run looks just like
+	 * it: two a side, so that one slow run cannot confirm a good commit.
+	 */
+	if (s >= 3)
+		return 2;
 	return r < 1 ? 1 : r > 4 ? 4 : r;
 }
 
@@ -821,8 +827,16 @@ static int confirmed(const struct bisect *b, int parent, int culprit)
 	const struct cdata *p = &b->c[parent], *c = &b->c[culprit];
 	double mp = inlier_mean(b, p->cx, p->nconfirm), mc = inlier_mean(b, c->cx, c->nconfirm);
 
-	/* Runs set aside as far from both groups do not count, here as in the posterior. */
-	return isfinite(mp) && isfinite(mc) && mp > mc;
+	/*
+	 * Runs set aside as far from both groups do not count, here as in the
+	 * posterior. Where the effect is large (3 sigmas or more) a slow run
+	 * looks just like the other group and the posterior takes it at its
+	 * word: there the pair must show at least half the effect, not merely
+	 * its direction (two good commits pass a direction test half the time).
+	 */
+	if (!isfinite(mp) || !isfinite(mc))
+		return 0;
+	return mp - mc > (effect_sigmas(b) >= 3 ? 0.5 * (b->mu_g - b->mu_b) : 0);
 }
 
 /* Queries for what the current round still needs: parent, then culprit (a pair for one agent). */
