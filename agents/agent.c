@@ -713,6 +713,57 @@ static json_t *sample_json(struct sample *s)
 }
 
 /*
+ * The qemu boot method: one guest boot carries every run, under the
+ * measure lock held exclusively from QEMU's start to its exit.
+ */
+static int run_guest(struct agent *a, const struct task *t, const char *dir, struct result *r)
+{
+	char *scratch = xasprintf("%s/qemu", a->conf.workdir);
+	struct boot_qemu_task bt = { t->def, dir, scratch, (int)t->runs, a->conf.cpu };
+	struct boot_qemu_result br;
+
+	if (abandoned(a, t)) {
+		free(scratch);
+		return ERR_CONFLICT;
+	}
+	log_info("task %lld: booting %s in QEMU for %lld run%s", t->id,
+		 json_string_value(json_object_get(t->def, "kernel_image")) ?: "the kernel",
+		 t->runs, t->runs == 1 ? "" : "s");
+	measure_lock(a, LOCK_EX, t);
+	boot_qemu_task(&br, &bt);
+	measure_lock(a, LOCK_UN, t);
+	r->run_s = br.run_s;
+	if (br.console) {
+		char *path = xasprintf("%s/task-%lld-console.log", a->logs, t->id);
+
+		if (file_write_atomic(path, br.console, strlen(br.console)) < 0)
+			log_warn("task %lld: cannot keep the console log: %s", t->id, err_msg());
+		free(path);
+	}
+	if (strcmp(br.status, "ok")) {
+		result_set(r, br.status, "%s", br.error);
+		if (br.log_tail)
+			r->log_tail = xstrdup(br.log_tail);
+	} else {
+		log_info("task %lld: guest ran under %s in %.1f s", t->id, br.accel ? br.accel : "?",
+			 br.run_s);
+		for (int i = 0; i < br.nsamples; i++) {
+			struct sample *s = &br.samples[i];
+
+			if (s->value > 0)
+				log_info("task %lld: run %d/%lld: %g %s", t->id, i + 1, t->runs, s->value, s->unit);
+			else
+				log_warn("task %lld: run %d/%lld failed: %s", t->id, i + 1, t->runs, s->error);
+			json_array_append_new(r->samples, sample_json(s));
+		}
+		r->status = "ok";
+	}
+	boot_qemu_result_release(&br);
+	free(scratch);
+	return 0;
+}
+
+/*
  * Runs the task into r. 0 when r is to be uploaded; ERR_CONFLICT when the
  * task was abandoned (cancelled, or the agent is stopping).
  */
@@ -722,19 +773,19 @@ static int run_task(struct agent *a, const struct task *t, struct result *r)
 	const struct boot_ops *boot = boot_find(t->boot);
 	char *dir = xasprintf("%s/%s", a->repos, t->repo_name);
 	struct run_env env = { dir, a->conf.cpu };
-	int booted = 0, rc = 0;
+	int guest = !strcmp(t->boot, "qemu"), booted = 0, rc = 0;
 
 	r->samples = json_array();
 	/* Checked before the long steps, reported as those steps would. */
-	if (!wl) {
+	if (!guest && !wl) {
 		result_set(r, "failed", "unknown workload type '%s' on this agent", t->type);
 		goto out;
 	}
-	if (wl->prepare && wl->prepare(t->def) < 0) {
+	if (!guest && wl->prepare && wl->prepare(t->def) < 0) {
 		result_set(r, "failed", "%s", err_msg());
 		goto out;
 	}
-	if (!boot) {
+	if (!guest && !boot) {
 		result_set(r, "skipped", "unknown boot method '%s'", t->boot);
 		goto out;
 	}
@@ -762,6 +813,10 @@ static int run_task(struct agent *a, const struct task *t, struct result *r)
 	}
 	measure_lock(a, LOCK_UN, t);
 
+	if (guest) {
+		rc = run_guest(a, t, dir, r);
+		goto out;
+	}
 	if (abandoned(a, t)) {
 		rc = ERR_CONFLICT;
 		goto out;

@@ -35,8 +35,16 @@ static const char *const bisectd_keys[] = {
 static const char *const repo_keys[] = { "url", NULL };
 static const char *const workload_keys[] = {
 	"type", "boot", "build", "command", "pattern", "unit", "direction",
-	"build_timeout", "run_timeout", NULL
+	"build_timeout", "run_timeout", "kernel_image", "qemu", "memory_mb", "cpus", "append",
+	"boot_timeout", "iperf3", "metric", "count", "pkt_size", "clsact_bpf", NULL
 };
+static const char *const qemu_keys[] = {
+	"kernel_image", "memory_mb", "cpus", "append", "boot_timeout", NULL
+};
+static const char *const iperf3_metrics[] = {
+	"KBytes/s", "bits/s", "Kbits/s", "Mbits/s", "Gbits/s", "Bytes/s", "MBytes/s", "GBytes/s", NULL
+};
+static const char *const pktgen_metrics[] = { "pps", "Mb/s", "Kpps", "Mpps", "bps", NULL };
 static const char *const pool_keys[] = { "labels", NULL };
 static const char *const agent_keys[] = {
 	"coordinator", "name", "labels", "workdir", "log_level", "heartbeat",
@@ -162,6 +170,25 @@ static int get_int(int *dst, const struct ctx *x, const struct ynode *map, const
 	if (rc == 0)
 		*dst = (int)n;
 	return rc;
+}
+
+static int get_bool(int *dst, const struct ctx *x, const struct ynode *map, const char *key,
+		    const char *where)
+{
+	const struct ynode *v = ynode_get(map, key);
+	int rc;
+
+	if (!v)
+		return 0;
+	if ((rc = scalar_ok(x, v, key, where, "true or false")) < 0)
+		return rc;
+	if (!strcmp(v->str, "true"))
+		*dst = 1;
+	else if (!strcmp(v->str, "false"))
+		*dst = 0;
+	else
+		return at(x, v, "'%s'%s must be true or false, not '%s'", key, where, v->str);
+	return 0;
 }
 
 /*
@@ -323,6 +350,161 @@ static int check_pattern(const struct ctx *x, const struct ynode *def, const cha
 	return rc;
 }
 
+/* A positive decimal below max, all digits. */
+static int opt_num(int *out, const char *s, int max)
+{
+	char *end;
+	long n;
+
+	if (!s || !isdigit((unsigned char)s[0]))
+		return -1;
+	errno = 0;
+	n = strtol(s, &end, 10);
+	if (*end || errno || n < 1 || n > max)
+		return -1;
+	*out = (int)n;
+	return 0;
+}
+
+int conf_iperf3_parse(struct conf_iperf3 *o, size_t *bad, char *const *argv)
+{
+	size_t i;
+
+	memset(o, 0, sizeof(*o));
+	for (i = 0; argv && argv[i]; i++) {
+		const char *a = argv[i], *v = argv[i + 1];
+		int *num = NULL, max = 0;
+
+		if (!strcmp(a, "-u") || !strcmp(a, "--udp")) {
+			o->udp = 1;
+		} else if (!strcmp(a, "-4") || !strcmp(a, "--version4")) {
+			o->ipv6 = 0;
+		} else if (!strcmp(a, "-6") || !strcmp(a, "--version6")) {
+			o->ipv6 = 1;
+		} else if (!strcmp(a, "-R") || !strcmp(a, "--reverse")) {
+			o->reverse = 1;
+		} else if (!strcmp(a, "-t") || !strcmp(a, "--time")) {
+			num = &o->time_s, max = 3600;
+		} else if (!strcmp(a, "-P") || !strcmp(a, "--parallel")) {
+			num = &o->streams, max = 128;
+		} else if (!strcmp(a, "-l") || !strcmp(a, "--length")) {
+			num = &o->length, max = 1 << 20;
+		} else if (!strcmp(a, "-O") || !strcmp(a, "--omit")) {
+			num = &o->omit_s, max = 600;
+		} else if (!strcmp(a, "-p") || !strcmp(a, "--port")) {
+			num = &o->port, max = 65535;
+		} else if (!strcmp(a, "-b") || !strcmp(a, "--bitrate")) {
+			size_t n = v ? strspn(v, "0123456789") : 0;
+
+			if (!v || n == 0 || n > 15 || (v[n] && (!strchr("KMGkmg", v[n]) || v[n + 1]))) {
+				if (bad)
+					*bad = i;
+				return err_set(ERR_INVALID, "iperf3 option '%s' needs a rate: digits with "
+					       "an optional K, M or G", a);
+			}
+			snprintf(o->bitrate, sizeof(o->bitrate), "%s", v);
+			i++;
+		} else {
+			if (bad)
+				*bad = i;
+			return err_set(ERR_INVALID, "iperf3 option '%s' is not one the agent runs (known: "
+				       "-u -4 -6 -R -t -P -l -b -O -p)", a);
+		}
+		if (num) {
+			if (opt_num(num, v, max) < 0) {
+				if (bad)
+					*bad = i;
+				return err_set(ERR_INVALID, "iperf3 option '%s' needs a number from 1 to %d",
+					       a, max);
+			}
+			i++;
+		}
+	}
+	return 0;
+}
+
+static int one_of(const char *s, const char *const *list)
+{
+	for (; *list; list++)
+		if (!strcmp(s, *list))
+			return 1;
+	return 0;
+}
+
+static int qemu_settings(struct conf_workload *w, const struct ctx *x, const struct ynode *map,
+			 const char *where)
+{
+	int rc;
+
+	if ((rc = get_str(&w->kernel_image, x, map, "kernel_image", where, 0)) < 0 ||
+	    (rc = get_int(&w->memory_mb, x, map, "memory_mb", where, 64, 65536)) < 0 ||
+	    (rc = get_int(&w->cpus, x, map, "cpus", where, 1, 64)) < 0 ||
+	    (rc = get_str(&w->append, x, map, "append", where, 1)) < 0 ||
+	    (rc = get_int(&w->boot_timeout, x, map, "boot_timeout", where, 1, 3600)) < 0)
+		return rc;
+	return 0;
+}
+
+/* The keys of types iperf3 and pktgen and of boot qemu, checked together. */
+static int guest_entry(struct conf_workload *w, const struct ctx *x, const struct ynode *key,
+		       const struct ynode *def, const char *where)
+{
+	const struct ynode *q = ynode_get(def, "qemu");
+	const char *const *metrics = strcmp(w->type, "iperf3") ? pktgen_metrics : iperf3_metrics;
+	long long count = w->count;
+	struct conf_iperf3 io;
+	size_t bad = 0;
+	char qwhere[160];
+	int rc;
+
+	if ((rc = qemu_settings(w, x, def, where)) < 0)
+		return rc;
+	if (q && !ynode_is_null(q)) {
+		if (q->kind != YNODE_MAP)
+			return at(x, q, "'qemu'%s must be a mapping of keys, not %s", where,
+				  ynode_kind_name(q->kind));
+		snprintf(qwhere, sizeof(qwhere), " in the qemu settings of workload '%s'", w->name);
+		if ((rc = check_keys(x, q, qemu_keys, qwhere)) < 0 ||
+		    (rc = qemu_settings(w, x, q, qwhere)) < 0)
+			return rc;
+	}
+	if ((rc = get_strv(&w->iperf3, x, def, "iperf3", where, 0)) < 0 ||
+	    (rc = get_str(&w->metric, x, def, "metric", where, 0)) < 0 ||
+	    (rc = get_ll(&count, x, def, "count", where, 1, 1000000000)) < 0 ||
+	    (rc = get_int(&w->pkt_size, x, def, "pkt_size", where, 60, 9000)) < 0 ||
+	    (rc = get_bool(&w->clsact_bpf, x, def, "clsact_bpf", where)) < 0)
+		return rc;
+	w->count = (long)count;
+	if (strcmp(w->boot, "qemu"))
+		return at(x, ynode_get(def, "boot") ? ynode_get(def, "boot") : key,
+			  "workload '%s' of type %s needs 'boot: qemu' (it runs inside the built kernel)",
+			  w->name, w->type);
+	if (ynode_get(def, "command") || ynode_get(def, "pattern") || ynode_get(def, "unit"))
+		return at(x, ynode_get(def, "command") ?: ynode_get(def, "pattern") ?: ynode_get(def, "unit"),
+			  "'command', 'pattern' and 'unit' are for type command; type %s%s "
+			  "measures itself and names its unit with 'metric'", w->type, where);
+	if (!strcmp(w->type, "iperf3") &&
+	    conf_iperf3_parse(&io, &bad, w->iperf3) < 0)
+		return at(x, ynode_get(def, "iperf3")->items[bad], "'iperf3'%s: %s", where, err_msg());
+	if (strcmp(w->type, "iperf3") && w->iperf3)
+		return at(x, ynode_get(def, "iperf3"), "'iperf3'%s is for type iperf3", where);
+	if (!w->metric)
+		w->metric = xstrdup(metrics[0]);
+	if (!one_of(w->metric, metrics)) {
+		struct sbuf list = SBUF_INIT;
+
+		for (const char *const *m = metrics; *m; m++)
+			sbuf_addf(&list, "%s%s", m == metrics ? "" : ", ", *m);
+		rc = at(x, ynode_get(def, "metric"), "'metric'%s must be one of %s, not '%s'", where,
+			list.buf, w->metric);
+		sbuf_release(&list);
+		return rc;
+	}
+	free(w->unit);
+	w->unit = xstrdup(w->metric);
+	return 0;
+}
+
 static int workload_entry(const struct ctx *x, void *elem, const struct ynode *key,
 			  const struct ynode *def)
 {
@@ -337,6 +519,12 @@ static int workload_entry(const struct ctx *x, void *elem, const struct ynode *k
 	w->direction = DIR_HIGHER;
 	w->build_timeout = 1800;
 	w->run_timeout = 300;
+	w->kernel_image = xstrdup("arch/x86/boot/bzImage");
+	w->memory_mb = 512;
+	w->cpus = 2;
+	w->boot_timeout = 120;
+	w->count = 200000;
+	w->pkt_size = 60;
 	snprintf(where, sizeof(where), " in workload '%s'", w->name);
 	if ((rc = check_keys(x, def, workload_keys, where)) < 0 ||
 	    (rc = get_str(&w->type, x, def, "type", where, 0)) < 0 ||
@@ -351,13 +539,13 @@ static int workload_entry(const struct ctx *x, void *elem, const struct ynode *k
 		goto out;
 
 	/* Only what the agents implement today; a typo must not reach them. */
-	if (strcmp(w->type, "command")) {
-		rc = at(x, ynode_get(def, "type"), "'type'%s must be 'command' (the only type so far), not '%s'",
+	if (strcmp(w->type, "command") && strcmp(w->type, "iperf3") && strcmp(w->type, "pktgen")) {
+		rc = at(x, ynode_get(def, "type"), "'type'%s must be 'command', 'iperf3' or 'pktgen', not '%s'",
 			where, w->type);
 		goto out;
 	}
-	if (strcmp(w->boot, "none")) {
-		rc = at(x, ynode_get(def, "boot"), "'boot'%s must be 'none' (the only boot method so far), not '%s'",
+	if (strcmp(w->boot, "none") && strcmp(w->boot, "qemu")) {
+		rc = at(x, ynode_get(def, "boot"), "'boot'%s must be 'none' or 'qemu', not '%s'",
 			where, w->boot);
 		goto out;
 	}
@@ -372,6 +560,15 @@ static int workload_entry(const struct ctx *x, void *elem, const struct ynode *k
 	if (w->build && !w->build[0]) {
 		strv_free(w->build);
 		w->build = NULL;
+	}
+	if (strcmp(w->type, "command")) {
+		rc = guest_entry(w, x, key, def, where);
+		goto out;
+	}
+	if (!strcmp(w->boot, "qemu")) {
+		rc = at(x, ynode_get(def, "boot"), "'boot: qemu'%s needs type iperf3 or pktgen "
+			"(type command runs on the agent: boot none)", where);
+		goto out;
 	}
 	if (!w->command) {
 		rc = at(x, key, "workload '%s' has no 'command' (required for type command: "
@@ -495,6 +692,10 @@ void conf_bisectd_release(struct conf_bisectd *c)
 		strv_free(w->command);
 		free(w->pattern);
 		free(w->unit);
+		free(w->kernel_image);
+		free(w->append);
+		strv_free(w->iperf3);
+		free(w->metric);
 	}
 	for (size_t i = 0; i < c->nr_pools; i++) {
 		free(c->pools[i].name);

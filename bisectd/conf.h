@@ -24,8 +24,8 @@ enum workload_direction { DIR_HIGHER = 0, DIR_LOWER = 1 }; /* which is better */
  */
 struct conf_workload {
 	char *name;
-	char *type;          /* "command" (default); later "iperf3", "pktgen", ... */
-	char *boot;          /* boot method: "none" (default) */
+	char *type;          /* "command" (default), "iperf3" or "pktgen" (these two need boot qemu) */
+	char *boot;          /* boot method: "none" (default) or "qemu" (type iperf3 or pktgen) */
 	char **build;        /* argv, NULL-terminated; NULL: nothing to build */
 	char **command;      /* argv run once per run; required for type command */
 	char *pattern;       /* POSIX extended regex, first group is the metric; required for command */
@@ -33,7 +33,35 @@ struct conf_workload {
 	enum workload_direction direction; /* "higher" (default) or "lower" is better */
 	int build_timeout;   /* seconds, default 1800 */
 	int run_timeout;     /* seconds per run, default 300 */
+
+	/* boot qemu: flat keys or the same keys in a 'qemu' mapping. */
+	char *kernel_image;  /* the built image, relative to the work tree: "arch/x86/boot/bzImage" */
+	int memory_mb;       /* guest memory, default 512 */
+	int cpus;            /* guest CPUs, default 2 */
+	char *append;        /* extra kernel command line ("mitigations=off"); NULL: none */
+	int boot_timeout;    /* seconds from QEMU's start to the guest's READY, default 120 */
+
+	/* type iperf3 (client over the guest's loopback) and pktgen. */
+	char **iperf3;       /* client options (conf_iperf3_parse()); NULL: TCP, 10 s, 1 stream */
+	char *metric;        /* iperf3: "KBytes/s" (default), "bits/s", ...; pktgen: "pps" (default) or "Mb/s" */
+	long count;          /* pktgen: packets per run, default 200000 */
+	int pkt_size;        /* pktgen: bytes, default 60 */
+	int clsact_bpf;      /* pktgen: clsact qdisc + egress bpf filter first (needs tc), default false */
 };
+
+/*
+ * The iperf3 client options a workload may give, parsed from an argv:
+ * -u/--udp, -4, -6, -R/--reverse, -t/--time S, -P/--parallel N,
+ * -l/--length BYTES, -b/--bitrate RATE (digits with K/M/G), -O/--omit S,
+ * -p/--port N. Anything else is ERR_INVALID naming the option; *bad
+ * (may be NULL) gets the index of the offending element.
+ */
+struct conf_iperf3 {
+	int udp, ipv6, reverse;
+	int time_s, streams, length, omit_s, port; /* 0: iperf3's default */
+	char bitrate[24];    /* "" when not given */
+};
+int conf_iperf3_parse(struct conf_iperf3 *o, size_t *bad, char *const *argv);
 
 struct conf_pool {
 	char *name;

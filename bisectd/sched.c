@@ -1403,6 +1403,28 @@ static json_t *workload_json(const struct conf_workload *w)
 	json_object_set_new(j, "command", c);
 	if (w->pattern)
 		json_object_set_new(j, "pattern", json_string(w->pattern));
+	if (!strcmp(w->boot, "qemu")) {
+		json_object_set_new(j, "kernel_image", json_string(w->kernel_image));
+		json_object_set_new(j, "memory_mb", json_integer(w->memory_mb));
+		json_object_set_new(j, "cpus", json_integer(w->cpus));
+		json_object_set_new(j, "boot_timeout", json_integer(w->boot_timeout));
+		if (w->append)
+			json_object_set_new(j, "append", json_string(w->append));
+	}
+	if (w->metric)
+		json_object_set_new(j, "metric", json_string(w->metric));
+	if (!strcmp(w->type, "iperf3")) {
+		json_t *o = json_array();
+
+		for (char **p = w->iperf3; p && *p; p++)
+			json_array_append_new(o, json_string(*p));
+		json_object_set_new(j, "iperf3", o);
+	}
+	if (!strcmp(w->type, "pktgen")) {
+		json_object_set_new(j, "count", json_integer(w->count));
+		json_object_set_new(j, "pkt_size", json_integer(w->pkt_size));
+		json_object_set_new(j, "clsact_bpf", json_boolean(w->clsact_bpf));
+	}
 	return j;
 }
 

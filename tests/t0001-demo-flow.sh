@@ -42,8 +42,13 @@ is "$(q "SELECT count(*) FROM (SELECT idx FROM samples WHERE job_id = 1 AND idx 
 like "$(q "SELECT count(*) FROM decisions WHERE job_id = 1")" '^[1-9]' "the engine's decisions are stored"
 like "$(q "SELECT count(*) FROM tasks WHERE job_id = 1 AND confirm = 1 AND state = 'done'")" '^[2-9]' \
 	"the culprit was confirmed against its parent with interleaved runs"
-is "$(q "SELECT count(DISTINCT agent_id) FROM tasks WHERE job_id = 1 AND confirm = 1")" 1 \
-	"... on one agent"
+# A confirmation round is a chain of one-run tasks (each after the one
+# before); every link must have run on the agent of the link before it.
+is "$(q "SELECT count(*) FROM tasks t JOIN tasks prev ON prev.id = t.after_task
+	WHERE t.job_id = 1 AND t.state = 'done' AND t.agent_id != prev.agent_id")" 0 \
+	"... each round on one agent"
+like "$(q "SELECT count(*) FROM tasks WHERE job_id = 1 AND after_task IS NOT NULL AND state = 'done'")" '^[1-9]' \
+	"... as chained tasks"
 is "$(q "SELECT count(DISTINCT agent_id) FROM tasks WHERE job_id = 1 AND state = 'done'")" 2 \
 	"both agents did work"
 # Two tasks running at the same time on the two agents.

@@ -264,7 +264,10 @@ static void test_workload_typo(void **state)
 		"    comand: [./bench]\n"), ERR_INVALID);
 	assert_string_equal(err_msg(),
 		"t.yaml:4:5: unknown key 'comand' in workload 'bench' (expected one of: type, boot, "
-		"build, command, pattern, unit, direction, build_timeout, run_timeout)");
+		"build, command, pattern, unit, direction, build_timeout, run_timeout, kernel_image, qemu, "
+		"memory_mb, cpus, append, boot_timeout, iperf3, metric, count, pkt_size, clsact_bpf)");
+	expect_b_error("workloads:\n  w:\n    type: iperf3\n    boot: qemu\n    qemu:\n      memory: 1\n",
+		       "t.yaml:6:7: ", "unknown key 'memory' in the qemu settings of workload 'w'");
 	expect_b_error("repos:\n  demo:\n    uri: /x\n", "t.yaml:3:5: ", "unknown key 'uri' in repo 'demo'");
 	expect_b_error("pools:\n  p:\n    label: [a]\n", "t.yaml:3:5: ", "unknown key 'label' in pool 'p'");
 }
@@ -321,9 +324,11 @@ static void test_bad_values(void **state)
 	expect_b_error("workloads:\n  w:\n    command: [./b]\n    pattern: 'x(.)'\n    direction: up\n",
 		       "t.yaml:5:16: ", "'direction' in workload 'w' must be 'higher' or 'lower', not 'up'");
 	expect_b_error("workloads:\n  w:\n    type: iperf\n    command: [./b]\n    pattern: 'x(.)'\n",
-		       "t.yaml:3:11: ", "'type' in workload 'w' must be 'command'");
+		       "t.yaml:3:11: ", "'type' in workload 'w' must be 'command', 'iperf3' or 'pktgen'");
+	expect_b_error("workloads:\n  w:\n    boot: kexec\n    command: [./b]\n    pattern: 'x(.)'\n",
+		       "t.yaml:3:11: ", "'boot' in workload 'w' must be 'none' or 'qemu'");
 	expect_b_error("workloads:\n  w:\n    boot: qemu\n    command: [./b]\n    pattern: 'x(.)'\n",
-		       "t.yaml:3:11: ", "'boot' in workload 'w' must be 'none'");
+		       "t.yaml:3:11: ", "'boot: qemu' in workload 'w' needs type iperf3 or pktgen");
 	expect_b_error("log_level: loud\n", "t.yaml:1:12: ", "'log_level' must be one of debug, info, warn, error");
 	expect_b_error("listen: localhost\n", "t.yaml:1:9: ", "'listen' must be HOST:PORT");
 	expect_b_error("listen: 'localhost:99999'\n", "t.yaml:1:9: ", "'listen' must be HOST:PORT");
@@ -333,6 +338,81 @@ static void test_bad_values(void **state)
 	expect_a_error("name: 'x y'\nworkdir: /w\n", "a.yaml:1:7: ", "'name' must be 1 to 64 characters");
 	expect_a_error("coordinator: 127.0.0.1:7878\nname: a\nworkdir: /w\n", "a.yaml:1:14: ",
 		       "'coordinator' must be a URL");
+}
+
+static void test_qemu_workloads(void **state)
+{
+	struct conf_bisectd c;
+	const struct conf_workload *w;
+
+	(void)state;
+	assert_int_equal(parse_b(&c,
+		"workloads:\n"
+		"  udp:\n"
+		"    type: iperf3\n"
+		"    boot: qemu\n"
+		"    build: [make, bzImage]\n"
+		"    iperf3: [--udp, '-4', -b, '0', -l, '8920', -t, '3', -P, '4']\n"
+		"    append: mitigations=off\n"
+		"    qemu:\n"
+		"      memory_mb: 1024\n"
+		"      boot_timeout: 60\n"
+		"  pg:\n"
+		"    type: pktgen\n"
+		"    boot: qemu\n"
+		"    kernel_image: out/bzImage\n"
+		"    cpus: 1\n"
+		"    count: 100000\n"
+		"    pkt_size: 64\n"
+		"    clsact_bpf: true\n"
+		"    metric: Mb/s\n"
+		"  tcp:\n"
+		"    type: iperf3\n"
+		"    boot: qemu\n"
+		"    metric: bits/s\n"), 0);
+	w = conf_workload_find(&c, "udp");
+	assert_string_equal(w->type, "iperf3");
+	assert_string_equal(w->boot, "qemu");
+	assert_string_equal(w->kernel_image, "arch/x86/boot/bzImage");
+	assert_int_equal(w->memory_mb, 1024);
+	assert_int_equal(w->cpus, 2);
+	assert_int_equal(w->boot_timeout, 60);
+	assert_string_equal(w->append, "mitigations=off");
+	assert_int_equal(strv_len(w->iperf3), 10);
+	assert_string_equal(w->metric, "KBytes/s");
+	assert_string_equal(w->unit, "KBytes/s");
+	assert_null(w->command);
+	w = conf_workload_find(&c, "pg");
+	assert_string_equal(w->kernel_image, "out/bzImage");
+	assert_int_equal(w->memory_mb, 512);
+	assert_int_equal(w->cpus, 1);
+	assert_int_equal(w->boot_timeout, 120);
+	assert_null(w->append);
+	assert_int_equal(w->count, 100000);
+	assert_int_equal(w->pkt_size, 64);
+	assert_int_equal(w->clsact_bpf, 1);
+	assert_string_equal(w->unit, "Mb/s");
+	w = conf_workload_find(&c, "tcp");
+	assert_null(w->iperf3);
+	assert_string_equal(w->metric, "bits/s");
+	conf_bisectd_release(&c);
+
+	expect_b_error("workloads:\n  w:\n    type: iperf3\n", "t.yaml:2:3: ",
+		       "workload 'w' of type iperf3 needs 'boot: qemu'");
+	expect_b_error("workloads:\n  w:\n    type: iperf3\n    boot: qemu\n    iperf3: [-u, --bidir]\n",
+		       "t.yaml:5:18: ", "'iperf3' in workload 'w': iperf3 option '--bidir' is not one");
+	expect_b_error("workloads:\n  w:\n    type: iperf3\n    boot: qemu\n    iperf3: [-u, -t, x]\n",
+		       "t.yaml:5:18: ", "iperf3 option '-t' needs a number from 1 to 3600");
+	expect_b_error("workloads:\n  w:\n    type: iperf3\n    boot: qemu\n    iperf3: [-b, 1T]\n",
+		       "t.yaml:5:14: ", "iperf3 option '-b' needs a rate");
+	expect_b_error("workloads:\n  w:\n    type: iperf3\n    boot: qemu\n    metric: pps\n",
+		       "t.yaml:5:13: ", "'metric' in workload 'w' must be one of KBytes/s, bits/s");
+	expect_b_error("workloads:\n  w:\n    type: pktgen\n    boot: qemu\n    clsact_bpf: yes\n",
+		       "t.yaml:5:17: ", "'clsact_bpf' in workload 'w' must be true or false");
+	expect_b_error("workloads:\n  w:\n    type: pktgen\n    boot: qemu\n    command: [x]\n",
+		       "t.yaml:5:14: ", "'command', 'pattern' and 'unit' are for type command");
+	expect_b_error("workloads:\n  w:\n    type: pktgen\n    boot: qemu\n    qemu:\n      cpus: 0\n",
+		       "t.yaml:6:13: ", "'cpus' in the qemu settings of workload 'w' must be an integer from 1 to 64");
 }
 
 static void test_bad_pattern(void **state)
@@ -499,6 +579,7 @@ int main(void)
 		cmocka_unit_test(test_bad_int),
 		cmocka_unit_test(test_missing_required),
 		cmocka_unit_test(test_bad_values),
+		cmocka_unit_test(test_qemu_workloads),
 		cmocka_unit_test(test_bad_pattern),
 		cmocka_unit_test(test_yaml_syntax),
 		cmocka_unit_test(test_duplicate_key),
