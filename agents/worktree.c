@@ -16,44 +16,9 @@
 #include <git2.h>
 
 #include "err.h"
+#include "gitx.h"
 #include "util.h"
 #include "worktree.h"
-
-static pthread_once_t git_once = PTHREAD_ONCE_INIT;
-
-/* Never shut down: the agent checks out until it exits. */
-static void git_init_once(void)
-{
-	git_libgit2_init();
-}
-
-static const char *git_msg(void)
-{
-	const git_error *e = git_error_last();
-
-	return e && e->message ? e->message : "libgit2 error";
-}
-
-static int git_fail(int gitcode, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int git_fail(int gitcode, const char *fmt, ...)
-{
-	char what[512];
-	va_list ap;
-	int code;
-
-	va_start(ap, fmt);
-	vsnprintf(what, sizeof(what), fmt, ap);
-	va_end(ap);
-	switch (gitcode) {
-	case GIT_ENOTFOUND: code = ERR_NOTFOUND; break;
-	case GIT_EEXISTS: code = ERR_EXISTS; break;
-	case GIT_EAMBIGUOUS:
-	case GIT_EINVALIDSPEC: code = ERR_INVALID; break;
-	case GIT_ELOCKED: code = ERR_BUSY; break;
-	default: code = ERR_FAIL; break;
-	}
-	return err_set(code, "%s: %s", what, git_msg());
-}
 
 /*
  * Branches go to remote-tracking names (a work tree must not have its
@@ -81,7 +46,7 @@ static int set_origin(git_repository *git, const char *dir, const char *url)
 
 	rc = git_repository_config(&cfg, git);
 	if (rc < 0) {
-		rc = git_fail(rc, "cannot read the config of %s", dir);
+		rc = gitx_fail(rc, "cannot read the config of %s", dir);
 		goto out;
 	}
 	if (git_config_get_string_buf(&old, cfg, "remote.origin.url") == 0 &&
@@ -94,7 +59,7 @@ static int set_origin(git_repository *git, const char *dir, const char *url)
 	if (rc == 0)
 		rc = git_config_set_string(cfg, "remote.origin.tagOpt", "--tags");
 	if (rc < 0)
-		rc = git_fail(rc, "cannot write remote origin of %s", dir);
+		rc = gitx_fail(rc, "cannot write remote origin of %s", dir);
 out:
 	git_buf_dispose(&old);
 	git_config_free(cfg);
@@ -118,7 +83,7 @@ static int fetch_all(git_repository *git, const char *dir, const char *url)
 	ro.flags = GIT_REMOTE_CREATE_SKIP_INSTEADOF | GIT_REMOTE_CREATE_SKIP_DEFAULT_FETCHSPEC;
 	rc = git_remote_create_with_opts(&remote, url, &ro);
 	if (rc < 0) {
-		rc = git_fail(rc, "cannot fetch '%s' into %s", url, dir);
+		rc = gitx_fail(rc, "cannot fetch '%s' into %s", url, dir);
 		goto out;
 	}
 	git_fetch_options_init(&fo, GIT_FETCH_OPTIONS_VERSION);
@@ -127,7 +92,7 @@ static int fetch_all(git_repository *git, const char *dir, const char *url)
 	fo.download_tags = GIT_REMOTE_DOWNLOAD_TAGS_NONE;
 	rc = git_remote_fetch(remote, &specs, &fo, "bisect-agent: fetch");
 	if (rc < 0)
-		rc = git_fail(rc, "cannot fetch '%s' into %s", url, dir);
+		rc = gitx_fail(rc, "cannot fetch '%s' into %s", url, dir);
 out:
 	git_remote_free(remote);
 	return rc;
@@ -148,7 +113,7 @@ static int clone_tree(git_repository **out, const char *dir, const char *url)
 	remove_tree(tmp);
 	rc = git_repository_init(out, tmp, 0);
 	if (rc < 0) {
-		rc = git_fail(rc, "cannot create a work tree in %s", tmp);
+		rc = gitx_fail(rc, "cannot create a work tree in %s", tmp);
 		goto out;
 	}
 	rc = fetch_all(*out, dir, url);
@@ -170,7 +135,7 @@ static int clone_tree(git_repository **out, const char *dir, const char *url)
 	}
 	rc = git_repository_open_ext(out, dir, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL);
 	if (rc < 0)
-		rc = git_fail(rc, "cannot open the new clone %s", dir);
+		rc = gitx_fail(rc, "cannot open the new clone %s", dir);
 out:
 	if (rc < 0) {
 		git_repository_free(*out);
@@ -185,12 +150,12 @@ static int open_tree(git_repository **out, const char *dir)
 {
 	int rc;
 
-	pthread_once(&git_once, git_init_once);
+	gitx_init();
 	rc = git_repository_open_ext(out, dir, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL);
 	if (rc == GIT_ENOTFOUND)
 		return err_set(ERR_NOTFOUND, "%s is not a git work tree", dir);
 	if (rc < 0)
-		return git_fail(rc, "cannot open %s", dir);
+		return gitx_fail(rc, "cannot open %s", dir);
 	return 0;
 }
 
@@ -209,7 +174,7 @@ int worktree_checkout(const char *dir, const char *url, const char *sha)
 	if (!sha || !is_sha1_hex(sha))
 		return err_set(ERR_INVALID, "'%.64s' is not a full commit id", sha ? sha : "");
 	git_oid_fromstr(&oid, sha);
-	pthread_once(&git_once, git_init_once);
+	gitx_init();
 
 	rc = git_repository_open_ext(&git, dir, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL);
 	if (rc == GIT_ENOTFOUND) {
@@ -221,7 +186,7 @@ int worktree_checkout(const char *dir, const char *url, const char *sha)
 		}
 		rc = clone_tree(&git, dir, url);
 	} else if (rc < 0) {
-		rc = git_fail(rc, "cannot open %s", dir);
+		rc = gitx_fail(rc, "cannot open %s", dir);
 	}
 	if (rc < 0)
 		goto out;
@@ -242,7 +207,7 @@ int worktree_checkout(const char *dir, const char *url, const char *sha)
 		}
 	}
 	if (rc < 0) {
-		rc = git_fail(rc, "cannot read commit %s in %s", sha, dir);
+		rc = gitx_fail(rc, "cannot read commit %s in %s", sha, dir);
 		goto out;
 	}
 
@@ -259,12 +224,12 @@ int worktree_checkout(const char *dir, const char *url, const char *sha)
 	co.checkout_strategy = GIT_CHECKOUT_FORCE;
 	rc = git_checkout_tree(git, (const git_object *)commit, &co);
 	if (rc < 0) {
-		rc = git_fail(rc, "cannot check out %.12s in %s", sha, dir);
+		rc = gitx_fail(rc, "cannot check out %.12s in %s", sha, dir);
 		goto out;
 	}
 	rc = git_repository_set_head_detached(git, &oid);
 	if (rc < 0)
-		rc = git_fail(rc, "cannot move HEAD of %s to %.12s", dir, sha);
+		rc = gitx_fail(rc, "cannot move HEAD of %s to %.12s", dir, sha);
 out:
 	free(lock);
 	git_commit_free(commit);
@@ -292,7 +257,7 @@ int worktree_tree_id(char out[41], const char *dir, const char *sha)
 		goto out;
 	}
 	if (rc < 0) {
-		rc = git_fail(rc, "cannot read commit %s in %s", sha, dir);
+		rc = gitx_fail(rc, "cannot read commit %s in %s", sha, dir);
 		goto out;
 	}
 	git_oid_tostr(out, 41, git_commit_tree_id(commit));

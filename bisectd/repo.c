@@ -17,6 +17,7 @@
 #include <git2.h>
 
 #include "err.h"
+#include "gitx.h"
 #include "repo.h"
 #include "util.h"
 
@@ -29,49 +30,12 @@ struct repo {
 	char *url;
 };
 
-static pthread_once_t git_once = PTHREAD_ONCE_INIT;
-
-/*
- * libgit2 stays initialised for the life of the process: mirrors are opened
- * from several threads, and a shutdown racing an open would free its
- * global state under it.
- */
-static void git_init_once(void)
-{
-	git_libgit2_init();
-}
-
 /* libgit2's message for the last failure on this thread. Borrowed. */
 static const char *git_msg(void)
 {
 	const git_error *e = git_error_last();
 
 	return e && e->message ? e->message : "libgit2 error";
-}
-
-/*
- * Sets the message from the failing call's context and libgit2's own
- * message, and maps the few codes callers act on.
- */
-static int git_fail(int gitcode, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int git_fail(int gitcode, const char *fmt, ...)
-{
-	char what[512];
-	va_list ap;
-	int code;
-
-	va_start(ap, fmt);
-	vsnprintf(what, sizeof(what), fmt, ap);
-	va_end(ap);
-	switch (gitcode) {
-	case GIT_ENOTFOUND: code = ERR_NOTFOUND; break;
-	case GIT_EEXISTS: code = ERR_EXISTS; break;
-	case GIT_EAMBIGUOUS:
-	case GIT_EINVALIDSPEC: code = ERR_INVALID; break;
-	case GIT_ELOCKED: code = ERR_BUSY; break;
-	default: code = ERR_FAIL; break;
-	}
-	return err_set(code, "%s: %s", what, git_msg());
 }
 
 /*
@@ -105,7 +69,7 @@ static int write_origin(git_repository *git, const char *path, const char *url)
 	if (rc == 0)
 		rc = git_config_set_string(cfg, "remote.origin.tagOpt", "--tags");
 	if (rc < 0)
-		rc = git_fail(rc, "cannot write remote origin of %s", path);
+		rc = gitx_fail(rc, "cannot write remote origin of %s", path);
 	git_config_free(cfg);
 	return rc;
 }
@@ -119,7 +83,7 @@ static int update_origin(git_repository *git, const char *path, const char *url)
 
 	rc = git_repository_config(&cfg, git);
 	if (rc < 0) {
-		rc = git_fail(rc, "cannot read the config of %s", path);
+		rc = gitx_fail(rc, "cannot read the config of %s", path);
 		goto out;
 	}
 	rc = git_config_get_string_buf(&old, cfg, "remote.origin.url");
@@ -181,13 +145,13 @@ static int fetch_mirror(git_repository *git, const char *path, const char *url)
 	ro.flags = GIT_REMOTE_CREATE_SKIP_INSTEADOF | GIT_REMOTE_CREATE_SKIP_DEFAULT_FETCHSPEC;
 	rc = git_remote_create_with_opts(&remote, url, &ro);
 	if (rc < 0) {
-		rc = git_fail(rc, "cannot fetch '%s' into %s", url, path);
+		rc = gitx_fail(rc, "cannot fetch '%s' into %s", url, path);
 		goto out;
 	}
 	fetch_opts_init(&fo);
 	rc = git_remote_fetch(remote, &specs, &fo, "bisectd: fetch");
 	if (rc < 0) {
-		rc = git_fail(rc, "cannot fetch '%s' into %s", url, path);
+		rc = gitx_fail(rc, "cannot fetch '%s' into %s", url, path);
 		goto out;
 	}
 	follow_head(git, remote);
@@ -212,7 +176,7 @@ static int clone_mirror(git_repository **out, const char *path, const char *url)
 	remove_tree(tmp);
 	rc = git_repository_init(out, tmp, 1);
 	if (rc < 0) {
-		rc = git_fail(rc, "cannot create a mirror in %s", tmp);
+		rc = gitx_fail(rc, "cannot create a mirror in %s", tmp);
 		goto out;
 	}
 	rc = write_origin(*out, path, url);
@@ -238,7 +202,7 @@ static int clone_mirror(git_repository **out, const char *path, const char *url)
 	}
 	rc = git_repository_open_ext(out, path, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL);
 	if (rc < 0)
-		rc = git_fail(rc, "cannot open the new mirror %s", path);
+		rc = gitx_fail(rc, "cannot open the new mirror %s", path);
 out:
 	if (rc < 0) {
 		git_repository_free(*out);
@@ -258,7 +222,7 @@ int repo_open(struct repo **out, const char *path, const char *url, int fetch)
 	*out = NULL;
 	if (!path || !*path || !url || !*url)
 		return err_set(ERR_INVALID, "repo_open: empty path or url");
-	pthread_once(&git_once, git_init_once);
+	gitx_init();
 
 	r = xcalloc(1, sizeof(*r));
 	r->path = xstrdup(path);
@@ -276,7 +240,7 @@ int repo_open(struct repo **out, const char *path, const char *url, int fetch)
 		goto out;
 	}
 	if (rc < 0) {
-		rc = git_fail(rc, "cannot open the mirror %s", path);
+		rc = gitx_fail(rc, "cannot open the mirror %s", path);
 		goto out;
 	}
 	rc = update_origin(r->git, r->path, r->url);
@@ -334,7 +298,7 @@ int repo_resolve(struct repo *r, char out[41], const char *ref)
 		goto out;
 	}
 	if (rc < 0) {
-		rc = git_fail(rc, "cannot resolve '%s' in the mirror of %s", ref, r->url);
+		rc = gitx_fail(rc, "cannot resolve '%s' in the mirror of %s", ref, r->url);
 		goto out;
 	}
 	rc = git_object_peel(&commit, obj, GIT_OBJECT_COMMIT);
@@ -509,7 +473,7 @@ static int fill_commit(struct repo_commit *rc, git_repository *git, const git_oi
 
 	err = git_commit_lookup(&c, git, oid);
 	if (err < 0)
-		return git_fail(err, "cannot read commit %s", git_oid_tostr_s(oid));
+		return gitx_fail(err, "cannot read commit %s", git_oid_tostr_s(oid));
 	git_oid_tostr(rc->sha, sizeof(rc->sha), oid);
 	rc->subject = subject_of(git_commit_message(c));
 	rc->author = author_of(git_commit_author(c));
@@ -541,7 +505,7 @@ static int lookup_end(git_oid *oid, struct repo *r, const char *sha, const char 
 		return err_set(ERR_NOTFOUND, "%s (%.12s) is not a commit in the mirror of %s",
 			       which, sha, r->url);
 	if (rc < 0)
-		return git_fail(rc, "cannot read %s (%.12s)", which, sha);
+		return gitx_fail(rc, "cannot read %s (%.12s)", which, sha);
 	git_commit_free(c);
 	return 0;
 }
@@ -570,7 +534,7 @@ int repo_range(struct repo_range *out, struct repo *r, const char *good_sha,
 	}
 	rc = git_graph_descendant_of(r->git, &bad, &good);
 	if (rc < 0) {
-		rc = git_fail(rc, "cannot tell whether %.12s is an ancestor of %.12s",
+		rc = gitx_fail(rc, "cannot tell whether %.12s is an ancestor of %.12s",
 			      good_sha, bad_sha);
 		goto out;
 	}
@@ -588,7 +552,7 @@ int repo_range(struct repo_range *out, struct repo *r, const char *good_sha,
 	if (rc == 0)
 		rc = git_revwalk_hide(walk, &good);
 	if (rc < 0) {
-		rc = git_fail(rc, "cannot walk %.12s..%.12s", good_sha, bad_sha);
+		rc = gitx_fail(rc, "cannot walk %.12s..%.12s", good_sha, bad_sha);
 		goto out;
 	}
 	/* Ids only, and all of them, so an oversized range is refused with
@@ -601,7 +565,7 @@ int repo_range(struct repo_range *out, struct repo *r, const char *good_sha,
 		git_oid_cpy(&oids[n++], &oid);
 	}
 	if (rc != GIT_ITEROVER) {
-		rc = git_fail(rc, "cannot walk %.12s..%.12s", good_sha, bad_sha);
+		rc = gitx_fail(rc, "cannot walk %.12s..%.12s", good_sha, bad_sha);
 		goto out;
 	}
 	rc = 0;
