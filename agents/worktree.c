@@ -30,71 +30,13 @@ static char *tree_specs[] = {
 	"+refs/tags/*:refs/tags/*",
 };
 
-/*
- * libgit2 1.5 leaks a PCRE2 match block (about 20 KiB) on every regex that
- * fails to match, and looking up or creating a named remote (git_clone
- * does) runs the url.*.insteadOf glob over every config entry. An agent
- * fetches for many tasks, so the remote's url is kept in the config for
- * people, and fetches go through an in-memory remote with explicit
- * refspecs.
- */
-static int set_origin(git_repository *git, const char *dir, const char *url)
-{
-	git_config *cfg = NULL;
-	git_buf old = GIT_BUF_INIT;
-	int rc;
-
-	rc = git_repository_config(&cfg, git);
-	if (rc < 0) {
-		rc = gitx_fail(rc, "cannot read the config of %s", dir);
-		goto out;
-	}
-	if (git_config_get_string_buf(&old, cfg, "remote.origin.url") == 0 &&
-	    !strcmp(old.ptr, url))
-		goto out;
-	git_error_clear();
-	rc = git_config_set_string(cfg, "remote.origin.url", url);
-	if (rc == 0)
-		rc = git_config_set_string(cfg, "remote.origin.fetch", tree_specs[0]);
-	if (rc == 0)
-		rc = git_config_set_string(cfg, "remote.origin.tagOpt", "--tags");
-	if (rc < 0)
-		rc = gitx_fail(rc, "cannot write remote origin of %s", dir);
-out:
-	git_buf_dispose(&old);
-	git_config_free(cfg);
-	return rc;
-}
-
 static int fetch_all(git_repository *git, const char *dir, const char *url)
 {
-	git_remote_create_options ro;
-	git_remote *remote = NULL;
-	git_fetch_options fo;
-	git_strarray specs = { tree_specs, 2 };
-	int rc;
-
 	/* The task's url wins: the coordinator's config may have moved. */
-	rc = set_origin(git, dir, url);
-	if (rc < 0)
-		goto out;
-	git_remote_create_options_init(&ro, GIT_REMOTE_CREATE_OPTIONS_VERSION);
-	ro.repository = git;
-	ro.flags = GIT_REMOTE_CREATE_SKIP_INSTEADOF | GIT_REMOTE_CREATE_SKIP_DEFAULT_FETCHSPEC;
-	rc = git_remote_create_with_opts(&remote, url, &ro);
-	if (rc < 0) {
-		rc = gitx_fail(rc, "cannot fetch '%s' into %s", url, dir);
-		goto out;
-	}
-	git_fetch_options_init(&fo, GIT_FETCH_OPTIONS_VERSION);
-	fo.prune = GIT_FETCH_PRUNE;
-	fo.proxy_opts.type = GIT_PROXY_AUTO;
-	fo.download_tags = GIT_REMOTE_DOWNLOAD_TAGS_NONE;
-	rc = git_remote_fetch(remote, &specs, &fo, "bisect-agent: fetch");
-	if (rc < 0)
-		rc = gitx_fail(rc, "cannot fetch '%s' into %s", url, dir);
-out:
-	git_remote_free(remote);
+	int rc = gitx_set_origin(git, dir, url, tree_specs[0]);
+
+	if (rc == 0)
+		rc = gitx_fetch(NULL, git, dir, url, tree_specs, 2, "bisect-agent: fetch");
 	return rc;
 }
 

@@ -3,6 +3,7 @@
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "err.h"
 #include "gitx.h"
@@ -38,4 +39,69 @@ int gitx_fail(int gitcode, const char *fmt, ...)
 	default: code = ERR_FAIL; break;
 	}
 	return err_set(code, "%s: %s", what, e && e->message ? e->message : "libgit2 error");
+}
+
+int gitx_set_origin(git_repository *git, const char *path, const char *url, const char *fetchspec)
+{
+	git_config *cfg = NULL;
+	git_buf old = GIT_BUF_INIT;
+	int rc;
+
+	rc = git_repository_config(&cfg, git);
+	if (rc < 0) {
+		rc = gitx_fail(rc, "cannot read the config of %s", path);
+		goto out;
+	}
+	if (git_config_get_string_buf(&old, cfg, "remote.origin.url") == 0 && !strcmp(old.ptr, url))
+		goto out;
+	git_error_clear();
+	rc = git_config_set_string(cfg, "remote.origin.url", url);
+	if (rc == 0)
+		rc = git_config_set_string(cfg, "remote.origin.fetch", fetchspec);
+	if (rc == 0)
+		rc = git_config_set_string(cfg, "remote.origin.tagOpt", "--tags");
+	if (rc < 0)
+		rc = gitx_fail(rc, "cannot write remote origin of %s", path);
+out:
+	git_buf_dispose(&old);
+	git_config_free(cfg);
+	return rc;
+}
+
+int gitx_fetch(git_remote **out, git_repository *git, const char *path, const char *url,
+	       char **specs, size_t n, const char *reflog_message)
+{
+	git_remote_create_options ro;
+	git_remote *remote = NULL;
+	git_fetch_options fo;
+	git_strarray sa = { specs, n };
+	int rc;
+
+	if (out)
+		*out = NULL;
+	git_remote_create_options_init(&ro, GIT_REMOTE_CREATE_OPTIONS_VERSION);
+	ro.repository = git;
+	ro.flags = GIT_REMOTE_CREATE_SKIP_INSTEADOF | GIT_REMOTE_CREATE_SKIP_DEFAULT_FETCHSPEC;
+	rc = git_remote_create_with_opts(&remote, url, &ro);
+	if (rc < 0) {
+		rc = gitx_fail(rc, "cannot fetch '%s' into %s", url, path);
+		goto out;
+	}
+	git_fetch_options_init(&fo, GIT_FETCH_OPTIONS_VERSION);
+	fo.prune = GIT_FETCH_PRUNE;
+	fo.proxy_opts.type = GIT_PROXY_AUTO;
+	/* The tag refspec fetches every tag already; no auto-following. */
+	fo.download_tags = GIT_REMOTE_DOWNLOAD_TAGS_NONE;
+	rc = git_remote_fetch(remote, &sa, &fo, reflog_message);
+	if (rc < 0) {
+		rc = gitx_fail(rc, "cannot fetch '%s' into %s", url, path);
+		goto out;
+	}
+	if (out) {
+		*out = remote;
+		remote = NULL;
+	}
+out:
+	git_remote_free(remote);
+	return rc;
 }

@@ -6,6 +6,9 @@
 #ifndef BISECT_GITX_H
 #define BISECT_GITX_H
 
+#include <git2.h>
+#include <stddef.h>
+
 /*
  * Initialises libgit2 once per process, thread-safely. It is never shut
  * down: mirrors are opened from several threads, and a shutdown racing an
@@ -20,5 +23,31 @@ void gitx_init(void);
  * ERR_BUSY (locked), ERR_FAIL for the rest.
  */
 int gitx_fail(int gitcode, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/*
+ * libgit2 1.5 leaks a PCRE2 match block (about 20 KiB) on every regex
+ * that fails to match, and looking up or creating a named remote
+ * (git_clone does) runs the url.*.insteadOf glob over every config entry.
+ * Coordinators and agents fetch for every job or task, so named remotes
+ * are kept out: the remote's url lives in the config for people (git
+ * fetch by hand works), and fetches go through an in-memory remote with
+ * explicit refspecs (url.*.insteadOf is not applied).
+ */
+
+/*
+ * Writes remote.origin.url = url, .fetch = fetchspec and .tagOpt = --tags
+ * into git's config, unless url is there already. path names the
+ * repository in messages.
+ */
+int gitx_set_origin(git_repository *git, const char *path, const char *url, const char *fetchspec);
+
+/*
+ * Fetches specs[0..n) from url into git (pruned, forced as the specs say,
+ * tags only through the specs). When remote is not NULL, *remote is the
+ * in-memory remote, still usable (e.g. for git_remote_default_branch);
+ * the caller frees it with git_remote_free.
+ */
+int gitx_fetch(git_remote **remote, git_repository *git, const char *path, const char *url,
+	       char **specs, size_t n, const char *reflog_message);
 
 #endif

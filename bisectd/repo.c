@@ -48,65 +48,6 @@ static char *mirror_specs[] = {
 };
 
 /*
- * libgit2 1.5 leaks a PCRE2 match block (about 20 KiB) on every regex
- * that fails to match, and looking up or creating a named remote runs
- * the url.*.insteadOf glob over every config entry. A coordinator fetches
- * for every submitted job, so named remotes are kept out of it: the
- * remote's url lives in the config for people (git fetch in the mirror
- * works), and the fetch itself uses an in-memory remote with explicit
- * refspecs.
- */
-static int write_origin(git_repository *git, const char *path, const char *url)
-{
-	git_config *cfg = NULL;
-	int rc;
-
-	rc = git_repository_config(&cfg, git);
-	if (rc == 0)
-		rc = git_config_set_string(cfg, "remote.origin.url", url);
-	if (rc == 0)
-		rc = git_config_set_string(cfg, "remote.origin.fetch", mirror_specs[0]);
-	if (rc == 0)
-		rc = git_config_set_string(cfg, "remote.origin.tagOpt", "--tags");
-	if (rc < 0)
-		rc = gitx_fail(rc, "cannot write remote origin of %s", path);
-	git_config_free(cfg);
-	return rc;
-}
-
-/* The configured url wins over whatever the mirror was cloned from. */
-static int update_origin(git_repository *git, const char *path, const char *url)
-{
-	git_config *cfg = NULL;
-	git_buf old = GIT_BUF_INIT;
-	int rc;
-
-	rc = git_repository_config(&cfg, git);
-	if (rc < 0) {
-		rc = gitx_fail(rc, "cannot read the config of %s", path);
-		goto out;
-	}
-	rc = git_config_get_string_buf(&old, cfg, "remote.origin.url");
-	if (rc == 0 && !strcmp(old.ptr, url))
-		goto out;
-	git_error_clear();
-	rc = write_origin(git, path, url);
-out:
-	git_buf_dispose(&old);
-	git_config_free(cfg);
-	return rc;
-}
-
-static void fetch_opts_init(git_fetch_options *fo)
-{
-	git_fetch_options_init(fo, GIT_FETCH_OPTIONS_VERSION);
-	fo->prune = GIT_FETCH_PRUNE;
-	fo->proxy_opts.type = GIT_PROXY_AUTO;
-	/* The tag refspec fetches every tag already; no auto-following. */
-	fo->download_tags = GIT_REMOTE_DOWNLOAD_TAGS_NONE;
-}
-
-/*
  * Points the mirror's HEAD at upstream's default branch, as git clone
  * --mirror does, so that "HEAD" resolves and the mirror can be cloned.
  * Best effort: a mirror without a usable HEAD still bisects, so a failure
@@ -134,28 +75,11 @@ out:
 
 static int fetch_mirror(git_repository *git, const char *path, const char *url)
 {
-	git_remote_create_options ro;
 	git_remote *remote = NULL;
-	git_fetch_options fo;
-	git_strarray specs = { mirror_specs, 2 };
-	int rc;
+	int rc = gitx_fetch(&remote, git, path, url, mirror_specs, 2, "bisectd: fetch");
 
-	git_remote_create_options_init(&ro, GIT_REMOTE_CREATE_OPTIONS_VERSION);
-	ro.repository = git;
-	ro.flags = GIT_REMOTE_CREATE_SKIP_INSTEADOF | GIT_REMOTE_CREATE_SKIP_DEFAULT_FETCHSPEC;
-	rc = git_remote_create_with_opts(&remote, url, &ro);
-	if (rc < 0) {
-		rc = gitx_fail(rc, "cannot fetch '%s' into %s", url, path);
-		goto out;
-	}
-	fetch_opts_init(&fo);
-	rc = git_remote_fetch(remote, &specs, &fo, "bisectd: fetch");
-	if (rc < 0) {
-		rc = gitx_fail(rc, "cannot fetch '%s' into %s", url, path);
-		goto out;
-	}
-	follow_head(git, remote);
-out:
+	if (rc == 0)
+		follow_head(git, remote);
 	git_remote_free(remote);
 	return rc;
 }
@@ -179,7 +103,7 @@ static int clone_mirror(git_repository **out, const char *path, const char *url)
 		rc = gitx_fail(rc, "cannot create a mirror in %s", tmp);
 		goto out;
 	}
-	rc = write_origin(*out, path, url);
+	rc = gitx_set_origin(*out, path, url, mirror_specs[0]);
 	if (rc < 0)
 		goto out;
 	rc = fetch_mirror(*out, path, url);
@@ -243,7 +167,8 @@ int repo_open(struct repo **out, const char *path, const char *url, int fetch)
 		rc = gitx_fail(rc, "cannot open the mirror %s", path);
 		goto out;
 	}
-	rc = update_origin(r->git, r->path, r->url);
+	/* The configured url wins over whatever the mirror was cloned from. */
+	rc = gitx_set_origin(r->git, r->path, r->url, mirror_specs[0]);
 	if (rc == 0 && fetch)
 		rc = repo_fetch(r);
 out:
