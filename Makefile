@@ -77,7 +77,7 @@ $(BUILD)/bisectctl: $(call obj,$(CTL_SRC)) $(LIB)
 $(BUILD)/bisect-agent: $(call obj,$(AG_SRC)) $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
 
-$(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(call obj,$(filter-out bisectd/bisectd.c,$(D_SRC)) $(filter-out agents/agent.c,$(AG_SRC))) $(LIB)
+$(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(call obj,tests/unit/gitsh.c $(filter-out bisectd/bisectd.c,$(D_SRC)) $(filter-out agents/agent.c,$(AG_SRC))) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS) -lcmocka
 

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "err.h"
+#include "gitsh.h"
 #include "repo.h"
 #include "run.h"
 #include "util.h"
@@ -28,94 +29,9 @@ struct fx {
 	char *mirror;  /* where the mirror goes, dir/mirror */
 };
 
-static char *mkrepo_path;
-
-/* tests/lib/mkrepo.sh, found from $MKREPO, the top of the tree, or this file. */
-static int find_mkrepo(void)
-{
-	char buf[PATH_MAX];
-	const char *cands[3];
-	char *rel = NULL;
-	int i;
-
-	cands[0] = getenv("MKREPO");
-	cands[1] = "tests/lib/mkrepo.sh";
-	{
-		const char *slash = strrchr(__FILE__, '/');
-
-		rel = slash ? xasprintf("%.*s/../lib/mkrepo.sh", (int)(slash - __FILE__), __FILE__)
-			    : xstrdup("../lib/mkrepo.sh");
-	}
-	cands[2] = rel;
-	for (i = 0; i < 3; i++) {
-		if (cands[i] && realpath(cands[i], buf)) {
-			mkrepo_path = xstrdup(buf);
-			break;
-		}
-	}
-	free(rel);
-	return mkrepo_path ? 0 : -1;
-}
-
-/*
- * Runs a shell snippet with mkrepo.sh sourced, in the scratch directory,
- * failing the test when it fails. Returns its stdout without the trailing
- * newline (caller frees).
- */
-static char *vsh(struct fx *fx, const char *fmt, va_list ap)
-{
-	struct run_opts o = RUN_OPTS_INIT;
-	struct run_result res;
-	const char *argv[4];
-	char *body, *script, *out;
-
-	if (vasprintf(&body, fmt, ap) < 0)
-		abort();
-	script = xasprintf("set -e; . '%s'; %s", mkrepo_path, body);
-	argv[0] = "sh";
-	argv[1] = "-c";
-	argv[2] = script;
-	argv[3] = NULL;
-	o.argv = argv;
-	o.cwd = fx->dir;
-	o.timeout_ms = 60000;
-	assert_int_equal(run_cmd(&res, &o), 0);
-	if (!run_ok(&res))
-		fail_msg("shell step failed: %s\n%s", body, res.err);
-	out = xstrdup(res.out);
-	if (strrchr(out, '\n') && strrchr(out, '\n')[1] == '\0')
-		*strrchr(out, '\n') = '\0';
-	/* Several commits in one snippet print several ids: keep the last. */
-	if (strrchr(out, '\n'))
-		memmove(out, strrchr(out, '\n') + 1, strlen(strrchr(out, '\n')));
-	run_result_release(&res);
-	free(script);
-	free(body);
-	return out;
-}
-
-static char *sh(struct fx *fx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static char *sh(struct fx *fx, const char *fmt, ...)
-{
-	va_list ap;
-	char *out;
-
-	va_start(ap, fmt);
-	out = vsh(fx, fmt, ap);
-	va_end(ap);
-	return out;
-}
-
-/* The same, for steps whose output does not matter. */
-static void sh0(struct fx *fx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void sh0(struct fx *fx, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	free(vsh(fx, fmt, ap));
-	va_end(ap);
-}
+/* Shell steps in the fixture's scratch directory (tests/unit/gitsh.c). */
+#define sh(fx, ...) gitsh((fx)->dir, __VA_ARGS__)
+#define sh0(fx, ...) gitsh0((fx)->dir, __VA_ARGS__)
 
 static int setup(void **state)
 {
@@ -593,11 +509,11 @@ int main(void)
 	};
 	int rc;
 
-	if (find_mkrepo() < 0) {
+	if (gitsh_init() < 0) {
 		fprintf(stderr, "test_repo: cannot find tests/lib/mkrepo.sh (set MKREPO)\n");
 		return 1;
 	}
 	rc = cmocka_run_group_tests(tests, NULL, NULL);
-	free(mkrepo_path);
+	gitsh_release();
 	return rc;
 }
