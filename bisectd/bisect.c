@@ -832,11 +832,26 @@ static int confirmed(const struct bisect *b, int parent, int culprit)
 	 * posterior. Where the effect is large (3 sigmas or more) a slow run
 	 * looks just like the other group and the posterior takes it at its
 	 * word: there the pair must show at least half the effect, not merely
-	 * its direction (two good commits pass a direction test half the time).
+	 * its direction (two good commits pass a direction test half the time),
+	 * on each side's best run.
 	 */
 	if (!isfinite(mp) || !isfinite(mc))
 		return 0;
-	return mp - mc > (effect_sigmas(b) >= 3 ? 0.5 * (b->mu_g - b->mu_b) : 0);
+	if (effect_sigmas(b) >= 3) {
+		double pmax = -INFINITY, cmax = -INFINITY;
+
+		/*
+		 * Slow runs only ever lower a value (x is flipped so that worse is
+		 * lower whatever the metric): the best run of each side is the
+		 * one a slow run cannot fake, so those are compared.
+		 */
+		for (int i = 0; i < p->nconfirm; i++)
+			pmax = fmax(pmax, p->cx[i]);
+		for (int i = 0; i < c->nconfirm; i++)
+			cmax = fmax(cmax, c->cx[i]);
+		return pmax - cmax > 0.5 * (b->mu_g - b->mu_b);
+	}
+	return mp > mc;
 }
 
 /* Queries for what the current round still needs: parent, then culprit (a pair for one agent). */
