@@ -941,15 +941,20 @@ out:
 	return rc;
 }
 
-static int cmd_jobs(int argc, char **argv)
+/*
+ * The front the listing commands share: their options, the GET, and the
+ * answers that need no table (--json, or an empty list). *items is the
+ * non-empty array to print as a table, with *reply the caller's to free;
+ * otherwise *items is NULL, nothing is left to free, and the return is
+ * the command's exit status.
+ */
+static int fetch_list(json_t **reply, json_t **items, const struct cmd *c, int argc, char **argv,
+		      const char *path, const char *key)
 {
 	static const struct option longopts[] = { COMMON_LONGOPTS, { NULL, 0, NULL, 0 } };
-	const struct cmd *c = find_cmd("jobs");
-	struct table t = { 7, 0, 0, NULL };
-	json_t *reply = NULL, *jobs;
 	int opt, rc, done;
-	size_t i;
 
+	*reply = *items = NULL;
 	while ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
 		rc = common_opt(c, opt, argv, &done);
 		if (done || rc != RC_OK)
@@ -957,18 +962,31 @@ static int cmd_jobs(int argc, char **argv)
 	}
 	if (optind < argc)
 		return usage_error(c, "unexpected argument '%s'", argv[optind]);
-	rc = api(&reply, "GET", "/api/v1/jobs", NULL);
+	rc = api(reply, "GET", path, NULL);
 	if (rc != RC_OK)
 		return rc;
-	if (opt_json) {
-		print_json(reply, JSON_INDENT(2));
-		goto out;
+	if (opt_json)
+		print_json(*reply, JSON_INDENT(2));
+	else if (json_is_array(json_object_get(*reply, key)) && json_array_size(json_object_get(*reply, key)) > 0)
+		*items = json_object_get(*reply, key);
+	else
+		printf("no %s\n", key);
+	if (!*items) {
+		json_decref(*reply);
+		*reply = NULL;
 	}
-	jobs = json_object_get(reply, "jobs");
-	if (!json_is_array(jobs) || json_array_size(jobs) == 0) {
-		printf("no jobs\n");
-		goto out;
-	}
+	return RC_OK;
+}
+
+static int cmd_jobs(int argc, char **argv)
+{
+	struct table t = { 7, 0, 0, NULL };
+	json_t *reply = NULL, *jobs;
+	size_t i;
+	int rc = fetch_list(&reply, &jobs, find_cmd("jobs"), argc, argv, "/api/v1/jobs", "jobs");
+
+	if (!jobs)
+		return rc;
 	table_row(&t, (const char *const[]){ "ID", "STATE", "REPO", "RANGE", "WORKLOAD",
 					      "CULPRIT", "CREATED" });
 	for (i = 0; i < json_array_size(jobs); i++) {
@@ -985,7 +1003,6 @@ static int cmd_jobs(int argc, char **argv)
 	}
 	table_print(&t);
 	table_release(&t);
-out:
 	json_decref(reply);
 	return RC_OK;
 }
@@ -1108,32 +1125,13 @@ static void task_text(char *buf, size_t n, const json_t *task)
 
 static int cmd_agents(int argc, char **argv)
 {
-	static const struct option longopts[] = { COMMON_LONGOPTS, { NULL, 0, NULL, 0 } };
-	const struct cmd *c = find_cmd("agents");
 	struct table t = { 5, 0, 0, NULL };
 	json_t *reply = NULL, *agents;
-	int opt, rc, done;
 	size_t i;
+	int rc = fetch_list(&reply, &agents, find_cmd("agents"), argc, argv, "/api/v1/agents", "agents");
 
-	while ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
-		rc = common_opt(c, opt, argv, &done);
-		if (done || rc != RC_OK)
-			return rc < 0 ? RC_USAGE : rc;
-	}
-	if (optind < argc)
-		return usage_error(c, "unexpected argument '%s'", argv[optind]);
-	rc = api(&reply, "GET", "/api/v1/agents", NULL);
-	if (rc != RC_OK)
+	if (!agents)
 		return rc;
-	if (opt_json) {
-		print_json(reply, JSON_INDENT(2));
-		goto out;
-	}
-	agents = json_object_get(reply, "agents");
-	if (!json_is_array(agents) || json_array_size(agents) == 0) {
-		printf("no agents\n");
-		goto out;
-	}
 	table_row(&t, (const char *const[]){ "NAME", "STATE", "LABELS", "LAST SEEN", "TASK" });
 	for (i = 0; i < json_array_size(agents); i++) {
 		json_t *a = json_array_get(agents, i), *labels = json_object_get(a, "labels");
@@ -1161,7 +1159,6 @@ static int cmd_agents(int argc, char **argv)
 	}
 	table_print(&t);
 	table_release(&t);
-out:
 	json_decref(reply);
 	return RC_OK;
 }
