@@ -40,54 +40,6 @@ static int fetch_all(git_repository *git, const char *dir, const char *url)
 	return rc;
 }
 
-/*
- * Made in a temporary sibling and renamed into place: a kernel clone takes
- * minutes, and an agent killed during it must not come back to a half
- * filled repository it takes for a whole one. Nothing is checked out here;
- * the task's commit is, next.
- */
-static int clone_tree(git_repository **out, const char *dir, const char *url)
-{
-	char *tmp = xasprintf("%s.clone-%ld", dir, (long)getpid());
-	int rc;
-
-	*out = NULL;
-	remove_tree(tmp);
-	rc = git_repository_init(out, tmp, 0);
-	if (rc < 0) {
-		rc = gitx_fail(rc, "cannot create a work tree in %s", tmp);
-		goto out;
-	}
-	rc = fetch_all(*out, dir, url);
-	if (rc < 0) {
-		/* libgit2 says "not found" for some transports only; a first
-		 * fetch that fails is reported as the url not being a
-		 * repository (the message keeps libgit2's reason). */
-		char *msg = xstrdup(err_msg());
-
-		rc = err_set(ERR_NOTFOUND, "%s", msg);
-		free(msg);
-		goto out;
-	}
-	git_repository_free(*out);
-	*out = NULL;
-	if (rename(tmp, dir) < 0) {
-		rc = err_set(ERR_FAIL, "cannot move the new clone to %s: %s", dir, strerror(errno));
-		goto out;
-	}
-	rc = git_repository_open_ext(out, dir, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL);
-	if (rc < 0)
-		rc = gitx_fail(rc, "cannot open the new clone %s", dir);
-out:
-	if (rc < 0) {
-		git_repository_free(*out);
-		*out = NULL;
-	}
-	remove_tree(tmp);
-	free(tmp);
-	return rc;
-}
-
 static int open_tree(git_repository **out, const char *dir)
 {
 	int rc;
@@ -126,7 +78,8 @@ int worktree_checkout(const char *dir, const char *url, const char *sha)
 			rc = err_set(ERR_INVALID, "%s exists and is not a git work tree", dir);
 			goto out;
 		}
-		rc = clone_tree(&git, dir, url);
+		/* Nothing is checked out here; the task's commit is, next. */
+		rc = gitx_clone_into(&git, dir, url, 0, fetch_all);
 	} else if (rc < 0) {
 		rc = gitx_fail(rc, "cannot open %s", dir);
 	}

@@ -2,11 +2,15 @@
 #include <git2.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
 #include <string.h>
 
 #include "err.h"
 #include "gitx.h"
+#include "util.h"
 
 static pthread_once_t git_once = PTHREAD_ONCE_INIT;
 
@@ -103,5 +107,46 @@ int gitx_fetch(git_remote **out, git_repository *git, const char *path, const ch
 	}
 out:
 	git_remote_free(remote);
+	return rc;
+}
+
+int gitx_clone_into(git_repository **out, const char *path, const char *url, int bare,
+		    int (*fetch)(git_repository *git, const char *path, const char *url))
+{
+	const char *what = bare ? "mirror" : "work tree";
+	char *tmp = xasprintf("%s.clone-%ld", path, (long)getpid());
+	int rc;
+
+	*out = NULL;
+	remove_tree(tmp);
+	rc = git_repository_init(out, tmp, bare);
+	if (rc < 0) {
+		rc = gitx_fail(rc, "cannot create a %s in %s", what, tmp);
+		goto out;
+	}
+	rc = fetch(*out, path, url);
+	if (rc < 0) {
+		char *msg = xstrdup(err_msg());
+
+		rc = err_set(ERR_NOTFOUND, "%s", msg);
+		free(msg);
+		goto out;
+	}
+	git_repository_free(*out);
+	*out = NULL;
+	if (rename(tmp, path) < 0) {
+		rc = err_set(ERR_FAIL, "cannot move the new %s to %s: %s", what, path, strerror(errno));
+		goto out;
+	}
+	rc = git_repository_open_ext(out, path, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL);
+	if (rc < 0)
+		rc = gitx_fail(rc, "cannot open the new %s %s", what, path);
+out:
+	if (rc < 0) {
+		git_repository_free(*out);
+		*out = NULL;
+	}
+	remove_tree(tmp);
+	free(tmp);
 	return rc;
 }

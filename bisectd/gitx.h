@@ -50,4 +50,16 @@ int gitx_set_origin(git_repository *git, const char *path, const char *url, cons
 int gitx_fetch(git_remote **remote, git_repository *git, const char *path, const char *url,
 	       char **specs, size_t n, const char *reflog_message);
 
+/*
+ * Makes path a new repository (bare or with a work tree) filled by
+ * fetch(git, path, url), built in a temporary sibling and renamed into
+ * place: a process killed during a long first fetch must not come back to
+ * a half-filled repository it takes for a whole one. A first fetch that
+ * fails is reported as ERR_NOTFOUND (libgit2 says "not found" for some
+ * transports only; the message keeps its reason). *out is the opened
+ * repository, the caller's.
+ */
+int gitx_clone_into(git_repository **out, const char *path, const char *url, int bare,
+		    int (*fetch)(git_repository *git, const char *path, const char *url));
+
 #endif

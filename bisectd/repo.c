@@ -85,56 +85,14 @@ static int fetch_mirror(git_repository *git, const char *path, const char *url)
 }
 
 /*
- * Made in a temporary sibling and renamed into place, so that a
- * coordinator killed half-way through a long first fetch leaves no half
- * mirror that the next start would take for a whole one. (Not git_clone:
- * with a mirror's refspecs it leaves HEAD dangling and adds a stray
- * refs/remotes/origin/HEAD.)
+ * A new mirror's first fetch. (Not git_clone: with a mirror's refspecs it
+ * leaves HEAD dangling and adds a stray refs/remotes/origin/HEAD.)
  */
-static int clone_mirror(git_repository **out, const char *path, const char *url)
+static int first_fetch(git_repository *git, const char *path, const char *url)
 {
-	char *tmp = xasprintf("%s.clone-%ld", path, (long)getpid());
-	int rc;
+	int rc = gitx_set_origin(git, path, url, mirror_specs[0]);
 
-	*out = NULL;
-	remove_tree(tmp);
-	rc = git_repository_init(out, tmp, 1);
-	if (rc < 0) {
-		rc = gitx_fail(rc, "cannot create a mirror in %s", tmp);
-		goto out;
-	}
-	rc = gitx_set_origin(*out, path, url, mirror_specs[0]);
-	if (rc < 0)
-		goto out;
-	rc = fetch_mirror(*out, path, url);
-	if (rc < 0) {
-		/* libgit2 says "not found" for some transports only; a first
-		 * fetch that fails is reported as the url not being a
-		 * repository (the message keeps libgit2's reason). */
-		char *msg = xstrdup(err_msg());
-
-		rc = err_set(ERR_NOTFOUND, "%s", msg);
-		free(msg);
-		goto out;
-	}
-	git_repository_free(*out);
-	*out = NULL;
-	if (rename(tmp, path) < 0) {
-		rc = err_set(ERR_FAIL, "cannot move the new mirror to %s: %s", path,
-			     strerror(errno));
-		goto out;
-	}
-	rc = git_repository_open_ext(out, path, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL);
-	if (rc < 0)
-		rc = gitx_fail(rc, "cannot open the new mirror %s", path);
-out:
-	if (rc < 0) {
-		git_repository_free(*out);
-		*out = NULL;
-	}
-	remove_tree(tmp);
-	free(tmp);
-	return rc;
+	return rc < 0 ? rc : fetch_mirror(git, path, url);
 }
 
 int repo_open(struct repo **out, const char *path, const char *url, int fetch)
@@ -160,7 +118,7 @@ int repo_open(struct repo **out, const char *path, const char *url, int fetch)
 			rc = err_set(ERR_INVALID, "%s exists and is not a git repository", path);
 			goto out;
 		}
-		rc = clone_mirror(&r->git, path, url);
+		rc = gitx_clone_into(&r->git, path, url, 1, first_fetch);
 		goto out;
 	}
 	if (rc < 0) {
