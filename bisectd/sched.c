@@ -1168,7 +1168,7 @@ unlock:
 	return rc;
 }
 
-static void text_commit(struct sbuf *sb, const char *label, json_t *c, const char *unit)
+static void text_commit(struct sbuf *sb, const char *label, json_t *c)
 {
 	const char *sha = json_string_value(json_object_get(c, "sha"));
 
@@ -1178,7 +1178,6 @@ static void text_commit(struct sbuf *sb, const char *label, json_t *c, const cha
 		  json_number_value(json_object_get(c, "hmean")), json_number_value(json_object_get(c, "cv")),
 		  json_integer_value(json_object_get(c, "n")),
 		  json_string_value(json_object_get(c, "subject")) ? json_string_value(json_object_get(c, "subject")) : "");
-	(void)unit;
 }
 
 int sched_job_report_text(struct sched *s, char **out, long long id)
@@ -1216,12 +1215,12 @@ int sched_job_report_text(struct sched *s, char **out, long long id)
 		  json_integer_value(json_object_get(x, "samples")),
 		  json_integer_value(json_object_get(x, "tasks_done")));
 	sbuf_addf(&sb, "  %-8s %-12s  %14s %-8s  %-5s %s\n", "", "commit", "hmean", "(cv)", "n", "subject");
-	text_commit(&sb, "good", json_object_get(rep, "good"), unit);
+	text_commit(&sb, "good", json_object_get(rep, "good"));
 	if (!strcmp(verdict, "culprit")) {
-		text_commit(&sb, "parent", json_object_get(rep, "parent"), unit);
-		text_commit(&sb, "culprit", json_object_get(rep, "culprit"), unit);
+		text_commit(&sb, "parent", json_object_get(rep, "parent"));
+		text_commit(&sb, "culprit", json_object_get(rep, "culprit"));
 	}
-	text_commit(&sb, "bad", json_object_get(rep, "bad"), unit);
+	text_commit(&sb, "bad", json_object_get(rep, "bad"));
 	sbuf_adds(&sb, "\n");
 	if (!strcmp(verdict, "culprit")) {
 		json_t *c = json_object_get(rep, "culprit");
@@ -1264,7 +1263,7 @@ out:
 /* ------------------------------------------------------------------ */
 /* Agents and tasks */
 
-static int agent_labels(char ***out, json_t *labels)
+static void agent_labels(char ***out, json_t *labels)
 {
 	json_t *l;
 	size_t i;
@@ -1272,7 +1271,6 @@ static int agent_labels(char ***out, json_t *labels)
 	*out = xcalloc(json_array_size(labels) + 1, sizeof(char *));
 	json_array_foreach(labels, i, l)
 		(*out)[i] = xstrdup(json_string_value(l) ? json_string_value(l) : "");
-	return 0;
 }
 
 int sched_agent_list(struct sched *s, json_t **reply)
