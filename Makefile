@@ -40,11 +40,11 @@ LIB_SRC := bisectd/err.c bisectd/log.c bisectd/run.c bisectd/conf.c \
            bisectd/yamltree.c bisectd/jsonx.c bisectd/stats.c \
            bisectd/store.c bisectd/schema_sql.c bisectd/repo.c \
            bisectd/policy.c bisectd/bisect.c bisectd/client.c bisectd/util.c bisectd/rng.c \
-           bisectd/gitx.c
+           bisectd/gitx.c bisectd/kconfig.c
 D_SRC   := bisectd/bisectd.c bisectd/http.c bisectd/api.c bisectd/sched.c
 CTL_SRC := bisectd/bisectctl.c
 AG_SRC  := agents/agent.c agents/worktree.c agents/workload.c agents/boot.c agents/netparse.c \
-           agents/initramfs.c agents/qemu.c agents/kconfig.c
+           agents/initramfs.c agents/qemu.c agents/kbuild.c
 UNIT    := $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test_*.c))
 
 LIB      := $(BUILD)/libbisect.a
@@ -109,12 +109,12 @@ $(BUILD)/tests/test_bound: $(call obj,tests/bench/bound.c)
 DEB_PKGS := build-essential pkg-config git libcurl4-openssl-dev libsqlite3-dev \
             libgit2-dev libyaml-dev libmicrohttpd-dev libjansson-dev \
             libcmocka-dev gnuplot-nox python3 python3-scipy perl curl sqlite3 \
-            util-linux procps \
+            util-linux procps flex bison bc \
             qemu-system-x86 busybox-static iperf3 cpio iproute2 linux-image-amd64
 
 # The kernel lab's tools (make check-kernel, make demo-kernel): a kernel
 # source tree to make a history from, and what building it needs.
-DEB_KERNEL := linux-source-6.1 xz-utils flex bison bc libelf-dev ccache
+DEB_KERNEL := linux-source-6.1 xz-utils libelf-dev ccache
 
 deps-kernel:
 	@$(MAKE) --no-print-directory deps DEB_PKGS="$(DEB_PKGS) $(DEB_KERNEL)"
@@ -151,10 +151,21 @@ demo: deps
 	$(MAKE) all
 	BUILD=$(abspath $(BUILD)) sh tests/lib/demo.sh
 
+# The kernel lab (tests/kernel/klab.sh): a real kernel history bisected by
+# two agents under QEMU. Long: the first kernel build alone is about 12
+# minutes on 2 cores, so it is not part of make check.
+demo-kernel: deps-kernel
+	$(MAKE) all
+	BUILD=$(abspath $(BUILD)) sh tests/kernel/klab.sh
+
+check-kernel: deps-kernel
+	$(MAKE) WERROR=1 all
+	BUILD=$(abspath $(BUILD)) prove $(PROVE_FLAGS) --exec sh tests/kernel/klab.sh :: --check
+
 clean:
 	rm -rf build build-san bisectd/schema_sql.c
 
-.PHONY: all deps deps-kernel unit integration check-one check demo clean bench-bisect
+.PHONY: all deps deps-kernel unit integration check-one check demo demo-kernel check-kernel clean bench-bisect
 .SECONDARY:
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -26,6 +26,7 @@
 #include "conf.h"
 #include "err.h"
 #include "jsonx.h"
+#include "kbuild.h"
 #include "log.h"
 #include "run.h"
 #include "util.h"
@@ -59,6 +60,8 @@ struct agent {
 	char *repos, *logs, *spool; /* under workdir */
 	int workdir_fd;             /* holds workdir/agent.lock */
 	int lock_fd;                /* measure_lock, -1 when none */
+	int build_fd;               /* build_lock, -1 when none */
+	char *kbuild, *kcache;      /* kernel build output per repo, built images by key */
 
 	pthread_mutex_t mu;         /* guards what follows */
 	pthread_cond_t wake;        /* stop, quit, or a new heartbeat interval */
@@ -66,7 +69,13 @@ struct agent {
 	long long task, attempt;    /* the task in hand, 0 when idle */
 	int cancel;                 /* the coordinator said to drop the task in hand */
 	int quit;                   /* the heartbeat thread should end */
+	const char *phase;          /* what the task in hand is doing, for the coordinator; NULL: idle */
+	int64_t phase_t0;           /* when it started */
+	long files;                 /* files a kernel build compiled so far */
 };
+
+/* How often a long step's progress changes what the coordinator shows. */
+#define PROGRESS_EVERY_MS 15000
 
 /* A condition that is logged when it changes, not on every retry. */
 struct note {
@@ -250,11 +259,22 @@ static void *heartbeat_main(void *arg)
 		task = a->task;
 		attempt = a->attempt;
 		timeout = a->hb_interval * 2L < 10 ? 10 : a->hb_interval * 2L;
-		pthread_mutex_unlock(&a->mu);
-
 		body = task ? json_pack("{s:I, s:I}", "task", (json_int_t)task,
 					"attempt", (json_int_t)attempt)
 			    : json_object();
+		if (task && a->phase) {
+			/* Coarse steps: a watcher sees a line per change, not one per heartbeat. */
+			long s = (long)((now_ms() - a->phase_t0) / PROGRESS_EVERY_MS * PROGRESS_EVERY_MS / 1000);
+			char *text = a->files > 0 ?
+				     xasprintf("%s, %ld:%02ld, %ld files compiled", a->phase, s / 60, s % 60,
+					       a->files / 50 * 50) :
+				     xasprintf("%s, %ld:%02ld", a->phase, s / 60, s % 60);
+
+			json_object_set_new(body, "progress", json_string(text));
+			free(text);
+		}
+		pthread_mutex_unlock(&a->mu);
+
 		rc = client_request(&reply, &status, a->hb_cl, "POST", path, body, timeout);
 		if (rc < 0) {
 			char *msg = xasprintf("heartbeat: %s", err_msg());
@@ -294,8 +314,21 @@ static void set_current(struct agent *a, long long task, long long attempt)
 	a->task = task;
 	a->attempt = attempt;
 	a->cancel = 0;
+	a->phase = NULL;
+	a->files = 0;
 	pthread_mutex_unlock(&a->mu);
 }
+
+/* What the task in hand does now ("building the kernel"); a static string. */
+static void set_phase(struct agent *a, const char *phase)
+{
+	pthread_mutex_lock(&a->mu);
+	a->phase = phase;
+	a->phase_t0 = now_ms();
+	a->files = 0;
+	pthread_mutex_unlock(&a->mu);
+}
+
 
 /* At a step boundary: should the task in hand be dropped? */
 static int abandoned(struct agent *a, const struct task *t)
@@ -578,41 +611,55 @@ static int def_argv(const char ***out, json_t *def, const char *key)
 }
 
 /* Is a program without a '/' in PATH? One with a '/' may be built yet. */
-static int in_path(const char *prog)
-{
-	const char *path = getenv("PATH");
-	char *copy, *save = NULL;
-	int found = 0;
-
-	if (strchr(prog, '/'))
-		return 1;
-	copy = xstrdup(path && *path ? path : "/usr/local/bin:/usr/bin:/bin");
-	for (char *dir = strtok_r(copy, ":", &save); dir && !found; dir = strtok_r(NULL, ":", &save)) {
-		char *p = xasprintf("%s/%s", dir, prog);
-
-		found = access(p, X_OK) == 0;
-		free(p);
-	}
-	free(copy);
-	return found;
-}
-
-/* The measure lock: shared while building, exclusive while measuring. */
-static void measure_lock(struct agent *a, int op, const struct task *t)
+/*
+ * Host locks. The measure lock is shared while building and exclusive
+ * while measuring; the build lock is exclusive while building.
+ */
+static void host_lock(int fd, const char *what, int op, const struct task *t)
 {
 	int64_t t0 = now_ms();
 
-	if (a->lock_fd < 0)
+	if (fd < 0)
 		return;
-	while (flock(a->lock_fd, op) < 0) {
+	while (flock(fd, op) < 0) {
 		if (errno != EINTR) {
-			log_warn("flock %s: %s", a->conf.measure_lock, strerror(errno));
+			log_warn("flock %s: %s", what, strerror(errno));
 			return;
 		}
 	}
 	if (op != LOCK_UN && now_ms() - t0 >= 1000)
-		log_info("task %lld: waited %.1f s for the measure lock", t->id,
-			 (double)(now_ms() - t0) / 1000);
+		log_info("task %lld: waited %.1f s for the %s", t->id, (double)(now_ms() - t0) / 1000, what);
+}
+
+static void measure_lock(struct agent *a, int op, const struct task *t)
+{
+	host_lock(a->lock_fd, "measure lock", op, t);
+}
+
+/* kbuild's serialize callback: the build lock around configuring and building. */
+struct build_turn {
+	struct agent *a;
+	const struct task *t;
+};
+
+static void build_turn(void *arg, int on)
+{
+	struct build_turn *bt = arg;
+
+	if (on)
+		set_phase(bt->a, "waiting for the build lock");
+	host_lock(bt->a->build_fd, "build lock", on ? LOCK_EX : LOCK_UN, bt->t);
+	if (on)
+		set_phase(bt->a, "building the kernel");
+}
+
+static void kbuild_progress(void *arg, long files)
+{
+	struct build_turn *bt = arg;
+
+	pthread_mutex_lock(&bt->a->mu);
+	bt->a->files = files;
+	pthread_mutex_unlock(&bt->a->mu);
 }
 
 static void write_build_log(struct agent *a, const struct task *t, const char *const *argv,
@@ -668,13 +715,18 @@ static int build(struct agent *a, const struct task *t, const char *dir, struct 
 	o.timeout_ms = (int)t->build_timeout * 1000;
 	o.max_output = BUILD_OUTPUT_MAX;
 	log_info("task %lld: building", t->id);
+	set_phase(a, "waiting for the build lock");
+	host_lock(a->build_fd, "build lock", LOCK_EX, t);
+	set_phase(a, "building");
 	t0 = now_ms();
 	if (run_cmd(&res, &o) < 0) {
+		host_lock(a->build_fd, "build lock", LOCK_UN, t);
 		result_set(r, "failed", "cannot start the build: %s", err_msg());
 		free(argv);
 		return -1;
 	}
 	r->build_s = (double)(now_ms() - t0) / 1000;
+	host_lock(a->build_fd, "build lock", LOCK_UN, t);
 	write_build_log(a, t, argv, &res);
 	if (!run_ok(&res)) {
 		struct sbuf all = SBUF_INIT;
@@ -696,6 +748,66 @@ static int build(struct agent *a, const struct task *t, const char *dir, struct 
 	run_result_release(&res);
 	free(argv);
 	return rc;
+}
+
+/*
+ * Builds the kernel of a workload with a "kernel" object (kbuild.h); on
+ * success *image_dir is the directory kernel_image is relative to.
+ * On failure fills r and returns -1.
+ */
+static int kernel_build(struct agent *a, const struct task *t, const char *dir, struct result *r,
+			char **image_dir)
+{
+	struct build_turn bt = { a, t };
+	struct kbuild k = { 0 };
+	struct kbuild_result kr;
+	char tree[41], *outdir, *path;
+
+	if (worktree_tree_id(tree, dir, t->commit) < 0) {
+		result_set(r, "failed", "cannot read the tree of %.12s: %s", t->commit, err_msg());
+		return -1;
+	}
+	outdir = xasprintf("%s/%s", a->kbuild, t->repo_name);
+	k.kernel = json_object_get(t->def, "kernel");
+	k.kernel_image = json_string_value(json_object_get(t->def, "kernel_image")) ?: "arch/x86/boot/bzImage";
+	k.srcdir = dir;
+	k.tree_id = tree;
+	k.outdir = outdir;
+	k.cachedir = a->kcache;
+	k.ccache_base = a->conf.workdir;
+	k.jobs = a->conf.build_jobs;
+	k.timeout_ms = (int)t->build_timeout * 1000;
+	k.serialize = build_turn;
+	k.progress = kbuild_progress;
+	k.arg = &bt;
+	log_info("task %lld: kernel of tree %.12s", t->id, tree);
+	kbuild_run(&kr, &k);
+	if (kr.log && !kr.cached) {
+		path = xasprintf("%s/task-%lld-build.log", a->logs, t->id);
+		if (file_write_atomic(path, kr.log, strlen(kr.log)) < 0)
+			log_warn("task %lld: cannot keep the build log: %s", t->id, err_msg());
+		free(path);
+	}
+	free(outdir);
+	if (strcmp(kr.status, "ok")) {
+		result_set(r, kr.status, "%s", kr.error);
+		r->log_tail = kr.tail;
+		kr.tail = NULL;
+		log_warn("task %lld: %s (log in %s/task-%lld-build.log)", t->id, kr.error, a->logs, t->id);
+		kbuild_result_release(&kr);
+		return -1;
+	}
+	if (kr.cached) {
+		log_info("task %lld: kernel %s is in the build cache", t->id, kr.key);
+	} else {
+		r->build_s = kr.seconds;
+		log_info("task %lld: kernel %s built in %.1f s (%ld files compiled)", t->id, kr.key,
+			 kr.seconds, kr.files);
+	}
+	*image_dir = kr.image_dir;
+	kr.image_dir = NULL;
+	kbuild_result_release(&kr);
+	return 0;
 }
 
 static json_t *sample_json(struct sample *s)
@@ -726,6 +838,7 @@ static int run_guest(struct agent *a, const struct task *t, const char *dir, str
 		free(scratch);
 		return ERR_CONFLICT;
 	}
+	set_phase(a, "booting and measuring in QEMU");
 	log_info("task %lld: booting %s in QEMU for %lld run%s", t->id,
 		 json_string_value(json_object_get(t->def, "kernel_image")) ?: "the kernel",
 		 t->runs, t->runs == 1 ? "" : "s");
@@ -771,9 +884,10 @@ static int run_task(struct agent *a, const struct task *t, struct result *r)
 {
 	const struct workload_ops *wl = workload_find(t->type);
 	const struct boot_ops *boot = boot_find(t->boot);
-	char *dir = xasprintf("%s/%s", a->repos, t->repo_name);
+	char *dir = xasprintf("%s/%s", a->repos, t->repo_name), *image_dir = NULL;
 	struct run_env env = { dir, a->conf.cpu };
 	int guest = !strcmp(t->boot, "qemu"), booted = 0, rc = 0;
+	int kernel = json_object_get(t->def, "kernel") != NULL;
 
 	r->samples = json_array();
 	/* Checked before the long steps, reported as those steps would. */
@@ -796,6 +910,7 @@ static int run_task(struct agent *a, const struct task *t, struct result *r)
 		goto out;
 	}
 	measure_lock(a, LOCK_SH, t);
+	set_phase(a, "checking out");
 	log_info("task %lld: checking out %.12s of %s", t->id, t->commit, t->repo_name);
 	if (worktree_checkout(dir, t->repo_url, t->commit) < 0) {
 		result_set(r, "failed", "checkout of %.12s failed: %s", t->commit, err_msg());
@@ -807,14 +922,14 @@ static int run_task(struct agent *a, const struct task *t, struct result *r)
 		rc = ERR_CONFLICT;
 		goto out;
 	}
-	if (build(a, t, dir, r) < 0) {
+	if (kernel ? kernel_build(a, t, dir, r, &image_dir) < 0 : build(a, t, dir, r) < 0) {
 		measure_lock(a, LOCK_UN, t);
 		goto out;
 	}
 	measure_lock(a, LOCK_UN, t);
 
 	if (guest) {
-		rc = run_guest(a, t, dir, r);
+		rc = run_guest(a, t, image_dir ? image_dir : dir, r);
 		goto out;
 	}
 	if (abandoned(a, t)) {
@@ -855,6 +970,7 @@ static int run_task(struct agent *a, const struct task *t, struct result *r)
 out:
 	if (booted && boot->shutdown)
 		boot->shutdown(t->def, dir);
+	free(image_dir);
 	free(dir);
 	return rc;
 }
@@ -1052,6 +1168,29 @@ static char *workdir_sub(const char *workdir, const char *sub)
 	return p;
 }
 
+/* A lock file shared by the agents of one host; -1 when none is configured. */
+static int open_host_lock(const char *path, const char *key)
+{
+	char *dir, *slash;
+	int fd;
+
+	if (!path)
+		return -1;
+	dir = xstrdup(path);
+	slash = strrchr(dir, '/');
+	/* /run/bisect-agent does not survive a reboot. */
+	if (slash && slash != dir) {
+		*slash = '\0';
+		if (mkdir_p(dir, 0755) < 0)
+			fatal("%s: %s", key, err_msg());
+	}
+	free(dir);
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+	if (fd < 0)
+		fatal("%s %s: %s", key, path, strerror(errno));
+	return fd;
+}
+
 static void setup(struct agent *a)
 {
 	char *lock = xasprintf("%s/agent.lock", a->conf.workdir);
@@ -1071,21 +1210,10 @@ static void setup(struct agent *a)
 	a->repos = workdir_sub(a->conf.workdir, "repos");
 	a->logs = workdir_sub(a->conf.workdir, "logs");
 	a->spool = workdir_sub(a->conf.workdir, "spool");
-	a->lock_fd = -1;
-	if (a->conf.measure_lock) {
-		char *dir = xstrdup(a->conf.measure_lock), *slash = strrchr(dir, '/');
-
-		/* /run/bisect-agent does not survive a reboot. */
-		if (slash && slash != dir) {
-			*slash = '\0';
-			if (mkdir_p(dir, 0755) < 0)
-				fatal("measure_lock: %s", err_msg());
-		}
-		free(dir);
-		a->lock_fd = open(a->conf.measure_lock, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
-		if (a->lock_fd < 0)
-			fatal("measure_lock %s: %s", a->conf.measure_lock, strerror(errno));
-	}
+	a->kbuild = workdir_sub(a->conf.workdir, "kbuild");
+	a->kcache = workdir_sub(a->conf.workdir, "kcache");
+	a->lock_fd = open_host_lock(a->conf.measure_lock, "measure_lock");
+	a->build_fd = open_host_lock(a->conf.build_lock, "build_lock");
 	if (a->conf.poll_wait > 60) {
 		/* The coordinator holds a claim at most 60 s (API.md). */
 		log_warn("poll_wait %d s is more than a claim can wait; using 60 s", a->conf.poll_wait);
@@ -1181,10 +1309,14 @@ int main(int argc, char **argv)
 	client_free(a.hb_cl);
 	if (a.lock_fd >= 0)
 		close(a.lock_fd);
+	if (a.build_fd >= 0)
+		close(a.build_fd);
 	close(a.workdir_fd);
 	free(a.repos);
 	free(a.logs);
 	free(a.spool);
+	free(a.kbuild);
+	free(a.kcache);
 	conf_agent_release(&a.conf);
 	return 0;
 }

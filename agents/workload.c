@@ -117,28 +117,6 @@ static int def_timeout_ms(json_t *def, const char *key, int dflt_s)
 	return (int)s * 1000;
 }
 
-/* Is a program without a '/' in PATH? One with a '/' may be built yet. */
-static int in_path(const char *prog)
-{
-	const char *path = getenv("PATH");
-	int found = 0;
-	char *copy, *save = NULL;
-
-	if (strchr(prog, '/'))
-		return 1;
-	if (!path || !*path)
-		path = "/usr/local/bin:/usr/bin:/bin";
-	copy = xstrdup(path);
-	for (char *dir = strtok_r(copy, ":", &save); dir && !found; dir = strtok_r(NULL, ":", &save)) {
-		char *p = xasprintf("%s/%s", *dir ? dir : ".", prog);
-
-		found = access(p, X_OK) == 0;
-		free(p);
-	}
-	free(copy);
-	return found;
-}
-
 static int command_prepare(json_t *def)
 {
 	const char **argv = NULL;

@@ -29,6 +29,8 @@ enum {
 
 #define DEFAULT_SERVER "http://127.0.0.1:7878"
 #define REQ_TIMEOUT_S 30L
+/* A submit waits for bisectd to fetch the repo; a kernel's first mirror takes minutes. */
+#define SUBMIT_TIMEOUT_S 1800L
 #define SHOW_EVENTS 10
 /* How long watch keeps retrying a coordinator that went away (a restart). */
 #define WATCH_RETRY_S 60
@@ -264,7 +266,9 @@ static int api(json_t **reply, const char *method, const char *path, json_t *bod
 	long status;
 	int rc;
 
-	rc = client_request(reply, &status, get_client(), method, path, body, REQ_TIMEOUT_S);
+	rc = client_request(reply, &status, get_client(), method, path, body,
+			    !strcmp(method, "POST") && !strcmp(path, "/api/v1/jobs") ? SUBMIT_TIMEOUT_S :
+			    REQ_TIMEOUT_S);
 	if (rc < 0) {
 		fprintf(stderr, "bisectctl: %s\n", err_msg());
 		return RC_SERVER;
@@ -463,6 +467,14 @@ static void progress_text(struct sbuf *out, const json_t *job)
 	sbuf_addf(out, "%lld/%lld tasks, %lld sample%s, %lld candidate%s",
 		  jint(p, "tasks_done", 0), jint(p, "tasks_total", 0),
 		  samples, samples == 1 ? "" : "s", cand, cand == 1 ? "" : "s");
+	/* What the agents say they are doing: a first kernel build takes minutes. */
+	json_t *r;
+	size_t i;
+
+	json_array_foreach(json_object_get(job, "running"), i, r)
+		if (json_is_string(json_object_get(r, "progress")))
+			sbuf_addf(out, "; %s, commit %lld: %s", jstr_or(r, "agent", "?"), jint(r, "idx", -1),
+				  jstr_or(r, "progress", ""));
 }
 
 /*

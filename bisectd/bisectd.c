@@ -97,6 +97,7 @@ int main(int argc, char **argv)
 		fatal("%s", err_msg());
 	log_info("listening on http://%s, database %s (schema version %d)", conf.listen, conf.database,
 		 store_version(st));
+	sched_start_mirrors(s);
 	while (!stopping) {
 		sched_tick(s);
 		sleep(1);

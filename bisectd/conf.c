@@ -4,15 +4,20 @@
  * is an error at its line and column rather than a silently ignored value.
  */
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <regex.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#include <jansson.h>
 
 #include "conf.h"
 #include "err.h"
+#include "kconfig.h"
 #include "log.h"
 #include "util.h"
 #include "yamltree.h"
@@ -26,18 +31,21 @@
 struct ctx {
 	const char *name;
 	const struct ynode *root;
+	const char *kconfig_dir; /* where kernel fragments are read from */
 };
 
 static const char *const bisectd_keys[] = {
-	"listen", "database", "mirrors", "log_level", "lease_seconds", "max_body",
+	"listen", "database", "mirrors", "kconfig_dir", "log_level", "lease_seconds", "max_body",
 	"default_runs", "repos", "workloads", "pools", NULL
 };
 static const char *const repo_keys[] = { "url", NULL };
 static const char *const workload_keys[] = {
 	"type", "boot", "build", "command", "pattern", "unit", "direction",
 	"build_timeout", "run_timeout", "kernel_image", "qemu", "memory_mb", "cpus", "append",
-	"boot_timeout", "iperf3", "metric", "count", "pkt_size", "clsact_bpf", NULL
+	"boot_timeout", "iperf3", "metric", "count", "pkt_size", "clsact_bpf", "kernel", NULL
 };
+static const char *const kernel_keys[] = { "base", "fragments", "target", "make_args", NULL };
+static const char *const kernel_bases[] = { "tinyconfig", "defconfig", "allnoconfig", NULL };
 static const char *const qemu_keys[] = {
 	"kernel_image", "memory_mb", "cpus", "append", "boot_timeout", NULL
 };
@@ -48,7 +56,7 @@ static const char *const pktgen_metrics[] = { "pps", "Mb/s", "Kpps", "Mpps", "bp
 static const char *const pool_keys[] = { "labels", NULL };
 static const char *const agent_keys[] = {
 	"coordinator", "name", "labels", "workdir", "log_level", "heartbeat",
-	"poll_wait", "cpu", "measure_lock", NULL
+	"poll_wait", "cpu", "measure_lock", "build_lock", "build_jobs", NULL
 };
 
 /* Every config message starts with the position it is about. */
@@ -445,6 +453,137 @@ static int qemu_settings(struct conf_workload *w, const struct ctx *x, const str
 	return 0;
 }
 
+static void kernel_free(struct conf_kernel *k)
+{
+	if (!k)
+		return;
+	free(k->base);
+	free(k->base_text);
+	strv_free(k->fragments);
+	strv_free(k->fragment_text);
+	free(k->target);
+	strv_free(k->make_args);
+	free(k);
+}
+
+/* Reads a config file of the kernel build and checks that it parses. */
+static int kernel_file(char **text, const struct ctx *x, const struct ynode *n, const char *path,
+		       const char *what, const char *where)
+{
+	struct kconfig kc = KCONFIG_INIT;
+	size_t len;
+	int rc;
+
+	if ((rc = file_read(text, &len, path, KCONFIG_MAX_FILE)) < 0)
+		return at(x, n, "%s%s: %s", what, where, err_msg());
+	/* It travels to the agents in JSON. */
+	json_t *probe = json_stringn(*text, len);
+
+	if (!probe)
+		return at(x, n, "%s%s: %s is not UTF-8 text", what, where, path);
+	json_decref(probe);
+	rc = kconfig_parse(&kc, NULL, *text, len, path);
+	kconfig_release(&kc);
+	if (rc < 0)
+		return at(x, n, "%s%s: %s", what, where, err_msg());
+	return 0;
+}
+
+/* The names of the fragments in dir, for a message: "egress, pedit, udp". */
+static void fragment_names(struct sbuf *out, const char *dir)
+{
+	struct dirent **names;
+	int n = scandir(dir, &names, NULL, alphasort), shown = 0;
+
+	for (int i = 0; i < n; i++) {
+		size_t len = strlen(names[i]->d_name);
+
+		if (len > 7 && !strcmp(names[i]->d_name + len - 7, ".config"))
+			sbuf_addf(out, "%s%.*s", shown++ ? ", " : "", (int)(len - 7), names[i]->d_name);
+		free(names[i]);
+	}
+	if (n >= 0)
+		free(names);
+	if (!shown)
+		sbuf_adds(out, "none");
+}
+
+/*
+ * The 'kernel' mapping: base, fragments (names of kconfig_dir/NAME.config),
+ * target and make_args. Files are read and parsed here, so that a missing
+ * fragment or a bad line stops bisectd, not every task on every agent.
+ */
+static int kernel_entry(struct conf_workload *w, const struct ctx *x, const struct ynode *def,
+			const char *where)
+{
+	const struct ynode *kn = ynode_get(def, "kernel"), *fr;
+	struct conf_kernel *k;
+	char kwhere[160];
+	size_t nr;
+	int rc;
+
+	if (!kn || ynode_is_null(kn))
+		return 0;
+	if (kn->kind != YNODE_MAP)
+		return at(x, kn, "'kernel'%s must be a mapping (base, fragments, target, make_args), not %s",
+			  where, ynode_kind_name(kn->kind));
+	snprintf(kwhere, sizeof(kwhere), " in the kernel build of workload '%s'", w->name);
+	k = w->kernel = xcalloc(1, sizeof(*k));
+	k->base = xstrdup("tinyconfig");
+	k->target = xstrdup("bzImage");
+	if ((rc = check_keys(x, kn, kernel_keys, kwhere)) < 0 ||
+	    (rc = get_str(&k->base, x, kn, "base", kwhere, 0)) < 0 ||
+	    (rc = get_strv(&k->fragments, x, kn, "fragments", kwhere, 0)) < 0 ||
+	    (rc = get_str(&k->target, x, kn, "target", kwhere, 0)) < 0 ||
+	    (rc = get_strv(&k->make_args, x, kn, "make_args", kwhere, 0)) < 0)
+		return rc;
+	if (!k->fragments)
+		k->fragments = xcalloc(1, sizeof(char *));
+	if (!k->make_args)
+		k->make_args = xcalloc(1, sizeof(char *));
+	if (!name_ok(k->target, strlen(k->target), "/"))
+		return at(x, ynode_get(kn, "target"), "'target'%s must be a make target such as bzImage, "
+			  "not '%s'", kwhere, k->target);
+	for (char **p = k->make_args; *p; p++)
+		if (!strchr(*p, '=') || **p == '-' || !strncmp(*p, "O=", 2))
+			return at(x, ynode_get(kn, "make_args"), "'make_args'%s takes VAR=value arguments "
+				  "(LLVM=1, KCFLAGS=...), not '%s' (the agent sets -j and O= itself)",
+				  kwhere, *p);
+	if (!one_of(k->base, kernel_bases)) {
+		char *path = k->base[0] == '/' ? xstrdup(k->base) : xasprintf("%s/%s", x->kconfig_dir, k->base);
+
+		rc = kernel_file(&k->base_text, x, ynode_get(kn, "base"), path,
+				 "'base' (tinyconfig, defconfig, allnoconfig or a .config file)", kwhere);
+		free(path);
+		if (rc < 0)
+			return rc;
+	}
+	fr = ynode_get(kn, "fragments");
+	nr = strv_len(k->fragments);
+	k->fragment_text = xcalloc(nr + 1, sizeof(char *));
+	for (size_t i = 0; i < nr; i++) {
+		char *path = xasprintf("%s/%s.config", x->kconfig_dir, k->fragments[i]);
+
+		if (!name_ok(k->fragments[i], strlen(k->fragments[i]), "") || access(path, F_OK) < 0) {
+			struct sbuf names = SBUF_INIT;
+
+			fragment_names(&names, x->kconfig_dir);
+			rc = at(x, fr->items[i], "fragment '%s'%s is not in %s (there: %s)", k->fragments[i],
+				kwhere, x->kconfig_dir, names.buf);
+			sbuf_release(&names);
+		} else {
+			rc = kernel_file(&k->fragment_text[i], x, fr->items[i], path, "fragment", kwhere);
+		}
+		free(path);
+		if (rc < 0)
+			return rc;
+	}
+	if (w->build)
+		return at(x, ynode_get(def, "build"), "workload '%s' has both 'build' and 'kernel': the "
+			  "kernel mapping is the build", w->name);
+	return 0;
+}
+
 /* The keys of types iperf3 and pktgen and of boot qemu, checked together. */
 static int guest_entry(struct conf_workload *w, const struct ctx *x, const struct ynode *key,
 		       const struct ynode *def, const char *where)
@@ -457,7 +596,7 @@ static int guest_entry(struct conf_workload *w, const struct ctx *x, const struc
 	char qwhere[160];
 	int rc;
 
-	if ((rc = qemu_settings(w, x, def, where)) < 0)
+	if ((rc = qemu_settings(w, x, def, where)) < 0 || (rc = kernel_entry(w, x, def, where)) < 0)
 		return rc;
 	if (q && !ynode_is_null(q)) {
 		if (q->kind != YNODE_MAP)
@@ -565,6 +704,11 @@ static int workload_entry(const struct ctx *x, void *elem, const struct ynode *k
 		rc = guest_entry(w, x, key, def, where);
 		goto out;
 	}
+	if (ynode_get(def, "kernel")) {
+		rc = at(x, ynode_get(def, "kernel"), "'kernel'%s builds a kernel to boot: it needs type "
+			"iperf3 or pktgen with boot qemu", where);
+		goto out;
+	}
 	if (!strcmp(w->boot, "qemu")) {
 		rc = at(x, ynode_get(def, "boot"), "'boot: qemu'%s needs type iperf3 or pktgen "
 			"(type command runs on the agent: boot none)", where);
@@ -609,7 +753,7 @@ static int pool_entry(const struct ctx *x, void *elem, const struct ynode *key, 
 
 int conf_bisectd_parse(struct conf_bisectd *c, const char *name, const char *text, size_t len)
 {
-	struct ctx x = { name, NULL };
+	struct ctx x = { name, NULL, NULL };
 	struct ynode *tree = NULL;
 	const struct ynode *root;
 	long long max_body = 1 << 20;
@@ -621,6 +765,12 @@ int conf_bisectd_parse(struct conf_bisectd *c, const char *name, const char *tex
 	c->database = xstrdup("bisectd.db");
 	c->mirrors = xstrdup("mirrors");
 	c->log_level = xstrdup("info");
+	{
+		/* Beside the config file: etc/bisectd.yaml reads etc/kconfig/. */
+		const char *slash = strrchr(name, '/');
+
+		c->kconfig_dir = slash ? xasprintf("%.*s/kconfig", (int)(slash - name), name) : xstrdup("kconfig");
+	}
 	c->lease_seconds = 60;
 	c->max_body = 1 << 20;
 	c->default_runs = 5;
@@ -635,6 +785,7 @@ int conf_bisectd_parse(struct conf_bisectd *c, const char *name, const char *tex
 	    (rc = get_str(&c->listen, &x, root, "listen", "", 0)) < 0 ||
 	    (rc = get_str(&c->database, &x, root, "database", "", 0)) < 0 ||
 	    (rc = get_str(&c->mirrors, &x, root, "mirrors", "", 0)) < 0 ||
+	    (rc = get_str(&c->kconfig_dir, &x, root, "kconfig_dir", "", 0)) < 0 ||
 	    (rc = get_str(&c->log_level, &x, root, "log_level", "", 0)) < 0 ||
 	    (rc = get_int(&c->lease_seconds, &x, root, "lease_seconds", "", 1, 86400)) < 0 ||
 	    (rc = get_ll(&max_body, &x, root, "max_body", "", 1024, 1 << 30)) < 0 ||
@@ -643,6 +794,7 @@ int conf_bisectd_parse(struct conf_bisectd *c, const char *name, const char *tex
 	    (rc = check_listen(&x, root, c->listen)) < 0)
 		goto out;
 	c->max_body = (size_t)max_body;
+	x.kconfig_dir = c->kconfig_dir;
 
 	rc = load_section(&arr, &c->nr_repos, &x, root, "repos", "repo", sizeof(*c->repos), repo_entry);
 	c->repos = arr;
@@ -689,6 +841,7 @@ void conf_bisectd_release(struct conf_bisectd *c)
 		free(w->type);
 		free(w->boot);
 		strv_free(w->build);
+		kernel_free(w->kernel);
 		strv_free(w->command);
 		free(w->pattern);
 		free(w->unit);
@@ -707,13 +860,14 @@ void conf_bisectd_release(struct conf_bisectd *c)
 	free(c->listen);
 	free(c->database);
 	free(c->mirrors);
+	free(c->kconfig_dir);
 	free(c->log_level);
 	memset(c, 0, sizeof(*c));
 }
 
 int conf_agent_parse(struct conf_agent *c, const char *name, const char *text, size_t len)
 {
-	struct ctx x = { name, NULL };
+	struct ctx x = { name, NULL, NULL };
 	struct ynode *tree = NULL;
 	const struct ynode *root;
 	const char *co;
@@ -743,6 +897,8 @@ int conf_agent_parse(struct conf_agent *c, const char *name, const char *text, s
 	    (rc = get_int(&c->poll_wait, &x, root, "poll_wait", "", 0, 300)) < 0 ||
 	    (rc = get_int(&c->cpu, &x, root, "cpu", "", -1, MAX_CPU)) < 0 ||
 	    (rc = get_str(&c->measure_lock, &x, root, "measure_lock", "", 1)) < 0 ||
+	    (rc = get_str(&c->build_lock, &x, root, "build_lock", "", 1)) < 0 ||
+	    (rc = get_int(&c->build_jobs, &x, root, "build_jobs", "", 0, 1024)) < 0 ||
 	    (rc = check_log_level(&x, root, c->log_level)) < 0)
 		goto out;
 
@@ -794,6 +950,7 @@ void conf_agent_release(struct conf_agent *c)
 	free(c->workdir);
 	free(c->log_level);
 	free(c->measure_lock);
+	free(c->build_lock);
 	memset(c, 0, sizeof(*c));
 }
 

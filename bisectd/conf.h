@@ -18,6 +18,21 @@ struct conf_repo {
 enum workload_direction { DIR_HIGHER = 0, DIR_LOWER = 1 }; /* which is better */
 
 /*
+ * A workload's kernel build: base config plus named fragments, which the
+ * coordinator reads from its kconfig_dir when it loads the config and
+ * sends to the agents with each task, so that every agent builds the
+ * same configuration and names it with the same hash.
+ */
+struct conf_kernel {
+	char *base;          /* "tinyconfig" (default), "defconfig", "allnoconfig", or a .config file */
+	char *base_text;     /* that file's content; NULL when base is a make target */
+	char **fragments;    /* names ("udp" is kconfig_dir/udp.config), NULL-terminated, may be empty */
+	char **fragment_text; /* their content, in the same order */
+	char *target;        /* what make builds, "bzImage" */
+	char **make_args;    /* extra make arguments ("LLVM=1"), NULL-terminated, may be empty */
+};
+
+/*
  * A workload: how an agent builds a commit and measures it. Commands are
  * argv arrays from the coordinator's config, never shell strings from a
  * submitter.
@@ -27,6 +42,7 @@ struct conf_workload {
 	char *type;          /* "command" (default), "iperf3" or "pktgen" (these two need boot qemu) */
 	char *boot;          /* boot method: "none" (default) or "qemu" (type iperf3 or pktgen) */
 	char **build;        /* argv, NULL-terminated; NULL: nothing to build */
+	struct conf_kernel *kernel; /* a kernel build in place of build; NULL: none */
 	char **command;      /* argv run once per run; required for type command */
 	char *pattern;       /* POSIX extended regex, first group is the metric; required for command */
 	char *unit;          /* "ops/s" by default */
@@ -35,7 +51,8 @@ struct conf_workload {
 	int run_timeout;     /* seconds per run, default 300 */
 
 	/* boot qemu: flat keys or the same keys in a 'qemu' mapping. */
-	char *kernel_image;  /* the built image, relative to the work tree: "arch/x86/boot/bzImage" */
+	char *kernel_image;  /* the built image, relative to the work tree (build) or to the build
+			      * output (kernel): "arch/x86/boot/bzImage" */
 	int memory_mb;       /* guest memory, default 512 */
 	int cpus;            /* guest CPUs, default 2 */
 	char *append;        /* extra kernel command line ("mitigations=off"); NULL: none */
@@ -72,6 +89,7 @@ struct conf_bisectd {
 	char *listen;        /* "127.0.0.1:7878" by default */
 	char *database;      /* "bisectd.db" by default */
 	char *mirrors;       /* directory of the repo mirrors, "mirrors" by default */
+	char *kconfig_dir;   /* the kernel config fragments; "kconfig" beside the config file by default */
 	char *log_level;     /* "info" */
 	int lease_seconds;   /* 60: a claimed task goes back to the queue this long after the last heartbeat */
 	size_t max_body;     /* 1 MiB: bound on a request body */
@@ -94,6 +112,9 @@ struct conf_agent {
 	int poll_wait;       /* seconds a claim long-polls, default 20 */
 	int cpu;             /* CPU to pin workload runs to; -1 (default): none */
 	char *measure_lock;  /* a file locked around measuring, shared by the agents of one host; NULL: none */
+	char *build_lock;    /* a file locked around building, so the agents of one host build in turn
+			      * (a second build then finds the first's objects in ccache); NULL: none */
+	int build_jobs;      /* make -j of kernel builds; 0 (default): the CPUs online */
 };
 
 /* Parse path into c (which it initialises). On error c holds nothing to free. */

@@ -200,6 +200,8 @@ int run_cmd(struct run_result *res, const struct run_opts *o)
 				continue;
 			r = read(pfd[i].fd, buf, sizeof(buf));
 			if (r > 0) {
+				if (o->on_output)
+					o->on_output(o->arg, i + 1, buf, (size_t)r);
 				capture_add(&cap[i], buf, (size_t)r);
 			} else if (r == 0 || errno != EINTR) {
 				close(pfd[i].fd);

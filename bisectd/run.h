@@ -22,8 +22,11 @@ struct run_opts {
 	size_t max_output;        /* per stream; what is past it is dropped, tail kept */
 	int cpu;                  /* >= 0: pin the child to this CPU */
 	const char *stdin_path;   /* NULL: /dev/null */
+	/* Called with output as it arrives (stream 1 or 2), before capture; may be NULL. */
+	void (*on_output)(void *arg, int stream, const char *data, size_t n);
+	void *arg;
 };
-#define RUN_OPTS_INIT { NULL, NULL, NULL, 0, 1 << 20, -1, NULL }
+#define RUN_OPTS_INIT { NULL, NULL, NULL, 0, 1 << 20, -1, NULL, NULL, NULL }
 
 struct run_result {
 	int exited;        /* 1 when it exited normally */

@@ -42,6 +42,9 @@ struct sched {
 	pthread_cond_t cond;    /* a task was queued, or shutdown */
 	int shutdown;
 	struct mirror *mirrors;
+	pthread_t warm;              /* makes the mirrors at start-up */
+	int warming;                 /* warm was started */
+	volatile int stop_warm;
 };
 
 int sched_valid_name(const char *name)
@@ -78,10 +81,51 @@ int sched_new(struct sched **out, const struct conf_bisectd *conf, struct store 
 	return 0;
 }
 
+/*
+ * Makes every repo's mirror at start-up, so that the first job on a large
+ * repo (a kernel: a minute or more) does not wait for it; a submit that
+ * comes meanwhile waits on the mirror's lock.
+ */
+static void *warm_main(void *arg)
+{
+	struct sched *s = arg;
+
+	for (size_t i = 0; i < s->conf->nr_repos && !s->stop_warm; i++) {
+		struct mirror *m = &s->mirrors[i];
+		char *path = xasprintf("%s/%s.git", s->conf->mirrors, m->conf->name);
+		int64_t t0 = now_ms();
+
+		pthread_mutex_lock(&m->lock);
+		if (!m->repo && mkdir_p(s->conf->mirrors, 0755) == 0) {
+			if (repo_open(&m->repo, path, m->conf->url, 1) == 0) {
+				if (now_ms() - t0 >= 1000)
+					log_info("repo %s: mirror ready in %.1f s", m->conf->name,
+						 (double)(now_ms() - t0) / 1000);
+			} else {
+				log_warn("repo %s: cannot mirror %s yet (a job will try again): %s",
+					 m->conf->name, m->conf->url, err_msg());
+			}
+		}
+		pthread_mutex_unlock(&m->lock);
+		free(path);
+	}
+	return NULL;
+}
+
+void sched_start_mirrors(struct sched *s)
+{
+	if (pthread_create(&s->warm, NULL, warm_main, s) == 0)
+		s->warming = 1;
+}
+
 void sched_free(struct sched *s)
 {
 	if (!s)
 		return;
+	if (s->warming) {
+		s->stop_warm = 1;
+		pthread_join(s->warm, NULL);
+	}
 	for (size_t i = 0; i < s->conf->nr_repos; i++) {
 		repo_free(s->mirrors[i].repo);
 		pthread_mutex_destroy(&s->mirrors[i].lock);
@@ -388,6 +432,26 @@ static int live_agents(struct sched *s, const struct conf_pool *pool)
 	return n;
 }
 
+/*
+ * Ends the job because an end could not be measured, with the reason its
+ * last task gave ("kernel config: CONFIG_X=y requested ... not set"): the
+ * same reason skips every commit, and the user must see it to fix it.
+ */
+static int fail_end(struct sched *s, struct jobctx *c, int e)
+{
+	json_t *row = NULL;
+	const char *why = NULL;
+	int rc;
+
+	if (store_row(s->st, &row, "SELECT error FROM tasks WHERE job_id = ? AND idx = ? AND error IS NOT NULL "
+		      "ORDER BY id DESC LIMIT 1", "ii", c->id, (long long)e) == 0)
+		why = json_string_value(json_object_get(row, "error"));
+	rc = fail_job(s, c, "the %s end could not be measured: %s", e ? "bad" : "good",
+		      why ? why : "build, boot or every run failed");
+	json_decref(row);
+	return rc;
+}
+
 /* Is the bad end worse than the good end, significantly and by enough? */
 static int ends_step(struct sched *s, struct jobctx *c, int *reproduced)
 {
@@ -398,8 +462,7 @@ static int ends_step(struct sched *s, struct jobctx *c, int *reproduced)
 	*reproduced = 0;
 	for (int e = 0; e <= bad; e += bad) {
 		if (c->cls[e] == CLASS_SKIPPED)
-			return fail_job(s, c, "the %s end could not be measured (build, boot or every run failed)",
-					e ? "bad" : "good");
+			return fail_end(s, c, e);
 	}
 	if (c->outstanding[0] || c->outstanding[bad])
 		return 0;
@@ -783,6 +846,9 @@ static int engine_step(struct sched *s, struct jobctx *c)
 			rc = engine_finish_culprit(s, c, &res, rep);
 		else if (res.verdict == VERDICT_RANGE)
 			rc = finish(s, c, "done", -1, rep, NULL);
+		else if (res.verdict == VERDICT_NONE && (c->cls[0] == CLASS_SKIPPED ||
+							   c->cls[c->n - 1] == CLASS_SKIPPED))
+			rc = fail_end(s, c, c->cls[0] == CLASS_SKIPPED ? 0 : c->n - 1);
 		else if (res.verdict == VERDICT_NOT_REPRODUCED)
 			rc = finish(s, c, "not-reproduced", -1, rep, NULL);
 		else
@@ -1076,6 +1142,11 @@ static json_t *job_json(struct sched *s, long long id, int full)
 		      "AS classified, (SELECT count(DISTINCT idx) FROM samples WHERE job_id = ?1) AS measured",
 		      "i", id) == 0)
 		json_object_set_new(j, "progress", x);
+	x = NULL;
+	if (store_rows(s->st, &x, "SELECT t.id AS task, t.idx, a.name AS agent, t.claimed, t.progress FROM tasks t "
+		       "JOIN agents a ON a.id = t.agent_id WHERE t.job_id = ? AND t.state = 'claimed' ORDER BY t.id",
+		       "i", id) == 0)
+		json_object_set_new(j, "running", x);
 	if (full) {
 		struct jobctx c;
 
@@ -1361,19 +1432,21 @@ static int agent_seen(struct sched *s, long long *id, char ***labels, const char
 int sched_agent_heartbeat(struct sched *s, json_t **reply, const char *name, json_t *req)
 {
 	long long agent, task, attempt;
+	const char *progress;
 	int cancel = 0, rc;
 
 	*reply = NULL;
 	if ((rc = jsonx_int(&task, req, "task", 0, 1LL << 53, 0, 0)) ||
-	    (rc = jsonx_int(&attempt, req, "attempt", 0, 1000, 0, 0)))
+	    (rc = jsonx_int(&attempt, req, "attempt", 0, 1000, 0, 0)) ||
+	    (rc = jsonx_str(&progress, req, "progress", 200, 0, NULL)))
 		return rc;
 	pthread_mutex_lock(&s->lock);
 	if ((rc = agent_seen(s, &agent, NULL, name)))
 		goto out;
 	if (task > 0) {
-		rc = store_exec(s->st, "UPDATE tasks SET lease = ? WHERE id = ? AND agent_id = ? AND attempt = ? "
-				"AND state = 'claimed'", "iiii", (long long)(now_unix() + s->conf->lease_seconds),
-				task, agent, attempt);
+		rc = store_exec(s->st, "UPDATE tasks SET lease = ?, progress = coalesce(?, progress) WHERE id = ? "
+				"AND agent_id = ? AND attempt = ? AND state = 'claimed'", "isiii",
+				(long long)(now_unix() + s->conf->lease_seconds), progress, task, agent, attempt);
 		if (rc < 0)
 			goto out;
 		cancel = rc == 0;
@@ -1408,6 +1481,22 @@ static json_t *workload_json(const struct conf_workload *w)
 		json_object_set_new(j, "boot_timeout", json_integer(w->boot_timeout));
 		if (w->append)
 			json_object_set_new(j, "append", json_string(w->append));
+	}
+	if (w->kernel) {
+		const struct conf_kernel *k = w->kernel;
+		json_t *kj = json_pack("{s:s, s:s}", "base", k->base, "target", k->target);
+		json_t *fr = json_array(), *ma = json_array();
+
+		if (k->base_text)
+			json_object_set_new(kj, "base_config", json_string(k->base_text));
+		for (size_t i = 0; k->fragments[i]; i++)
+			json_array_append_new(fr, json_pack("{s:s, s:s}", "name", k->fragments[i],
+							    "text", k->fragment_text[i]));
+		for (char **p = k->make_args; *p; p++)
+			json_array_append_new(ma, json_string(*p));
+		json_object_set_new(kj, "fragments", fr);
+		json_object_set_new(kj, "make_args", ma);
+		json_object_set_new(j, "kernel", kj);
 	}
 	if (w->metric)
 		json_object_set_new(j, "metric", json_string(w->metric));
@@ -1459,7 +1548,7 @@ static int try_claim(struct sched *s, json_t **reply, long long agent, char **la
 		if ((rc = store_begin(s->st)))
 			break;
 		rc = store_exec(s->st, "UPDATE tasks SET state = 'claimed', attempt = ?, agent_id = ?, lease = ?, "
-				"claimed = ? WHERE id = ?", "iiiii", attempt, agent,
+				"claimed = ?, progress = NULL WHERE id = ?", "iiiii", attempt, agent,
 				(long long)(now_unix() + s->conf->lease_seconds), (long long)now_unix(), id);
 		if (rc >= 0)
 			rc = store_exec(s->st, "UPDATE jobs SET state = 'running' WHERE id = ? AND state = 'queued'",

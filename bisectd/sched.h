@@ -21,6 +21,8 @@ struct sched;
 /* conf and st are borrowed and must outlive the scheduler. */
 int sched_new(struct sched **out, const struct conf_bisectd *conf, struct store *st);
 void sched_free(struct sched *s);
+/* Makes the repos' mirrors in a thread of their own; sched_free() waits for it. */
+void sched_start_mirrors(struct sched *s);
 
 /* Records the configured repos in the store. */
 int sched_sync_conf(struct sched *s);

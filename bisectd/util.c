@@ -274,3 +274,22 @@ int is_sha1_hex(const char *s)
 			return 0;
 	return s[40] == '\0';
 }
+
+int in_path(const char *prog)
+{
+	const char *path = getenv("PATH");
+	char *copy, *save = NULL;
+	int found = 0;
+
+	if (strchr(prog, '/'))
+		return 1;
+	copy = xstrdup(path && *path ? path : "/usr/local/bin:/usr/bin:/bin");
+	for (char *dir = strtok_r(copy, ":", &save); dir && !found; dir = strtok_r(NULL, ":", &save)) {
+		char *p = xasprintf("%s/%s", *dir ? dir : ".", prog);
+
+		found = access(p, X_OK) == 0;
+		free(p);
+	}
+	free(copy);
+	return found;
+}

@@ -45,6 +45,9 @@ int mkdir_p(const char *path, unsigned mode);
 /* rm -rf without a shell; 0 when it did not exist. */
 int remove_tree(const char *path);
 
+/* Is prog an executable in PATH? One with a '/' is taken as given (it may be built yet). */
+int in_path(const char *prog);
+
 /* Is s a string of 40 lowercase hex digits? */
 int is_sha1_hex(const char *s);
 

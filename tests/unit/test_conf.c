@@ -265,7 +265,7 @@ static void test_workload_typo(void **state)
 	assert_string_equal(err_msg(),
 		"t.yaml:4:5: unknown key 'comand' in workload 'bench' (expected one of: type, boot, "
 		"build, command, pattern, unit, direction, build_timeout, run_timeout, kernel_image, qemu, "
-		"memory_mb, cpus, append, boot_timeout, iperf3, metric, count, pkt_size, clsact_bpf)");
+		"memory_mb, cpus, append, boot_timeout, iperf3, metric, count, pkt_size, clsact_bpf, kernel)");
 	expect_b_error("workloads:\n  w:\n    type: iperf3\n    boot: qemu\n    qemu:\n      memory: 1\n",
 		       "t.yaml:6:7: ", "unknown key 'memory' in the qemu settings of workload 'w'");
 	expect_b_error("repos:\n  demo:\n    uri: /x\n", "t.yaml:3:5: ", "unknown key 'uri' in repo 'demo'");
@@ -413,6 +413,84 @@ static void test_qemu_workloads(void **state)
 		       "t.yaml:5:14: ", "'command', 'pattern' and 'unit' are for type command");
 	expect_b_error("workloads:\n  w:\n    type: pktgen\n    boot: qemu\n    qemu:\n      cpus: 0\n",
 		       "t.yaml:6:13: ", "'cpus' in the qemu settings of workload 'w' must be an integer from 1 to 64");
+}
+
+/* The kernel build: fragments read from kconfig_dir at load, and every way to get it wrong. */
+static void test_kernel_workloads(void **state)
+{
+	char dir[] = "/tmp/test_conf_kc.XXXXXX";
+	struct conf_bisectd c;
+	char *p, *text, *head;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	p = xasprintf("%s/udp.config", dir);
+	assert_int_equal(file_write_atomic(p, "CONFIG_NET=y\nCONFIG_INET=y\n", strlen("CONFIG_NET=y\nCONFIG_INET=y\n")), 0);
+	free(p);
+	p = xasprintf("%s/bad.config", dir);
+	assert_int_equal(file_write_atomic(p, "CONFIG_NET=y\nNET=y\n", strlen("CONFIG_NET=y\nNET=y\n")), 0);
+	free(p);
+	p = xasprintf("%s/lab.base", dir);
+	assert_int_equal(file_write_atomic(p, "CONFIG_64BIT=y\n", strlen("CONFIG_64BIT=y\n")), 0);
+	free(p);
+	head = xasprintf("kconfig_dir: %s\nworkloads:\n  k:\n    type: iperf3\n    boot: qemu\n", dir);
+
+	text = xasprintf("%s    kernel:\n      fragments: [udp]\n      make_args: [LLVM=1]\n", head);
+	assert_int_equal(parse_b(&c, text), 0);
+	free(text);
+	assert_non_null(c.workloads[0].kernel);
+	assert_string_equal(c.workloads[0].kernel->base, "tinyconfig");
+	assert_null(c.workloads[0].kernel->base_text);
+	assert_string_equal(c.workloads[0].kernel->target, "bzImage");
+	assert_string_equal(c.workloads[0].kernel->fragments[0], "udp");
+	assert_null(c.workloads[0].kernel->fragments[1]);
+	assert_string_equal(c.workloads[0].kernel->fragment_text[0], "CONFIG_NET=y\nCONFIG_INET=y\n");
+	assert_string_equal(c.workloads[0].kernel->make_args[0], "LLVM=1");
+	assert_null(c.workloads[0].build);
+	conf_bisectd_release(&c);
+
+	text = xasprintf("%s    kernel:\n      base: lab.base\n      target: vmlinux\n", head);
+	assert_int_equal(parse_b(&c, text), 0);
+	free(text);
+	assert_string_equal(c.workloads[0].kernel->base_text, "CONFIG_64BIT=y\n");
+	assert_string_equal(c.workloads[0].kernel->target, "vmlinux");
+	assert_null(c.workloads[0].kernel->fragments[0]);
+	conf_bisectd_release(&c);
+
+	/* kconfig_dir defaults to kconfig/ beside the config file. */
+	assert_int_equal(conf_bisectd_parse(&c, "/srv/lab/bisectd.yaml", "listen: 127.0.0.1:1\n", 20), 0);
+	assert_string_equal(c.kconfig_dir, "/srv/lab/kconfig");
+	conf_bisectd_release(&c);
+
+	text = xasprintf("%s    kernel:\n      fragments: [udp, udpp]\n", head);
+	expect_b_error(text, "t.yaml:7:24: ", "fragment 'udpp' in the kernel build of workload 'k' is not in");
+	expect_b_error(text, "t.yaml:7:24: ", "(there: bad, udp)");
+	free(text);
+	text = xasprintf("%s    kernel:\n      fragments: [bad]\n", head);
+	expect_b_error(text, "t.yaml:7:19: ", "bad.config:2:");
+	free(text);
+	text = xasprintf("%s    kernel:\n      base: nope.config\n", head);
+	expect_b_error(text, "t.yaml:7:13: ", "'base' (tinyconfig, defconfig, allnoconfig or a .config file)");
+	free(text);
+	text = xasprintf("%s    build: [make]\n    kernel:\n      fragments: [udp]\n", head);
+	expect_b_error(text, "t.yaml:6:12: ", "has both 'build' and 'kernel'");
+	free(text);
+	text = xasprintf("%s    kernel:\n      make_args: [-j8]\n", head);
+	expect_b_error(text, "t.yaml:7:18: ", "takes VAR=value arguments");
+	free(text);
+	text = xasprintf("%s    kernel:\n      fragment: [udp]\n", head);
+	expect_b_error(text, "t.yaml:7:7: ", "unknown key 'fragment' in the kernel build of workload 'k'");
+	free(text);
+	text = xasprintf("%s    kernel: [udp]\n", head);
+	expect_b_error(text, "t.yaml:6:13: ", "'kernel' in workload 'k' must be a mapping");
+	free(text);
+	text = xasprintf("kconfig_dir: %s\nworkloads:\n  k:\n    command: [./b]\n    pattern: 'x(.)'\n"
+			 "    kernel:\n      fragments: [udp]\n", dir);
+	expect_b_error(text, "t.yaml:7:7: ", "needs type iperf3 or pktgen with boot qemu");
+	free(text);
+
+	free(head);
+	remove_tree(dir);
 }
 
 static void test_bad_pattern(void **state)
@@ -580,6 +658,7 @@ int main(void)
 		cmocka_unit_test(test_missing_required),
 		cmocka_unit_test(test_bad_values),
 		cmocka_unit_test(test_qemu_workloads),
+		cmocka_unit_test(test_kernel_workloads),
 		cmocka_unit_test(test_bad_pattern),
 		cmocka_unit_test(test_yaml_syntax),
 		cmocka_unit_test(test_duplicate_key),

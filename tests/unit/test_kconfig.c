@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 
 #include "err.h"
+#include "fakekernel.h"
 #include "kconfig.h"
 #include "util.h"
 
@@ -401,39 +402,6 @@ static void write_file(const char *path, const char *text, int exec)
 	if (exec)
 		assert_int_equal(chmod(path, 0755), 0);
 }
-
-/*
- * The stand-in make: "tinyconfig" writes a small .config; "olddefconfig"
- * drops CONFIG_NEEDS_MISSING_DEP and demotes CONFIG_ONLY_M to m, as Kconfig
- * does when dependencies are not met. Each call is logged.
- */
-static const char fake_make[] =
-	"#!/bin/sh\n"
-	"set -e\n"
-	"echo \"$(pwd) $*\" >> \"$KC_LOG\"\n"
-	"for a; do case $a in O=*) out=${a#O=};; esac; done\n"
-	"for t; do :; done\n"
-	"case $t in\n"
-	"tinyconfig) printf 'CONFIG_BASE_TINY=y\\n# CONFIG_NET is not set\\n' > \"$out/.config\";;\n"
-	"olddefconfig)\n"
-	"  sed -e '/^CONFIG_NEEDS_MISSING_DEP=/d' -e 's/^CONFIG_ONLY_M=y/CONFIG_ONLY_M=m/' \\\n"
-	"    \"$out/.config\" > \"$out/.config.new\"\n"
-	"  mv \"$out/.config.new\" \"$out/.config\";;\n"
-	"defconfig) echo 'no rule to make defconfig' >&2; exit 2;;\n"
-	"esac\n";
-
-/* The stand-in merge_config.sh -m -O OUT BASE FRAGMENT: later lines win. */
-static const char fake_merge[] =
-	"#!/bin/sh\n"
-	"set -e\n"
-	"echo \"$(pwd) merge $*\" >> \"$KC_LOG\"\n"
-	"[ \"$1\" = -m ] && [ \"$2\" = -O ] || exit 9\n"
-	"base=$4 frag=$5\n"
-	"for n in $(sed -n -e 's/^\\(CONFIG_[A-Za-z0-9_]*\\)=.*/\\1/p' "
-	"-e 's/^# \\(CONFIG_[A-Za-z0-9_]*\\) is not set$/\\1/p' \"$frag\"); do\n"
-	"  sed -e \"/^$n=/d\" -e \"/^# $n is not set/d\" \"$base\" > \"$base.tmp\"; mv \"$base.tmp\" \"$base\"\n"
-	"done\n"
-	"cat \"$frag\" >> \"$base\"\n";
 
 static int apply_setup(void **state)
 {

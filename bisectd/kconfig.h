@@ -8,10 +8,13 @@
  * word; a kernel built without the option the workload measures would
  * bisect noise, so the agent verifies after every configuration.
  */
-#ifndef AGENT_KCONFIG_H
-#define AGENT_KCONFIG_H
+#ifndef BISECT_KCONFIG_H
+#define BISECT_KCONFIG_H
 
 #include <stddef.h>
+
+/* Bound on a fragment or .config read from disk. */
+#define KCONFIG_MAX_FILE (16u << 20)
 
 /* One option as set in a fragment or a .config. */
 struct kconfig_opt {
@@ -98,6 +101,12 @@ int kconfig_verify(char **report, const struct kconfig *want, const struct kconf
  * in it: the build cache keys on the tree id as well.
  */
 void kconfig_hash(char out[KCONFIG_HASH_HEX + 1], const struct kconfig *kc, const char *base);
+
+/*
+ * The hash kconfig_apply() would give for base and fragments, without a
+ * kernel tree: what the build cache looks up before configuring.
+ */
+int kconfig_config_hash(char hash[KCONFIG_HASH_HEX + 1], const char *base, const char *const *fragments);
 
 struct kconfig_apply_opts {
 	const char *srcdir;      /* the kernel tree */

@@ -19,7 +19,6 @@
 #include "run.h"
 #include "util.h"
 
-#define KCONFIG_MAX_FILE (16u << 20)
 
 void kconfig_init(struct kconfig *kc)
 {
@@ -491,6 +490,48 @@ static int run_make(const struct kconfig_apply_opts *opts, const char *out, cons
 	return rc;
 }
 
+/*
+ * The fragments merged into want, and the base's name for the hash: a
+ * make target as it is, a file as "file:" and the hash of its content
+ * (left in *text), so that editing the file misses the cache.
+ */
+static int merged(struct kconfig *want, struct kconfig_overrides *ov, char **text, size_t *len,
+		  char **base_name, const char *base, const char *const *fragments)
+{
+	int rc;
+
+	for (size_t i = 0; fragments && fragments[i]; i++)
+		if ((rc = kconfig_load(want, ov, fragments[i])))
+			return rc;
+	if (is_make_target(base)) {
+		*base_name = xstrdup(base);
+	} else {
+		struct kconfig none = KCONFIG_INIT;
+		char h[KCONFIG_HASH_HEX + 1];
+
+		if ((rc = file_read(text, len, base, KCONFIG_MAX_FILE)))
+			return rc;
+		kconfig_hash(h, &none, *text);
+		*base_name = xasprintf("file:%s", h);
+	}
+	return 0;
+}
+
+int kconfig_config_hash(char hash[KCONFIG_HASH_HEX + 1], const char *base, const char *const *fragments)
+{
+	struct kconfig want = KCONFIG_INIT;
+	char *text = NULL, *base_name = NULL;
+	size_t len = 0;
+	int rc = merged(&want, NULL, &text, &len, &base_name, base, fragments);
+
+	if (rc == 0)
+		kconfig_hash(hash, &want, base_name);
+	free(text);
+	free(base_name);
+	kconfig_release(&want);
+	return rc;
+}
+
 int kconfig_apply(char hash[KCONFIG_HASH_HEX + 1], struct kconfig_overrides *ov,
 		  const struct kconfig_apply_opts *opts)
 {
@@ -499,7 +540,7 @@ int kconfig_apply(char hash[KCONFIG_HASH_HEX + 1], struct kconfig_overrides *ov,
 	char *frag_path = NULL, *cfg_path = NULL, *merge_sh = NULL, *text = NULL;
 	char *base_name = NULL, *header = NULL, *report = NULL;
 	char h[KCONFIG_HASH_HEX + 1];
-	size_t i, len = 0;
+	size_t len = 0;
 	int rc;
 
 	if (!opts->srcdir || !opts->outdir || !opts->base || !*opts->base)
@@ -512,21 +553,8 @@ int kconfig_apply(char hash[KCONFIG_HASH_HEX + 1], struct kconfig_overrides *ov,
 	if (!realpath(opts->outdir, out))
 		return err_set(ERR_FAIL, "kconfig: %s: %s", opts->outdir, strerror(errno));
 
-	for (i = 0; opts->fragments && opts->fragments[i]; i++)
-		if ((rc = kconfig_load(&want, ov, opts->fragments[i])))
-			goto out;
-
-	/* A base file is named by its content, so that editing it misses the cache. */
-	if (is_make_target(opts->base)) {
-		base_name = xstrdup(opts->base);
-	} else {
-		struct kconfig none = KCONFIG_INIT;
-
-		if ((rc = file_read(&text, &len, opts->base, KCONFIG_MAX_FILE)))
-			goto out;
-		kconfig_hash(h, &none, text);
-		base_name = xasprintf("file:%s", h);
-	}
+	if ((rc = merged(&want, ov, &text, &len, &base_name, opts->base, opts->fragments)))
+		goto out;
 	kconfig_hash(h, &want, base_name);
 	if (hash)
 		memcpy(hash, h, sizeof(h));

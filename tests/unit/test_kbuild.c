@@ -1,0 +1,330 @@
+/*
+ * Tests for kbuild.c against a stand-in kernel tree (fakekernel.h): the
+ * fake make is first in PATH, so kbuild runs it as it would run Kbuild.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "err.h"
+#include "fakekernel.h"
+#include "kbuild.h"
+#include "util.h"
+
+#define TREE1 "1111111111111111111111111111111111111111"
+#define TREE2 "2222222222222222222222222222222222222222"
+
+struct fx {
+	char *dir, *src, *out, *cache, *log, *old_path;
+	json_t *kernel;
+	int locks, unlocks;
+	long last_files, progress_calls;
+};
+
+static void write_file(const char *path, const char *text, int exec)
+{
+	assert_int_equal(file_write_atomic(path, text, strlen(text)), 0);
+	if (exec)
+		assert_int_equal(chmod(path, 0755), 0);
+}
+
+static int setup(void **state)
+{
+	struct fx *fx = xcalloc(1, sizeof(*fx));
+	char tmpl[] = "/tmp/test_kbuild.XXXXXX";
+	char *p, *bin;
+
+	if (!mkdtemp(tmpl))
+		return -1;
+	fx->dir = xstrdup(tmpl);
+	fx->src = xasprintf("%s/linux", fx->dir);
+	fx->out = xasprintf("%s/kbuild/linux", fx->dir);
+	fx->cache = xasprintf("%s/kcache", fx->dir);
+	fx->log = xasprintf("%s/log", fx->dir);
+	bin = xasprintf("%s/bin", fx->dir);
+	p = xasprintf("%s/scripts/kconfig", fx->src);
+	assert_int_equal(mkdir_p(p, 0755), 0);
+	assert_int_equal(mkdir_p(bin, 0755), 0);
+	assert_int_equal(mkdir_p(fx->cache, 0755), 0);
+	free(p);
+	p = xasprintf("%s/scripts/kconfig/merge_config.sh", fx->src);
+	write_file(p, fake_merge, 1);
+	free(p);
+	p = xasprintf("%s/make", bin);
+	write_file(p, fake_make, 1);
+	free(p);
+	p = xasprintf("%s/VERSION", fx->src);
+	write_file(p, "v1\n", 0);
+	free(p);
+	fx->old_path = xstrdup(getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin");
+	p = xasprintf("%s:%s", bin, fx->old_path);
+	setenv("PATH", p, 1);
+	free(p);
+	free(bin);
+	setenv("KC_LOG", fx->log, 1);
+	unsetenv("KB_FILES");
+	fx->kernel = json_pack("{s:s, s:s, s:[{s:s, s:s}, {s:s, s:s}], s:[]}", "base", "tinyconfig",
+			       "target", "bzImage", "fragments", "name", "qemu-guest", "text", "CONFIG_TTY=y\n",
+			       "name", "udp", "text", "CONFIG_NET=y\nCONFIG_INET=y\n", "make_args");
+	*state = fx;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fx *fx = *state;
+
+	setenv("PATH", fx->old_path, 1);
+	remove_tree(fx->dir);
+	json_decref(fx->kernel);
+	free(fx->dir);
+	free(fx->src);
+	free(fx->out);
+	free(fx->cache);
+	free(fx->log);
+	free(fx->old_path);
+	free(fx);
+	return 0;
+}
+
+static void serialize(void *arg, int on)
+{
+	struct fx *fx = arg;
+
+	if (on)
+		fx->locks++;
+	else
+		fx->unlocks++;
+}
+
+static void progress(void *arg, long files)
+{
+	struct fx *fx = arg;
+
+	assert_true(files > fx->last_files);
+	fx->last_files = files;
+	fx->progress_calls++;
+}
+
+static const char *const tools[] = { "make", "sh", NULL };
+
+static void opts(struct fx *fx, struct kbuild *k, const char *tree)
+{
+	memset(k, 0, sizeof(*k));
+	fx->last_files = 0;
+	k->kernel = fx->kernel;
+	k->kernel_image = "arch/x86/boot/bzImage";
+	k->srcdir = fx->src;
+	k->tree_id = tree;
+	k->outdir = fx->out;
+	k->cachedir = fx->cache;
+	k->jobs = 2;
+	k->timeout_ms = 20000;
+	k->tools = tools;
+	k->serialize = serialize;
+	k->progress = progress;
+	k->arg = fx;
+}
+
+static int calls(struct fx *fx, const char *what)
+{
+	char *text = NULL;
+	int n = 0;
+
+	if (file_read(&text, NULL, fx->log, 1 << 20) < 0)
+		return 0;
+	for (const char *p = text; (p = strstr(p, what)); p++)
+		n++;
+	free(text);
+	return n;
+}
+
+static char *image_text(const struct kbuild_result *r)
+{
+	char *path = xasprintf("%s/arch/x86/boot/bzImage", r->image_dir), *text = NULL;
+
+	assert_int_equal(file_read(&text, NULL, path, 1 << 20), 0);
+	free(path);
+	return text;
+}
+
+static void test_build_then_cache(void **state)
+{
+	struct fx *fx = *state;
+	struct kbuild k;
+	struct kbuild_result r, r2;
+	char *text, *key;
+
+	setenv("KB_FILES", "700", 1);
+	opts(fx, &k, TREE1);
+	if (kbuild_run(&r, &k))
+		fail_msg("kbuild_run: %s: %s", r.status, r.error);
+	assert_string_equal(r.status, "ok");
+	assert_int_equal(r.cached, 0);
+	assert_int_equal(r.files, 700);
+	assert_int_equal(fx->last_files, 700);
+	assert_true(fx->progress_calls >= 1);
+	assert_int_equal(fx->locks, 1);
+	assert_int_equal(fx->unlocks, 1);
+	/* The key names the tree and the config. */
+	key = xasprintf("%s-%s-", TREE1, r.config_hash);
+	assert_memory_equal(r.key, key, strlen(key));
+	free(key);
+	text = image_text(&r);
+	assert_string_equal(text, "v1\n");
+	free(text);
+	/* Configured with -j and O=, built with the target last; the log says so. */
+	assert_int_equal(calls(fx, " tinyconfig\n"), 1);
+	assert_int_equal(calls(fx, " olddefconfig\n"), 1);
+	assert_int_equal(calls(fx, " bzImage\n"), 1);
+	assert_int_equal(calls(fx, "-j2 "), 1);
+	assert_non_null(strstr(r.log, "# $ make -j2 "));
+	assert_non_null(strstr(r.log, "700 files compiled"));
+	assert_null(r.tail);
+
+	/* The same tree again: from the cache, without make or the lock. */
+	write_file(fx->log, "", 0);
+	fx->progress_calls = 0;
+	assert_int_equal(kbuild_run(&r2, &k), 0);
+	assert_int_equal(r2.cached, 1);
+	assert_string_equal(r2.key, r.key);
+	assert_string_equal(r2.image_dir, r.image_dir);
+	assert_int_equal(calls(fx, "make"), 0);
+	assert_int_equal(calls(fx, "O="), 0);
+	assert_int_equal(fx->locks, 1);
+	kbuild_result_release(&r2);
+
+	/* Another tree builds; its image is its own. */
+	{
+		char *v = xasprintf("%s/VERSION", fx->src);
+
+		write_file(v, "v2\n", 0);
+		free(v);
+	}
+	opts(fx, &k, TREE2);
+	assert_int_equal(kbuild_run(&r2, &k), 0);
+	assert_int_equal(r2.cached, 0);
+	assert_string_not_equal(r2.key, r.key);
+	text = image_text(&r2);
+	assert_string_equal(text, "v2\n");
+	free(text);
+	text = image_text(&r);
+	assert_string_equal(text, "v1\n");
+	free(text);
+	kbuild_result_release(&r2);
+
+	/* Another fragment set is another key for the same tree. */
+	json_array_append_new(json_object_get(fx->kernel, "fragments"),
+			      json_pack("{s:s, s:s}", "name", "xdp", "text", "CONFIG_BPF=y\n"));
+	opts(fx, &k, TREE1);
+	assert_int_equal(kbuild_run(&r2, &k), 0);
+	assert_int_equal(r2.cached, 0);
+	assert_string_not_equal(r2.config_hash, r.config_hash);
+	kbuild_result_release(&r2);
+	kbuild_result_release(&r);
+}
+
+static void test_dropped_option_is_skipped(void **state)
+{
+	struct fx *fx = *state;
+	struct kbuild k;
+	struct kbuild_result r;
+
+	json_array_append_new(json_object_get(fx->kernel, "fragments"),
+			      json_pack("{s:s, s:s}", "name", "typo", "text",
+					"CONFIG_NET=y\nCONFIG_NEEDS_MISSING_DEP=y\n"));
+	opts(fx, &k, TREE1);
+	assert_int_equal(kbuild_run(&r, &k), ERR_FAIL);
+	assert_string_equal(r.status, "skipped");
+	assert_non_null(strstr(r.error, "CONFIG_NEEDS_MISSING_DEP"));
+	assert_non_null(strstr(r.error, "typo.config:2"));
+	assert_non_null(r.tail);
+	assert_int_equal(calls(fx, " bzImage\n"), 0);
+	assert_int_equal(fx->locks, fx->unlocks);
+	kbuild_result_release(&r);
+}
+
+static void test_broken_tree_is_skipped(void **state)
+{
+	struct fx *fx = *state;
+	struct kbuild k;
+	struct kbuild_result r;
+	char *p = xasprintf("%s/BROKEN", fx->src);
+
+	write_file(p, "", 0);
+	free(p);
+	opts(fx, &k, TREE1);
+	assert_int_equal(kbuild_run(&r, &k), ERR_FAIL);
+	assert_string_equal(r.status, "skipped");
+	assert_non_null(strstr(r.error, "kernel build failed: exit 2"));
+	assert_non_null(strstr(r.tail, "udp.c:9:1: error: expected ;"));
+	assert_null(r.image_dir);
+	/* Nothing half-built went into the cache. */
+	{
+		char *e = xasprintf("%s/%s", fx->cache, r.key);
+		struct stat st;
+
+		assert_int_equal(stat(e, &st), -1);
+		free(e);
+	}
+	assert_int_equal(fx->locks, 1);
+	assert_int_equal(fx->unlocks, 1);
+	kbuild_result_release(&r);
+}
+
+static void test_agent_faults_are_failed(void **state)
+{
+	struct fx *fx = *state;
+	static const char *const missing[] = { "make", "no-such-compiler-for-kbuild", NULL };
+	struct kbuild k;
+	struct kbuild_result r;
+
+	opts(fx, &k, TREE1);
+	k.tools = missing;
+	assert_int_equal(kbuild_run(&r, &k), ERR_FAIL);
+	assert_string_equal(r.status, "failed");
+	assert_non_null(strstr(r.error, "'no-such-compiler-for-kbuild' is not installed"));
+	kbuild_result_release(&r);
+
+	opts(fx, &k, TREE1);
+	json_object_del(fx->kernel, "target");
+	assert_int_equal(kbuild_run(&r, &k), ERR_FAIL);
+	assert_string_equal(r.status, "failed");
+	assert_non_null(strstr(r.error, "target"));
+	kbuild_result_release(&r);
+	json_object_set_new(fx->kernel, "target", json_string("bzImage"));
+
+	opts(fx, &k, TREE1);
+	k.kernel_image = "../../etc/passwd";
+	assert_int_equal(kbuild_run(&r, &k), ERR_FAIL);
+	assert_string_equal(r.status, "failed");
+	kbuild_result_release(&r);
+
+	json_array_append_new(json_object_get(fx->kernel, "fragments"),
+			      json_pack("{s:s, s:s}", "name", "../x", "text", "CONFIG_NET=y\n"));
+	opts(fx, &k, TREE1);
+	assert_int_equal(kbuild_run(&r, &k), ERR_FAIL);
+	assert_string_equal(r.status, "failed");
+	assert_int_equal(fx->locks, 0);
+	kbuild_result_release(&r);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_build_then_cache, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_dropped_option_is_skipped, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_broken_tree_is_skipped, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_agent_faults_are_failed, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
