@@ -265,9 +265,9 @@ static void *heartbeat_main(void *arg)
 		if (task && a->phase) {
 			/* Coarse steps: a watcher sees a line per change, not one per heartbeat. */
 			long s = (long)((now_ms() - a->phase_t0) / PROGRESS_EVERY_MS * PROGRESS_EVERY_MS / 1000);
-			char *text = a->files > 0 ?
+			char *text = a->files >= 10 ?
 				     xasprintf("%s, %ld:%02ld, %ld files compiled", a->phase, s / 60, s % 60,
-					       a->files / 50 * 50) :
+					       a->files / 10 * 10) :
 				     xasprintf("%s, %ld:%02ld", a->phase, s / 60, s % 60);
 
 			json_object_set_new(body, "progress", json_string(text));

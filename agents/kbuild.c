@@ -183,7 +183,7 @@ int kbuild_run(struct kbuild_result *r, const struct kbuild *k)
 	struct kdef d;
 	char **frags = NULL, *base = NULL, *fragdir = NULL, *entry = NULL, *image = NULL;
 	char *tmp = NULL, *built = NULL, *cc = NULL, *o_arg = NULL, *j_arg = NULL, *basedir = NULL;
-	const char *env[6], *make_args[KBUILD_MAX_ARGS + 2], *argv[KBUILD_MAX_ARGS + 6];
+	const char *env[8], *make_args[KBUILD_MAX_ARGS + 2], *argv[KBUILD_MAX_ARGS + 6];
 	size_t nenv = 0, nargs = 0, nargv = 0;
 	int64_t t0 = now_ms();
 	char how[64];
@@ -239,6 +239,12 @@ int kbuild_run(struct kbuild_result *r, const struct kbuild *k)
 		if (k->ccache_base) {
 			basedir = xasprintf("CCACHE_BASEDIR=%s", k->ccache_base);
 			env[nenv++] = basedir;
+			/*
+			 * Kbuild maps the source tree to "" for __FILE__: the same
+			 * output from any agent's tree, but an absolute path in the
+			 * option that would keep agents from sharing hits.
+			 */
+			env[nenv++] = "CCACHE_IGNOREOPTIONS=-fmacro-prefix-map=*";
 		}
 	}
 	make_args[nargs] = NULL;

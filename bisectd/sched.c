@@ -432,6 +432,12 @@ static int live_agents(struct sched *s, const struct conf_pool *pool)
 	return n;
 }
 
+/* Skipped, or every run failed (the engine's rule: three failures and no value). */
+static int end_lost(const struct jobctx *c, int e)
+{
+	return c->cls[e] == CLASS_SKIPPED || (c->sum[e].n == 0 && c->sum[e].failures >= 3);
+}
+
 /*
  * Ends the job because an end could not be measured, with the reason its
  * last task gave ("kernel config: CONFIG_X=y requested ... not set"): the
@@ -440,13 +446,18 @@ static int live_agents(struct sched *s, const struct conf_pool *pool)
 static int fail_end(struct sched *s, struct jobctx *c, int e)
 {
 	json_t *row = NULL;
-	const char *why = NULL;
+	const char *why = NULL, *what = "";
 	int rc;
 
 	if (store_row(s->st, &row, "SELECT error FROM tasks WHERE job_id = ? AND idx = ? AND error IS NOT NULL "
-		      "ORDER BY id DESC LIMIT 1", "ii", c->id, (long long)e) == 0)
+		      "ORDER BY id DESC LIMIT 1", "ii", c->id, (long long)e) == 0) {
 		why = json_string_value(json_object_get(row, "error"));
-	rc = fail_job(s, c, "the %s end could not be measured: %s", e ? "bad" : "good",
+	} else if (store_row(s->st, &row, "SELECT error FROM samples WHERE job_id = ? AND idx = ? AND "
+			     "error IS NOT NULL ORDER BY id DESC LIMIT 1", "ii", c->id, (long long)e) == 0) {
+		why = json_string_value(json_object_get(row, "error"));
+		what = "every run failed, the last with: ";
+	}
+	rc = fail_job(s, c, "the %s end could not be measured: %s%s", e ? "bad" : "good", what,
 		      why ? why : "build, boot or every run failed");
 	json_decref(row);
 	return rc;
@@ -846,9 +857,8 @@ static int engine_step(struct sched *s, struct jobctx *c)
 			rc = engine_finish_culprit(s, c, &res, rep);
 		else if (res.verdict == VERDICT_RANGE)
 			rc = finish(s, c, "done", -1, rep, NULL);
-		else if (res.verdict == VERDICT_NONE && (c->cls[0] == CLASS_SKIPPED ||
-							   c->cls[c->n - 1] == CLASS_SKIPPED))
-			rc = fail_end(s, c, c->cls[0] == CLASS_SKIPPED ? 0 : c->n - 1);
+		else if (res.verdict == VERDICT_NONE && (end_lost(c, 0) || end_lost(c, c->n - 1)))
+			rc = fail_end(s, c, end_lost(c, 0) ? 0 : c->n - 1);
 		else if (res.verdict == VERDICT_NOT_REPRODUCED)
 			rc = finish(s, c, "not-reproduced", -1, rep, NULL);
 		else

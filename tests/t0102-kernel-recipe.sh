@@ -8,8 +8,10 @@
 # under QEMU with iperf3 in it. Checked: fragments travel from bisectd's
 # kconfig_dir to the agent, the image is cached by tree id and config hash
 # (a second job builds nothing), a fragment option the kernel drops fails
-# the job with the option's name and never marks a commit bad, and a tree
-# that does not build is skipped with the compiler's message.
+# the job with the option's name and never marks a commit bad, a guest
+# without the network the workload needs fails its runs with iperf3's
+# message, and a tree that does not build is skipped with the compiler's
+# message.
 . "$(dirname "$0")/lib/tap.sh"
 . "$(dirname "$0")/lib/lab.sh"
 . "$(dirname "$0")/lib/mkrepo.sh"
@@ -93,6 +95,15 @@ workloads:
     boot: qemu
     kernel:
       fragments: [udp, typo]
+  nonet:
+    type: iperf3
+    boot: qemu
+    kernel:
+      fragments: [udp]
+    # A guest without the network the workload needs: no IPv6.
+    iperf3: [--udp, "-6", -t, "1"]
+    append: ipv6.disable=1
+    run_timeout: 60
 pools:
   local:
     labels: [lab]
@@ -161,15 +172,29 @@ like "$(q "SELECT state || ': ' || error FROM jobs WHERE id = 3")" \
 is "$(q "SELECT count(*) FROM job_commits WHERE job_id = 3 AND state IN ('good', 'bad')")" 0 \
 	"... and calls no commit good or bad"
 
+# A guest without the network iperf3 asks for: failed runs with iperf3's
+# message, and a job that fails saying so; never a commit called bad.
+out=$(api POST /api/v1/jobs '{"repo":"linux","good":"v1","bad":"v2","workload":"nonet","runs":1}')
+like "$out" '^201 ' "job 4 (a guest without IPv6, iperf3 -6) created"
+wait_job 4
+like "$(q "SELECT error FROM samples WHERE job_id = 4 ORDER BY id LIMIT 1")" 'iperf3' \
+	"its runs fail with iperf3's own message"
+is "$(q "SELECT count(*) FROM samples WHERE job_id = 4 AND value > 0")" 0 "... and no value"
+like "$(q "SELECT state || ': ' || error FROM jobs WHERE id = 4")" \
+	'^failed: the (good|bad) end could not be measured: every run failed, the last with: .*iperf3' \
+	"the job fails with that message"
+is "$(q "SELECT count(*) FROM job_commits WHERE job_id = 4 AND state IN ('good', 'bad')")" 0 \
+	"... and calls no commit good or bad"
+
 # A tree that does not build: skipped, with the compiler's line in the log tail.
 out=$(api POST /api/v1/jobs '{"repo":"linux","good":"v1","bad":"v3","workload":"udp","runs":1}')
-like "$out" '^201 ' "job 4 (the bad end does not build) created"
-wait_job 4
-like "$(q "SELECT state || ' ' || error FROM tasks WHERE job_id = 4 AND idx = 2 ORDER BY id DESC LIMIT 1")" \
+like "$out" '^201 ' "job 5 (the bad end does not build) created"
+wait_job 5
+like "$(q "SELECT state || ' ' || error FROM tasks WHERE job_id = 5 AND idx = 2 ORDER BY id DESC LIMIT 1")" \
 	'^skipped kernel build failed: exit 2' "the commit that does not build is skipped"
-like "$(q "SELECT log_tail FROM tasks WHERE job_id = 4 AND idx = 2 ORDER BY id DESC LIMIT 1")" \
+like "$(q "SELECT log_tail FROM tasks WHERE job_id = 5 AND idx = 2 ORDER BY id DESC LIMIT 1")" \
 	'udp.c:9:1: error: expected' "... with the compiler's message in its log tail"
-is "$(q "SELECT state FROM jobs WHERE id = 4")" failed "... and the job fails: its bad end cannot be measured"
+is "$(q "SELECT state FROM jobs WHERE id = 5")" failed "... and the job fails: its bad end cannot be measured"
 if [ "$tap_failed" != 0 ]; then
 	tail -n 30 "$LAB/qa.log" | sed 's/^/#   agent: /'
 	tail -n 10 "$LAB/bisectd.log" | sed 's/^/#   bisectd: /'
