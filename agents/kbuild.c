@@ -258,6 +258,7 @@ int kbuild_run(struct kbuild_result *r, const struct kbuild *k)
 	if (k->serialize)
 		k->serialize(k->arg, 1);
 	locked = 1;
+	t0 = now_ms(); /* the build's time, not the wait for the lock */
 	ko.srcdir = k->srcdir;
 	ko.outdir = k->outdir;
 	ko.base = base;

@@ -52,7 +52,7 @@ struct kbuild_result {
 	char *image_dir;           /* kernel_image is relative to it when ok; owned */
 	int cached;                /* 1 when the image came from the cache */
 	long files;                /* files compiled by this build */
-	double seconds;            /* configuring and building */
+	double seconds;            /* configuring and building, without waiting for serialize() */
 };
 
 /* Always fills r (release it); returns 0 when r->status is "ok", ERR_FAIL otherwise. */

@@ -189,7 +189,7 @@ pkbuilt=$(q "SELECT count(*) FROM tasks WHERE job_id = $PJOB AND state = 'done' 
 q "SELECT '  pktgen, commit ' || idx || ': ' || printf('%.0f', value) || ' pps' FROM samples
 	WHERE job_id = $PJOB ORDER BY id"
 q "SELECT '  pktgen task ' || id || ': ' || state || ' ' || coalesce(error, '') FROM tasks
-	WHERE job_id = $PJOB AND state != 'done' AND state != 'cancelled'"
+	WHERE job_id = $PJOB AND state IN ('skipped', 'failed')"
 
 if [ $CHECK = 1 ]; then
 	echo "1..6"
