@@ -534,6 +534,8 @@ static void format_job(struct sbuf *out, const json_t *job, size_t max_events, i
 		  jstr_or(job, "workload", "?"), jstr_or(job, "unit", "?"),
 		  jstr_or(job, "direction", "higher"), jstr_or(job, "pool", "?"),
 		  jint(job, "runs", 0));
+	if (jstr(job, "append"))
+		sbuf_addf(out, "variant   kernel command line + \"%s\"\n", jstr(job, "append"));
 	local_time(tbuf, sizeof(tbuf), created, "%Y-%m-%d %H:%M:%S");
 	if (finished > 0) {
 		fmt_duration(dbuf, sizeof(dbuf), finished - created);
@@ -837,6 +839,7 @@ static int cmd_submit(int argc, char **argv)
 		{ "budget-runs", required_argument, NULL, 'R' },
 		{ "budget-builds", required_argument, NULL, 'B' },
 		{ "direction", required_argument, NULL, 'D' },
+		{ "append", required_argument, NULL, 'a' },
 		{ "watch", no_argument, NULL, 'W' },
 		{ "interval", required_argument, NULL, 'i' },
 		COMMON_LONGOPTS,
@@ -844,7 +847,7 @@ static int cmd_submit(int argc, char **argv)
 	};
 	const struct cmd *c = find_cmd("submit");
 	const char *repo = NULL, *good = NULL, *bad = NULL, *workload = NULL, *pool = NULL;
-	const char *policy = NULL, *direction = NULL;
+	const char *policy = NULL, *direction = NULL, *append = NULL;
 	double confidence = 0, alpha = 0, min_effect = -1;
 	long runs = 0, id, budget_runs = -1, budget_builds = -1;
 	double interval = 1;
@@ -861,6 +864,7 @@ static int cmd_submit(int argc, char **argv)
 		case 'W': watch = 1; break;
 		case 'P': policy = optarg; break;
 		case 'D': direction = optarg; break;
+		case 'a': append = optarg; break;
 		case 'C':
 			if (parse_fraction(&confidence, optarg, 0.5, 0.999999) < 0)
 				return usage_error(c, "bad --confidence '%s' (0.5 to 0.999999)", optarg);
@@ -916,6 +920,8 @@ static int cmd_submit(int argc, char **argv)
 		json_object_set_new(body, "policy", json_string(policy));
 	if (direction)
 		json_object_set_new(body, "direction", json_string(direction));
+	if (append)
+		json_object_set_new(body, "append", json_string(append));
 	if (confidence > 0)
 		json_object_set_new(body, "confidence", json_real(confidence));
 	if (alpha > 0)
@@ -1213,6 +1219,8 @@ static const struct cmd commands[] = {
 	  "  --budget-runs N, --budget-builds N\n"
 	  "                  stop after N runs or N distinct commits (0: no limit)\n"
 	  "  --direction D   higher or lower is better (default: the workload's)\n"
+	  "  --append P      kernel parameters for this job's boots, after the workload's\n"
+	  "                  (\"mitigations=off\"; boot qemu workloads)\n"
 	  "  --policy P      bisectd (default) or split (the simple k-way split)\n"
 	  "  --watch         follow the job as 'watch' does; the exit status is its end's\n"
 	  "  --interval S    with --watch: seconds between refreshes (default 1)\n" },

@@ -6,6 +6,7 @@
  * to, the tasks it queues) is one transaction: a crash leaves the job as it
  * was before the upload, and the agent's retried upload replays it.
  */
+#include <ctype.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -1009,12 +1010,33 @@ out:
 	return rc;
 }
 
+/*
+ * A job's kernel command line variant: words of letters, digits and
+ * "_.,=:/+-" separated by single spaces, so that it stays one line of
+ * parameters ("mitigations=off nosmt") and nothing a shell or the
+ * initramfs could read otherwise.
+ */
+static int check_append(const char *append)
+{
+	if (!append)
+		return 0;
+	if (!*append || *append == ' ' || append[strlen(append) - 1] == ' ' || strstr(append, "  "))
+		goto bad;
+	for (const char *p = append; *p; p++)
+		if (!isalnum((unsigned char)*p) && !strchr("_.,=:/+- ", *p))
+			goto bad;
+	return 0;
+bad:
+	return err_set(ERR_INVALID, "field 'append' must be kernel parameters such as \"mitigations=off nosmt\": "
+		       "words of A-Z a-z 0-9 _ . , = : / + - separated by single spaces");
+}
+
 int sched_job_create(struct sched *s, json_t **reply, json_t *req)
 {
 	static const char *const allowed[] = { "repo", "good", "bad", "workload", "pool", "runs", "policy",
 					       "confidence", "alpha", "min_effect", "budget_runs", "budget_builds",
-					       "direction", NULL };
-	const char *repo, *good, *bad, *workload, *pool = NULL, *policy, *direction;
+					       "direction", "append", NULL };
+	const char *repo, *good, *bad, *workload, *pool = NULL, *policy, *direction, *append;
 	double confidence, alpha, min_effect;
 	long long budget_runs, budget_builds;
 	const struct conf_workload *w = NULL;
@@ -1040,7 +1062,9 @@ int sched_job_create(struct sched *s, json_t **reply, json_t *req)
 	    (rc = jsonx_num(&min_effect, req, "min_effect", 0, 0.9, 0, 0.01)) ||
 	    (rc = jsonx_int(&budget_runs, req, "budget_runs", 0, 1000000, 0, 0)) ||
 	    (rc = jsonx_int(&budget_builds, req, "budget_builds", 0, 1000000, 0, 0)) ||
-	    (rc = jsonx_str(&direction, req, "direction", 16, 0, NULL)))
+	    (rc = jsonx_str(&direction, req, "direction", 16, 0, NULL)) ||
+	    (rc = jsonx_str(&append, req, "append", 256, 0, NULL)) ||
+	    (rc = check_append(append)))
 		return rc;
 	if (strcmp(policy, "bisectd") && strcmp(policy, "split"))
 		return err_set(ERR_INVALID, "field 'policy' must be bisectd or split, not '%s'", policy);
@@ -1064,6 +1088,9 @@ int sched_job_create(struct sched *s, json_t **reply, json_t *req)
 	sbuf_release(&names);
 	if (rc)
 		return rc;
+	if (append && strcmp(w->boot, "qemu"))
+		return err_set(ERR_INVALID, "field 'append' is a kernel command line for boot qemu; workload '%s' "
+			       "boots %s", w->name, w->boot);
 	if ((rc = resolve_range(s, m, &rr, good, bad)))
 		return rc;
 
@@ -1073,11 +1100,11 @@ int sched_job_create(struct sched *s, json_t **reply, json_t *req)
 	if ((rc = store_int(s->st, &repo_id, "SELECT id FROM repos WHERE name = ?", "s", repo)))
 		goto rollback;
 	rc = store_exec(s->st, "INSERT INTO jobs (repo_id, workload, pool, good, bad, good_ref, bad_ref, runs, "
-			"unit, direction, created, policy, confidence, alpha, min_effect, budget_runs, budget_builds) "
-			"VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", "issssssissisdddii",
+			"unit, direction, created, policy, confidence, alpha, min_effect, budget_runs, budget_builds, "
+			"append) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", "issssssissisdddiis",
 			repo_id, workload, p->name, rr.good, rr.bad, good, bad, runs, w->unit,
 			direction ? direction : w->direction == DIR_LOWER ? "lower" : "higher", (long long)now_unix(),
-			policy, confidence, alpha, min_effect, budget_runs, budget_builds);
+			policy, confidence, alpha, min_effect, budget_runs, budget_builds, append);
 	if (rc < 0)
 		goto rollback;
 	id = store_last_id(s->st);
@@ -1133,7 +1160,7 @@ static json_t *job_json(struct sched *s, long long id, int full)
 	if (store_row(s->st, &j, "SELECT j.id, r.name AS repo, j.workload, j.pool, j.good, j.bad, j.good_ref, "
 		      "j.bad_ref, j.runs, j.unit, j.direction, j.state, j.created, j.finished, j.culprit, "
 		      "j.error, j.report AS report_json, j.policy, j.confidence, j.alpha, j.min_effect, "
-		      "j.budget_runs, j.budget_builds FROM jobs j JOIN repos r ON r.id = j.repo_id "
+		      "j.budget_runs, j.budget_builds, j.append FROM jobs j JOIN repos r ON r.id = j.repo_id "
 		      "WHERE j.id = ?", "i", id))
 		return NULL;
 	if (!full || json_is_null(json_object_get(j, "report")))
@@ -1290,6 +1317,8 @@ int sched_job_report_text(struct sched *s, char **out, long long id)
 		  json_string_value(json_object_get(j, "repo")), json_string_value(json_object_get(j, "good_ref")),
 		  json_string_value(json_object_get(j, "bad_ref")), json_string_value(json_object_get(j, "workload")),
 		  unit, json_string_value(json_object_get(j, "direction")));
+	if (json_is_string(json_object_get(j, "append")))
+		sbuf_addf(&sb, "kernel command line + \"%s\"\n", json_string_value(json_object_get(j, "append")));
 	sbuf_addf(&sb, "%lld candidates, %lld commits measured, %lld runs in %lld tasks\n\n",
 		  json_integer_value(json_object_get(j, "nr_commits")),
 		  json_integer_value(json_object_get(x, "measured")),
@@ -1536,7 +1565,7 @@ static int try_claim(struct sched *s, json_t **reply, long long agent, char **la
 	 * A link of a confirmation chain waits for the link before it, and
 	 * goes to the agent that ran it while that agent is alive.
 	 */
-	rc = store_rows(s->st, &rows, "SELECT t.id, t.job_id, t.idx, t.runs, t.attempt, j.pool, j.workload, "
+	rc = store_rows(s->st, &rows, "SELECT t.id, t.job_id, t.idx, t.runs, t.attempt, j.pool, j.workload, j.append, "
 			"r.name AS repo, r.url, c.sha FROM tasks t JOIN jobs j ON j.id = t.job_id "
 			"JOIN repos r ON r.id = j.repo_id JOIN job_commits c ON c.job_id = t.job_id AND c.idx = t.idx "
 			"LEFT JOIN tasks prev ON prev.id = t.after_task LEFT JOIN agents pa ON pa.id = prev.agent_id "
@@ -1576,6 +1605,16 @@ static int try_claim(struct sched *s, json_t **reply, long long agent, char **la
 				   "runs", json_integer_value(json_object_get(r, "runs")), "lease", s->conf->lease_seconds,
 				   "repo", "name", json_string_value(json_object_get(r, "repo")),
 				   "url", json_string_value(json_object_get(r, "url")), "workload", workload_json(w));
+		if (json_is_string(json_object_get(r, "append"))) {
+			/* The job's variant after the workload's own parameters: the later one wins. */
+			json_t *wj = json_object_get(*reply, "workload");
+			const char *own = json_string_value(json_object_get(wj, "append"));
+			const char *var = json_string_value(json_object_get(r, "append"));
+			char *line = own ? xasprintf("%s %s", own, var) : xstrdup(var);
+
+			json_object_set_new(wj, "append", json_string(line));
+			free(line);
+		}
 		break;
 	}
 	json_decref(rows);

@@ -57,6 +57,10 @@ check 400 "runs" "runs out of range" \
 	'{"repo":"demo","good":"v1","bad":"main","workload":"bench","runs":0}'
 check 400 "unknown field 'rnus'" "a misspelt field" \
 	'{"repo":"demo","good":"v1","bad":"main","workload":"bench","rnus":3}'
+check 400 "'append' must be kernel parameters" "a kernel command line with a shell character" \
+	'{"repo":"demo","good":"v1","bad":"main","workload":"bench","append":"quiet; reboot"}'
+check 400 "'append' is a kernel command line for boot qemu" "a kernel command line for a workload that boots none" \
+	'{"repo":"demo","good":"v1","bad":"main","workload":"bench","append":"mitigations=off"}'
 check 400 "'good'" "a missing field" '{"repo":"demo","bad":"main","workload":"bench"}'
 check 400 "'bad'" "a wrong type" '{"repo":"demo","good":"v1","bad":7,"workload":"bench"}'
 
