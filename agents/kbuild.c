@@ -188,7 +188,7 @@ int kbuild_run(struct kbuild_result *r, const struct kbuild *k)
 	int64_t t0 = now_ms();
 	char how[64];
 	uint64_t h;
-	int rc, jobs, locked = 0;
+	int rc, jobs, locked = 0, own_cc = 0;
 
 	memset(r, 0, sizeof(*r));
 	r->status = "failed";
@@ -233,7 +233,11 @@ int kbuild_run(struct kbuild_result *r, const struct kbuild *k)
 	/* One compiler for configuring and building: kconfig asks it what it supports. */
 	for (size_t i = 0; d.make_args[i]; i++)
 		make_args[nargs++] = d.make_args[i];
-	if (in_path("ccache")) {
+	/* A workload that names its compiler (CC=clang, LLVM=1) keeps it. */
+	for (size_t i = 0; d.make_args[i]; i++)
+		if (!strncmp(d.make_args[i], "CC=", 3) || !strncmp(d.make_args[i], "LLVM=", 5))
+			own_cc = 1;
+	if (!own_cc && in_path("ccache")) {
 		cc = xstrdup("CC=ccache gcc");
 		make_args[nargs++] = cc;
 		if (k->ccache_base) {
