@@ -32,6 +32,7 @@
 #include "util.h"
 
 #define FAR_SIGMAS 5.0     /* runs this far from both groups are set aside */
+#define SLOW_MIN_SIGMAS 2.5 /* however many slow runs, one this close to its group is a normal run */
 #define TOPLIST 16        /* the most probable commits are always looked at too */
 #define SHORTLIST 12       /* exact ancestor masses computed per quantile target */
 #define MIN_GAIN 1e-3      /* bits: below this nothing left is worth measuring */
@@ -79,6 +80,7 @@ struct bisect {
 	double set_mass;
 	double ends_change, ends_p;
 	double mu_g, mu_b, sigma;  /* of the most probable split */
+	double slow_rate, slow_depth; /* the lab's slow runs: how often, how deep (see slow_cut()) */
 	int map;
 	int outliers;
 	long runs, builds;
@@ -502,6 +504,65 @@ static void group_means(struct bisect *b, int j)
 }
 
 /*
+ * Slow runs (a bimodal machine: a few runs in a hundred some 25-40% slower)
+ * as a Bernoulli mixture: a run is slow with probability eps, and a slow
+ * run lies anywhere in a depth L below the worse group; otherwise it is a
+ * normal run of its group. The runs beyond doubt slow, FAR_SIGMAS or more
+ * below the worse group, estimate both: for a uniform depth they average
+ * (FAR_SIGMAS + L) / 2 deep, and they are the share (L - FAR_SIGMAS) / L
+ * of the slow runs. A lab that has shown none is taken to have none (eps
+ * 0): a clean or a drifting lab keeps every run within FAR_SIGMAS.
+ */
+static void slow_model(struct bisect *b)
+{
+	double lo = fmin(b->mu_g, b->mu_b), far = FAR_SIGMAS * b->sigma, depth = 0;
+	int m = 0, nf = 0;
+
+	for (int k = 0; k < b->nr_measured; k++) {
+		const struct cdata *c = &b->c[b->measured[k]];
+
+		for (int r = 0; r < c->nx; r++, m++)
+			if (c->x[r] < lo - far) {
+				nf++;
+				depth += lo - c->x[r];
+			}
+	}
+	b->slow_rate = 0;
+	b->slow_depth = 0;
+	if (nf == 0)
+		return;
+	/* At least twice FAR_SIGMAS: a few slow runs just past it do not make eps explode. */
+	b->slow_depth = fmax(2 * depth / nf - far, 2 * far);
+	b->slow_rate = fmin((double)nf / m * b->slow_depth / (b->slow_depth - far), 0.5);
+}
+
+/*
+ * Below this value a run is more likely one of the slow runs than a normal
+ * run of the worse group: where eps / L > (1 - eps) phi(z) / sigma, z sigmas
+ * below it. On a machine with 5% of runs slow that is about 3 sigmas,
+ * against the FAR_SIGMAS that set runs aside without a model. The
+ * confirmation uses it: there a handful of runs a side decide, and a slow
+ * run of the parent 4 sigmas below the bad group (a 25% slow run at 7% /
+ * 4%) outweighs them all, so that the true culprit fails round after round.
+ * (The posterior keeps FAR_SIGMAS: where the slow runs are as deep as the
+ * effect plus a few sigmas, at a CV of 13% for one, the cut would set aside
+ * only true runs of the bad group, and the answers got worse.)
+ */
+static double slow_cut(const struct bisect *b)
+{
+	double eps = b->slow_rate, z = FAR_SIGMAS;
+
+	if (eps > 0 && b->sigma > 0) {
+		double r = (1 - eps) * b->slow_depth / (eps * b->sigma * sqrt(2 * M_PI));
+
+		if (r > 1)
+			z = fmin(sqrt(2 * log(r)), FAR_SIGMAS);
+		z = fmax(z, SLOW_MIN_SIGMAS);
+	}
+	return fmin(b->mu_g, b->mu_b) - z * b->sigma;
+}
+
+/*
  * Fits the model: the posterior over all runs, then again without the runs
  * that lie far from both groups of the most probable split, with sigma
  * taken from the median absolute residual so those runs cannot inflate it.
@@ -549,6 +610,7 @@ static void update_posterior(struct bisect *b)
 	free(gx);
 	free(bx);
 	if (b->sigma > 0) {
+		slow_model(b);
 		commit_sums(b, b->sigma);
 		if (b->outliers)
 			map = split_posterior(b);
@@ -810,7 +872,7 @@ static int confirm_runs(const struct bisect *b)
  */
 static double inlier_mean(const struct bisect *b, const double *x, int n)
 {
-	double lo = fmin(b->mu_g, b->mu_b) - FAR_SIGMAS * b->sigma, hi = fmax(b->mu_g, b->mu_b) + FAR_SIGMAS * b->sigma;
+	double lo = slow_cut(b), hi = fmax(b->mu_g, b->mu_b) + FAR_SIGMAS * b->sigma;
 	double sum = 0;
 	int m = 0;
 
@@ -828,12 +890,14 @@ static int confirmed(const struct bisect *b, int parent, int culprit)
 	double mp = inlier_mean(b, p->cx, p->nconfirm), mc = inlier_mean(b, c->cx, c->nconfirm);
 
 	/*
-	 * Runs set aside as far from both groups do not count, here as in the
-	 * posterior. Where the effect is large (3 sigmas or more) a slow run
-	 * looks just like the other group and the posterior takes it at its
-	 * word: there the pair must show at least half the effect, not merely
-	 * its direction (two good commits pass a direction test half the time),
-	 * on each side's best run.
+	 * Runs far from both groups do not count, here as in the posterior,
+	 * and below the groups neither do those more likely slow than normal
+	 * (slow_cut()): a mean of two or three runs cannot carry one slow run.
+	 * Where the effect is large (3 sigmas or more) a slow run looks just
+	 * like the other group and the posterior takes it at its word: there
+	 * the pair must show at least half the effect, not merely its
+	 * direction (two good commits pass a direction test half the time), on
+	 * each side's best run.
 	 */
 	if (!isfinite(mp) || !isfinite(mc))
 		return 0;
@@ -870,6 +934,18 @@ static int confirm_queries(struct bisect *b, struct bisect_query *out)
 	snprintf(b->why, sizeof(b->why), "commit %d holds %.4f: confirming against its parent %d with "
 		 "interleaved runs (round %d)", b->culprit, b->post[b->culprit], b->confirm_parent, rounds + 1);
 	return got;
+}
+
+/* Removes the query with the least information per second from out[0..got); returns got - 1. */
+static int drop_least(struct bisect_query *out, int got)
+{
+	int least = got - 1;
+
+	for (int i = 0; i < got - 1; i++)
+		if (out[i].gain * out[least].cost < out[least].gain * out[i].cost)
+			least = i;
+	memmove(&out[least], &out[least + 1], (size_t)(got - 1 - least) * sizeof(*out));
+	return got - 1;
 }
 
 /* When commit i was last measured (the run counter), -1 when never. */
@@ -1056,18 +1132,27 @@ int bisect_next(struct bisect *b, struct bisect_query *out, int k, const unsigne
 		return finish(b, VERDICT_RANGE, "nothing measurable separates the most probable commits "
 			      "(skipped neighbours)");
 	}
-	/* Keep the ends level with the commits that were measured most (estimates stall otherwise). */
-	if (got < k || k == 1) {
-		int most = 0, e = b->c[0].nx <= b->c[b->n - 1].nx ? 0 : b->n - 1;
+	/*
+	 * Keep the ends level with the commits that were measured most
+	 * (estimates stall otherwise), with any number of agents: with k of
+	 * them all searching, the ends would keep their first batch for the
+	 * whole job, and with a few slow runs among it the groups' estimates
+	 * can hold the posterior between two wrong places until the budget is
+	 * spent. The end takes the place of the query worth least.
+	 */
+	{
+		/* Counted in runs kept: an end's slow runs do not anchor its group. */
+		double most = 0;
+		int e = b->c[0].w_sum <= b->c[b->n - 1].w_sum ? 0 : b->n - 1;
 
 		for (int i = 0; i < b->nr_measured; i++)
-			if (b->measured[i] != 0 && b->measured[i] != b->n - 1 && b->c[b->measured[i]].nx > most)
-				most = b->c[b->measured[i]].nx;
-		if (most >= 6 && most > 2 * b->c[e].nx && !(busy && busy[e])) {
+			if (b->measured[i] != 0 && b->measured[i] != b->n - 1 && b->c[b->measured[i]].w_sum > most)
+				most = b->c[b->measured[i]].w_sum;
+		if (most >= 6 && most > 2 * b->c[e].w_sum && !(busy && busy[e])) {
 			if (got == k)
-				got--;
+				got = drop_least(out, got);
 			out[got++] = (struct bisect_query){ e, b->o.end_runs, 0, e ? 1.0 : 0.0, 0, 0 };
-		} else {
+		} else if (got < k || k == 1) {
 			/*
 			 * An end not measured for a long while gets one run: the ends
 			 * are the only commits whose group is certain, so their fresh
@@ -1077,7 +1162,7 @@ int bisect_next(struct bisect *b, struct bisect_query *out, int k, const unsigne
 
 			if (b->runs - last_run(b, stale) >= REFRESH_RUNS && !(busy && busy[stale])) {
 				if (got == k)
-					got--;
+					got = drop_least(out, got);
 				out[got++] = (struct bisect_query){ stale, 1, 0, stale ? 1.0 : 0.0, 0, 0 };
 			}
 		}

@@ -246,6 +246,59 @@ static void test_outlier_run_does_not_flip(void **state)
 	dag_free(d);
 }
 
+/*
+ * A bimodal machine's slow run in the confirmation: the parent's first
+ * interleaved run is 22% slow, 4.4 sigmas below the bad group at 7% / 4%.
+ * Far from both groups by a fixed 5 sigmas it would count, and pull the
+ * parent's mean below the culprit's for rounds. On a machine that has
+ * shown slow runs (one at the bad end, 35% slow) it is more likely one of
+ * them than a run of either group: it is set aside, and the next normal
+ * run of the parent confirms.
+ */
+static void test_slow_run_in_the_confirmation(void **state)
+{
+	struct dag *d = linear(65);
+
+	(void)state;
+	for (uint64_t seed = 1; seed <= 5; seed++) {
+		struct bisect_opts o = BISECT_OPTS_INIT;
+		struct bisect_query q[4];
+		struct bisect_result r;
+		struct bisect *b;
+		struct rng rng;
+		int nq, parent_runs = 0;
+
+		rng_seed(&rng, seed);
+		assert_int_equal(bisect_new(&b, d->n, d->par, d->npar, &o), 0);
+		for (int i = 0; i < 10; i++) {
+			bisect_add_sample(b, 0, 1000 * (1 + 0.04 * rng_normal(&rng)));
+			bisect_add_sample(b, 64, 930 * (1 + 0.04 * rng_normal(&rng)));
+		}
+		bisect_add_sample(b, 64, 600);
+		bisect_assume_reproduced(b);
+		/* Enough runs around the culprit (40) for the posterior to hold it. */
+		for (int i = 0; i < 10; i++)
+			for (int c = 36; c <= 44; c++)
+				bisect_add_sample(b, c, (c >= 40 ? 930 : 1000) * (1 + 0.04 * rng_normal(&rng)));
+		while ((nq = bisect_next(b, q, 1, NULL)) > 0) {
+			assert_true(q[0].confirm);
+			for (int i = 0; i < nq; i++)
+				for (int j = 0; j < q[i].runs; j++) {
+					if (q[i].commit == 39)
+						bisect_add_confirm_sample(b, 39, parent_runs++ ? 1000 : 780);
+					else
+						bisect_add_confirm_sample(b, q[i].commit, 930);
+				}
+		}
+		bisect_result(b, &r);
+		assert_int_equal(r.verdict, VERDICT_CULPRIT);
+		assert_int_equal(r.culprit, 40);
+		assert_true(parent_runs <= 2);
+		bisect_free(b);
+	}
+	dag_free(d);
+}
+
 static void test_k_way_queries(void **state)
 {
 	struct dag *d = linear(1025);
@@ -327,6 +380,7 @@ int main(void)
 		cmocka_unit_test(test_skipped_neighbours_give_a_range),
 		cmocka_unit_test(test_ends_that_do_not_differ),
 		cmocka_unit_test(test_outlier_run_does_not_flip),
+		cmocka_unit_test(test_slow_run_in_the_confirmation),
 		cmocka_unit_test(test_k_way_queries),
 		cmocka_unit_test(test_four_agents_take_fewer_rounds),
 	};
