@@ -59,20 +59,6 @@ static int result_say(struct boot_qemu_result *r, const char *status, const char
 	return ERR_FAIL;
 }
 
-/* A path inside the work tree: relative, no ".." part. */
-static int tree_path_ok(const char *p)
-{
-	if (!*p || p[0] == '/')
-		return 0;
-	for (const char *s = p; s; s = strchr(s, '/')) {
-		if (*s == '/')
-			s++;
-		if (!strncmp(s, "..", 2) && (s[2] == '/' || s[2] == '\0'))
-			return 0;
-	}
-	return 1;
-}
-
 /* The definition's "iperf3" array through conf_iperf3_parse() into the script's options. */
 static int iperf3_opts(struct qemu_iperf3_opts *io, char *bitrate, size_t blen, json_t *def)
 {
@@ -173,7 +159,7 @@ int boot_qemu_task(struct boot_qemu_result *out, const struct boot_qemu_task *t)
 		return result_say(out, "failed", "boot qemu runs type iperf3 or pktgen, not '%s'", type);
 	if (jsonx_str(&metric, t->def, "metric", 31, 0, pktgen ? "pps" : "KBytes/s") < 0)
 		return result_say(out, "failed", "workload: %s", err_msg());
-	if (!tree_path_ok(image))
+	if (!path_inside(image))
 		return result_say(out, "failed", "workload: kernel_image '%s' is not a path inside "
 				  "the work tree", image);
 	if (t->runs < 1 || t->runs > QEMU_MAX_RUNS)

@@ -194,7 +194,7 @@ int kbuild_run(struct kbuild_result *r, const struct kbuild *k)
 	r->status = "failed";
 	if (kdef_parse(&d, k->kernel) < 0)
 		return say(r, "failed", "%s", err_msg());
-	if (!k->kernel_image || !*k->kernel_image || k->kernel_image[0] == '/' || strstr(k->kernel_image, ".."))
+	if (!k->kernel_image || !path_inside(k->kernel_image))
 		return say(r, "failed", "kernel_image '%s' is not a path inside the build output",
 			   k->kernel_image ? k->kernel_image : "");
 	for (const char *const *t = k->tools ? k->tools : kbuild_tools; *t; t++)

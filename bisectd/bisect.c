@@ -1199,6 +1199,11 @@ double bisect_bad_mass(struct bisect *b, int i)
 	return i >= 0 && i < b->n ? anc_mass(b, i) : 0;
 }
 
+int bisect_skipped(const struct bisect *b, int i)
+{
+	return i >= 0 && i < b->n && b->c[i].skipped;
+}
+
 double bisect_posterior(const struct bisect *b, int i)
 {
 	return i > 0 && i < b->n ? b->post[i] : 0;

@@ -123,6 +123,8 @@ void bisect_result(const struct bisect *b, struct bisect_result *r);
 
 /* Posterior probability that commit i measures bad (the culprit is an ancestor-or-self of it). */
 double bisect_bad_mass(struct bisect *b, int i);
+/* 1 when commit i cannot be measured: marked skipped, or only failed runs so far (three or more). */
+int bisect_skipped(const struct bisect *b, int i);
 /* Posterior probability that commit i is the culprit. */
 double bisect_posterior(const struct bisect *b, int i);
 /* The k most probable commits into idx/p (sorted); returns how many. */

@@ -433,12 +433,6 @@ static int live_agents(struct sched *s, const struct conf_pool *pool)
 	return n;
 }
 
-/* Skipped, or every run failed (the engine's rule: three failures and no value). */
-static int end_lost(const struct jobctx *c, int e)
-{
-	return c->cls[e] == CLASS_SKIPPED || (c->sum[e].n == 0 && c->sum[e].failures >= 3);
-}
-
 /*
  * Ends the job because an end could not be measured, with the reason its
  * last task gave ("kernel config: CONFIG_X=y requested ... not set"): the
@@ -858,8 +852,8 @@ static int engine_step(struct sched *s, struct jobctx *c)
 			rc = engine_finish_culprit(s, c, &res, rep);
 		else if (res.verdict == VERDICT_RANGE)
 			rc = finish(s, c, "done", -1, rep, NULL);
-		else if (res.verdict == VERDICT_NONE && (end_lost(c, 0) || end_lost(c, c->n - 1)))
-			rc = fail_end(s, c, end_lost(c, 0) ? 0 : c->n - 1);
+		else if (res.verdict == VERDICT_NONE && (bisect_skipped(b, 0) || bisect_skipped(b, c->n - 1)))
+			rc = fail_end(s, c, bisect_skipped(b, 0) ? 0 : c->n - 1);
 		else if (res.verdict == VERDICT_NOT_REPRODUCED)
 			rc = finish(s, c, "not-reproduced", -1, rep, NULL);
 		else

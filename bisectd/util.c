@@ -293,3 +293,16 @@ int in_path(const char *prog)
 	free(copy);
 	return found;
 }
+
+int path_inside(const char *p)
+{
+	if (!*p || p[0] == '/')
+		return 0;
+	for (const char *s = p; s; s = strchr(s, '/')) {
+		if (*s == '/')
+			s++;
+		if (!strncmp(s, "..", 2) && (s[2] == '/' || s[2] == '\0'))
+			return 0;
+	}
+	return 1;
+}

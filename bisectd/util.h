@@ -48,6 +48,9 @@ int remove_tree(const char *path);
 /* Is prog an executable in PATH? One with a '/' is taken as given (it may be built yet). */
 int in_path(const char *prog);
 
+/* Is p a path that stays inside the directory it is relative to: not empty, not absolute, no ".." part? */
+int path_inside(const char *p);
+
 /* Is s a string of 40 lowercase hex digits? */
 int is_sha1_hex(const char *s);
 
