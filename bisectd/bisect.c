@@ -764,7 +764,7 @@ static int choose_search(struct bisect *b, struct bisect_query *out, int k, cons
 
 		ev[i].mass = anc_mass(b, c);
 		best_batch(b, ev[i].mass, b->c[c].nx + b->c[c].failures > 0, &ev[i]);
-		ev[i].confirm = 0;
+		ev[i].confirm = BISECT_Q_SEARCH;
 	}
 	for (int t = 1; t <= k; t++) {
 		double target = (double)t / (k + 1), best_score = -1;
@@ -929,7 +929,8 @@ static int confirm_queries(struct bisect *b, struct bisect_query *out)
 		int need = (rounds + 1) * r - b->c[pair[e]].nconfirm;
 
 		if (need > 0)
-			out[got++] = (struct bisect_query){ pair[e], need, 1, anc_mass(b, pair[e]), 0, 0 };
+			out[got++] = (struct bisect_query){ pair[e], need, BISECT_Q_CONFIRM,
+							    anc_mass(b, pair[e]), 0, 0 };
 	}
 	snprintf(b->why, sizeof(b->why), "commit %d holds %.4f: confirming against its parent %d with "
 		 "interleaved runs (round %d)", b->culprit, b->post[b->culprit], b->confirm_parent, rounds + 1);
@@ -1091,9 +1092,14 @@ int bisect_next(struct bisect *b, struct bisect_query *out, int k, const unsigne
 	b->state = BISECT_SEARCH;
 	b->culprit = -1;
 	/*
-	 * With three agents or more, start confirming the likely culprit while
-	 * the others search: its runs and its parent's are informative either
-	 * way, and a round is saved at the end.
+	 * With three agents or more, measure the likely culprit and its parent
+	 * as a pair, interleaved, while the others search: those runs are
+	 * informative either way. They are not the confirmation: that takes
+	 * runs asked for once the posterior holds the confidence, or a pair
+	 * measured early, when the posterior was far from it, would confirm
+	 * at once with no new evidence. (Counted as the confirmation, they
+	 * named a good neighbour of the culprit in 1.0% of the trials at
+	 * N = 16384, 7% / 4%, 4 agents, against none with 1 agent.)
 	 */
 	if (k >= 3 && p_top >= SPECULATE && !(busy && (busy[top] || busy[parent_of(b, top)])) &&
 	    !b->c[top].skipped && !b->c[parent_of(b, top)].skipped) {
@@ -1103,6 +1109,8 @@ int bisect_next(struct bisect *b, struct bisect_query *out, int k, const unsigne
 		b->confirm_parent = parent_of(b, top);
 		nc = confirm_queries(b, out);
 		b->culprit = -1;
+		for (int i = 0; i < nc; i++)
+			out[i].confirm = BISECT_Q_EARLY;
 		if (nc > 0) {
 			unsigned char *busy2 = xcalloc((size_t)b->n, 1);
 
@@ -1112,8 +1120,8 @@ int bisect_next(struct bisect *b, struct bisect_query *out, int k, const unsigne
 				busy2[out[i].commit] = 1;
 			got = nc + choose_search(b, out + nc, k - nc, busy2);
 			free(busy2);
-			snprintf(b->why, sizeof(b->why), "best commit %d at %.4f: confirming it early on two agents, "
-				 "searching on %d", top, p_top, got - nc);
+			snprintf(b->why, sizeof(b->why), "best commit %d at %.4f: measuring it and its parent early "
+				 "on two agents, searching on %d", top, p_top, got - nc);
 			return got;
 		}
 	}

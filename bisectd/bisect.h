@@ -83,12 +83,18 @@ enum bisect_verdict {
 	VERDICT_NOT_REPRODUCED, /* the ends do not differ enough */
 };
 
+enum { BISECT_Q_SEARCH, BISECT_Q_CONFIRM, BISECT_Q_EARLY };
+
 struct bisect_query {
 	int commit;
 	int runs;
-	int confirm;            /* 1: part of the confirmation, which comes as a pair (parent, culprit) to run
-				   on one agent, interleaved, whatever k is; add its runs with
-				   bisect_add_confirm_sample(). Out needs room for 2 queries. */
+	int confirm;            /* BISECT_Q_CONFIRM: part of the confirmation, which comes as a pair (parent,
+				   culprit) to run on one agent, interleaved, whatever k is; add its runs
+				   with bisect_add_confirm_sample(). Out needs room for 2 queries.
+				   BISECT_Q_EARLY: a pair run the same way while others search, before the
+				   posterior holds the confidence; its runs are plain samples
+				   (bisect_add_sample()): the confirmation counts only runs taken once
+				   the posterior holds it. 0: a search query. */
 	double mass;            /* posterior mass at or before it (P(it measures bad)) */
 	double gain;            /* expected information, bits */
 	double cost;            /* expected seconds */

@@ -496,7 +496,8 @@ static void decisions_text(struct sbuf *out, json_t *decisions, size_t max)
 		json_array_foreach(json_object_get(d, "queries"), j, x)
 			sbuf_addf(out, "          -> commit %lld: %lld run%s%s, P(bad) %.3f, %.3f bits\n",
 				  jint(x, "idx", -1), jint(x, "runs", 0), jint(x, "runs", 0) == 1 ? "" : "s",
-				  json_is_true(json_object_get(x, "confirm")) ? " (confirmation)" : "",
+				  json_is_true(json_object_get(x, "confirm")) ? " (confirmation)" :
+				  json_is_true(json_object_get(x, "early")) ? " (early pair)" : "",
 				  json_number_value(json_object_get(x, "mass")),
 				  json_number_value(json_object_get(x, "gain")));
 		if (json_array_size(json_object_get(d, "top")) > 0) {

@@ -690,7 +690,7 @@ static int engine_load(struct sched *s, struct jobctx *c, struct bisect **out)
 		int idx = (int)json_integer_value(json_object_get(r, "idx"));
 		double v = json_number_value(json_object_get(r, "value"));
 
-		if (json_integer_value(json_object_get(r, "confirm")))
+		if (json_integer_value(json_object_get(r, "confirm")) == BISECT_Q_CONFIRM)
 			bisect_add_confirm_sample(*out, idx, v);
 		else
 			bisect_add_sample(*out, idx, v);
@@ -741,8 +741,9 @@ static int store_decision(struct sched *s, struct jobctx *c, struct bisect *b, c
 
 	bisect_result(b, &res);
 	for (int i = 0; i < nq; i++)
-		json_array_append_new(qs, json_pack("{s:i, s:i, s:f, s:f, s:b}", "idx", q[i].commit, "runs", q[i].runs,
-						    "mass", q[i].mass, "gain", q[i].gain, "confirm", q[i].confirm));
+		json_array_append_new(qs, json_pack("{s:i, s:i, s:f, s:f, s:b, s:b}", "idx", q[i].commit, "runs",
+						    q[i].runs, "mass", q[i].mass, "gain", q[i].gain, "confirm",
+						    q[i].confirm == BISECT_Q_CONFIRM, "early", q[i].confirm == BISECT_Q_EARLY));
 	n = res.state == BISECT_ENDS ? 0 : bisect_top(b, idx, p, 5);
 	for (int i = 0; i < n; i++)
 		json_array_append_new(top, json_pack("{s:i, s:f}", "idx", idx[i], "p", p[i]));
@@ -869,24 +870,31 @@ static int engine_step(struct sched *s, struct jobctx *c)
 				rc = queue_runs(s, c, q[i].commit, q[i].runs, 0, 0);
 		}
 	}
-	/* Confirmation queries: one chain of one-run tasks, parent and culprit in turn, on one agent. */
+	/*
+	 * Confirmation queries, and an early pair: one chain of one-run tasks,
+	 * parent and culprit in turn, on one agent. The task's confirm column
+	 * keeps which (BISECT_Q_CONFIRM or BISECT_Q_EARLY), for engine_load().
+	 */
 	{
-		int left[2] = { 0, 0 }, who[2] = { -1, -1 }, m = 0;
+		int left[2] = { 0, 0 }, who[2] = { -1, -1 }, m = 0, kind = 0;
 		long long after = 0;
 
 		for (int i = 0; i < nq && m < 2; i++)
 			if (q[i].confirm) {
 				who[m] = q[i].commit;
 				left[m++] = q[i].runs;
+				kind = q[i].confirm;
 			}
 		if (m > 0 && rc == 0)
-			rc = event(s, c->id, "confirm", "commit %d against its parent: %d+%d runs, interleaved on one agent",
-				   who[m - 1], left[0], m > 1 ? left[1] : 0);
+			rc = event(s, c->id, kind == BISECT_Q_CONFIRM ? "confirm" : "pair",
+				   "commit %d against its parent: %d+%d runs, interleaved on one agent%s",
+				   who[m - 1], left[0], m > 1 ? left[1] : 0,
+				   kind == BISECT_Q_CONFIRM ? "" : " (early, while others search)");
 		while (rc == 0 && (left[0] > 0 || left[1] > 0)) {
 			for (int e = 0; e < m && rc == 0; e++) {
 				if (left[e]-- <= 0)
 					continue;
-				rc = queue_runs(s, c, who[e], 1, 1, after);
+				rc = queue_runs(s, c, who[e], 1, kind, after);
 				after = store_last_id(s->st);
 			}
 		}

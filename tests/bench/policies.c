@@ -439,8 +439,10 @@ static int trial_bisectd(int *answer, int *capped, struct sim_lab *lab, int k,
 		/* The confirmation pair: one agent, runs interleaved ABAB. */
 		for (int j = 0; j < confirm_runs(q, nq); j++)
 			for (int i = 0; i < nq; i++)
-				if (q[i].confirm && j < q[i].runs)
+				if (q[i].confirm == BISECT_Q_CONFIRM && j < q[i].runs)
 					bisect_add_confirm_sample(b, q[i].commit, sim_lab_run(lab, q[i].commit));
+				else if (q[i].confirm && j < q[i].runs)
+					bisect_add_sample(b, q[i].commit, sim_lab_run(lab, q[i].commit));
 		lab->round++;
 	}
 out:
