@@ -774,6 +774,7 @@ static int kernel_build(struct agent *a, const struct task *t, const char *dir, 
 	k.tree_id = tree;
 	k.outdir = outdir;
 	k.cachedir = a->kcache;
+	k.cache_max = a->conf.kcache_max;
 	k.ccache_base = a->conf.workdir;
 	k.jobs = a->conf.build_jobs;
 	k.timeout_ms = (int)t->build_timeout * 1000;

@@ -1,5 +1,7 @@
 /* kbuild: configure and build a kernel, with a cache of built images. */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -91,6 +93,113 @@ static int copy_file(const char *src, const char *dst)
 		rc = file_write_atomic(dst, data, len);
 	free(data);
 	return rc;
+}
+
+/* Bytes in the files under path (not following links). */
+static long long tree_bytes(const char *path)
+{
+	struct stat st;
+	struct dirent *e;
+	long long sum = 0;
+	DIR *d;
+
+	if (lstat(path, &st) < 0)
+		return 0;
+	if (!S_ISDIR(st.st_mode))
+		return S_ISREG(st.st_mode) ? (long long)st.st_size : 0;
+	if (!(d = opendir(path)))
+		return 0;
+	while ((e = readdir(d))) {
+		char *sub;
+
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		sub = xasprintf("%s/%s", path, e->d_name);
+		sum += tree_bytes(sub);
+		free(sub);
+	}
+	closedir(d);
+	return sum;
+}
+
+struct centry {
+	char *name;
+	struct timespec used;   /* the entry's mtime: when it was built or last used */
+	long long bytes;
+};
+
+static int cmp_used(const void *a, const void *b)
+{
+	const struct centry *x = a, *y = b;
+
+	if (x->used.tv_sec != y->used.tv_sec)
+		return x->used.tv_sec < y->used.tv_sec ? -1 : 1;
+	if (x->used.tv_nsec != y->used.tv_nsec)
+		return x->used.tv_nsec < y->used.tv_nsec ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+/*
+ * Keeps the cache within k->cache_max bytes: the entries used longest ago
+ * go first (a hit touches its entry), never keep, the one just built. A
+ * bisection comes back to the commits it measured last, and the ends of a
+ * range are used again by its next jobs; an entry removed is only a
+ * rebuild, mostly from ccache. What it removed goes into the build log.
+ */
+static void cache_trim(const struct kbuild *k, const char *keep, struct sbuf *log)
+{
+	struct centry *es = NULL;
+	size_t n = 0, cap = 0, removed = 0;
+	long long total = 0, freed = 0;
+	struct dirent *e;
+	DIR *d;
+
+	if (k->cache_max <= 0 || !(d = opendir(k->cachedir)))
+		return;
+	while ((e = readdir(d))) {
+		struct stat st;
+		char *path;
+
+		if (e->d_name[0] == '.')   /* ., .., and entries being written (.new-*) */
+			continue;
+		path = xasprintf("%s/%s", k->cachedir, e->d_name);
+		if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+			if (n == cap) {
+				cap = cap ? 2 * cap : 64;
+				es = xrealloc(es, cap * sizeof(*es));
+			}
+			es[n] = (struct centry){ xstrdup(e->d_name), st.st_mtim, tree_bytes(path) };
+			total += es[n++].bytes;
+		}
+		free(path);
+	}
+	closedir(d);
+	qsort(es, n, sizeof(*es), cmp_used);
+	for (size_t i = 0; i < n && total > k->cache_max; i++) {
+		char *path;
+
+		if (!strcmp(es[i].name, keep))
+			continue;
+		path = xasprintf("%s/%s", k->cachedir, es[i].name);
+		if (remove_tree(path) == 0) {
+			total -= es[i].bytes;
+			freed += es[i].bytes;
+			removed++;
+		} else {
+			log_warn("kernel cache: cannot remove %s: %s", path, err_msg());
+		}
+		free(path);
+	}
+	if (removed) {
+		sbuf_addf(log, "# kernel cache: removed %zu image%s used longest ago (%.1f MiB) to stay within "
+			  "%.1f MiB; %.1f MiB kept\n", removed, removed == 1 ? "" : "s", freed / 1048576.0,
+			  k->cache_max / 1048576.0, total / 1048576.0);
+		log_info("kernel cache: removed %zu image%s used longest ago (%.1f MiB), %.1f MiB kept",
+			 removed, removed == 1 ? "" : "s", freed / 1048576.0, total / 1048576.0);
+	}
+	for (size_t i = 0; i < n; i++)
+		free(es[i].name);
+	free(es);
 }
 
 /* The parts of the "kernel" object, checked. */
@@ -221,6 +330,8 @@ int kbuild_run(struct kbuild_result *r, const struct kbuild *k)
 	entry = xasprintf("%s/%s", k->cachedir, r->key);
 	image = xasprintf("%s/%s", entry, k->kernel_image);
 	if (is_dir(entry) && access(image, R_OK) == 0) {
+		/* Used now: the cache keeps what was used last (cache_trim()). */
+		utimensat(AT_FDCWD, entry, NULL, 0);
 		r->cached = 1;
 		r->image_dir = entry;
 		entry = NULL;
@@ -347,6 +458,7 @@ int kbuild_run(struct kbuild_result *r, const struct kbuild *k)
 		    built, err_msg());
 		goto out;
 	}
+	cache_trim(k, r->key, &log);
 	r->image_dir = entry;
 	entry = NULL;
 	r->status = "ok";

@@ -6,7 +6,9 @@
  * commit (make O=...), checks that every requested option survived
  * olddefconfig (kconfig_apply()), builds the target with ccache when it
  * is installed, and keeps the image in a cache keyed by the commit's tree
- * id and the build's hash: a commit already built is never built again.
+ * id and the build's hash: a commit already built is never built again
+ * while its entry is kept (cache_max bounds the cache, least recently
+ * used out first).
  *
  * A tree that does not configure or build is the commit's doing, so it is
  * "skipped"; an agent without the tools to build a kernel is "failed", so
@@ -24,6 +26,8 @@ struct kbuild {
 	const char *tree_id;       /* its tree id, 40 hex digits */
 	const char *outdir;        /* make's O=, kept from build to build */
 	const char *cachedir;      /* cache entries: cachedir/KEY/<kernel_image> */
+	long long cache_max;       /* bytes the cache may hold: after a build, the entries used
+				    * longest ago are removed until it fits; <= 0: no limit */
 	const char *ccache_base;   /* CCACHE_BASEDIR, so that agents of one host share hits; may be NULL */
 	int jobs;                  /* make -j; <= 0: the CPUs online */
 	int timeout_ms;            /* per command (configuring, building); <= 0: none */

@@ -6,6 +6,7 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <regex.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -56,7 +57,7 @@ static const char *const pktgen_metrics[] = { "pps", "Mb/s", "Kpps", "Mpps", "bp
 static const char *const pool_keys[] = { "labels", NULL };
 static const char *const agent_keys[] = {
 	"coordinator", "name", "labels", "workdir", "log_level", "heartbeat",
-	"poll_wait", "cpu", "measure_lock", "build_lock", "build_jobs", NULL
+	"poll_wait", "cpu", "measure_lock", "build_lock", "build_jobs", "kcache_max", NULL
 };
 
 /* Every config message starts with the position it is about. */
@@ -178,6 +179,41 @@ static int get_int(int *dst, const struct ctx *x, const struct ynode *map, const
 	if (rc == 0)
 		*dst = (int)n;
 	return rc;
+}
+
+/*
+ * A size in bytes: digits with an optional binary suffix K, M, G or T
+ * ("20G" is 20 GiB). An absent or null value leaves *dst alone.
+ */
+static int get_size(long long *dst, const struct ctx *x, const struct ynode *map, const char *key,
+		    const char *where)
+{
+	static const char expect[] = "a size such as 512M or 20G (K, M, G, T: powers of 1024), or 0";
+	const struct ynode *v = ynode_get(map, key);
+	const char *suffixes = "KMGT", *s = NULL;
+	char *end;
+	unsigned long long n;
+	int rc;
+
+	if (!v)
+		return 0;
+	if ((rc = scalar_ok(x, v, key, where, expect)) < 0)
+		return rc;
+	errno = 0;
+	n = strtoull(v->str, &end, 10);
+	if (!isdigit((unsigned char)v->str[0]) || errno == ERANGE ||
+	    (*end && (end[1] || !(s = strchr(suffixes, toupper((unsigned char)*end))))))
+		return at(x, v, "'%s'%s must be %s, not '%s'", key, where, expect, v->str);
+	if (*end)
+		for (const char *p = suffixes; p <= s; p++) {
+			if (n > (unsigned long long)LLONG_MAX / 1024)
+				return at(x, v, "'%s'%s is too large: '%s'", key, where, v->str);
+			n *= 1024;
+		}
+	if (n > (unsigned long long)LLONG_MAX)
+		return at(x, v, "'%s'%s is too large: '%s'", key, where, v->str);
+	*dst = (long long)n;
+	return 0;
 }
 
 static int get_bool(int *dst, const struct ctx *x, const struct ynode *map, const char *key,
@@ -880,6 +916,7 @@ int conf_agent_parse(struct conf_agent *c, const char *name, const char *text, s
 	c->heartbeat = 5;
 	c->poll_wait = 20;
 	c->cpu = -1;
+	c->kcache_max = KCACHE_MAX_DEFAULT;
 
 	if ((rc = ytree_parse(&tree, name, text, len)) < 0)
 		goto out;
@@ -899,6 +936,7 @@ int conf_agent_parse(struct conf_agent *c, const char *name, const char *text, s
 	    (rc = get_str(&c->measure_lock, &x, root, "measure_lock", "", 1)) < 0 ||
 	    (rc = get_str(&c->build_lock, &x, root, "build_lock", "", 1)) < 0 ||
 	    (rc = get_int(&c->build_jobs, &x, root, "build_jobs", "", 0, 1024)) < 0 ||
+	    (rc = get_size(&c->kcache_max, &x, root, "kcache_max", "")) < 0 ||
 	    (rc = check_log_level(&x, root, c->log_level)) < 0)
 		goto out;
 

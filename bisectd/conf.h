@@ -115,7 +115,11 @@ struct conf_agent {
 	char *build_lock;    /* a file locked around building, so the agents of one host build in turn
 			      * (a second build then finds the first's objects in ccache); NULL: none */
 	int build_jobs;      /* make -j of kernel builds; 0 (default): the CPUs online */
+	long long kcache_max; /* bytes of built kernels kept (workdir/kcache), least recently used go
+			       * first; 0: no limit. Default KCACHE_MAX_DEFAULT */
 };
+
+#define KCACHE_MAX_DEFAULT (20LL << 30)
 
 /* Parse path into c (which it initialises). On error c holds nothing to free. */
 int conf_bisectd_load(struct conf_bisectd *c, const char *path);

@@ -210,7 +210,8 @@ static void test_agent_good(void **state)
 		"heartbeat: 3\n"
 		"poll_wait: 0\n"
 		"cpu: 1\n"
-		"measure_lock: /run/bisect.lock\n"), 0);
+		"measure_lock: /run/bisect.lock\n"
+		"kcache_max: 512m\n"), 0);
 	assert_string_equal(c.coordinator, "http://10.0.0.1:7878");
 	assert_string_equal(c.name, "lab-1.a_b");
 	assert_int_equal(strv_len(c.labels), 3);
@@ -223,6 +224,7 @@ static void test_agent_good(void **state)
 	assert_int_equal(c.poll_wait, 0);
 	assert_int_equal(c.cpu, 1);
 	assert_string_equal(c.measure_lock, "/run/bisect.lock");
+	assert_int_equal(c.kcache_max, 512LL << 20);
 	conf_agent_release(&c);
 	assert_null(c.name);
 }
@@ -241,7 +243,25 @@ static void test_agent_defaults(void **state)
 	assert_int_equal(c.poll_wait, 20);
 	assert_int_equal(c.cpu, -1);
 	assert_null(c.measure_lock);
+	assert_true(c.kcache_max == 20LL << 30);
 	conf_agent_release(&c);
+	assert_int_equal(parse_a(&c, "name: a1\nworkdir: /tmp/w\nkcache_max: 0\n"), 0);
+	assert_int_equal(c.kcache_max, 0);
+	conf_agent_release(&c);
+	assert_int_equal(parse_a(&c, "name: a1\nworkdir: /tmp/w\nkcache_max: 1T\n"), 0);
+	assert_true(c.kcache_max == 1LL << 40);
+	conf_agent_release(&c);
+}
+
+static void test_agent_kcache_max_errors(void **state)
+{
+	(void)state;
+	expect_a_error("name: a\nworkdir: /w\nkcache_max: 20GB\n", "a.yaml:3:13: ",
+		       "'kcache_max' must be a size such as 512M or 20G");
+	expect_a_error("name: a\nworkdir: /w\nkcache_max: -1\n", "a.yaml:3:13: ", "not '-1'");
+	expect_a_error("name: a\nworkdir: /w\nkcache_max: G\n", "a.yaml:3:13: ", "not 'G'");
+	expect_a_error("name: a\nworkdir: /w\nkcache_max: [1]\n", "a.yaml:3:13: ", "kcache_max");
+	expect_a_error("name: a\nworkdir: /w\nkcache_max: 99999999999T\n", "a.yaml:3:13: ", "too large");
 }
 
 static void test_unknown_top_key(void **state)
@@ -651,6 +671,7 @@ int main(void)
 		cmocka_unit_test(test_bisectd_defaults),
 		cmocka_unit_test(test_agent_good),
 		cmocka_unit_test(test_agent_defaults),
+		cmocka_unit_test(test_agent_kcache_max_errors),
 		cmocka_unit_test(test_unknown_top_key),
 		cmocka_unit_test(test_workload_typo),
 		cmocka_unit_test(test_wrong_type),

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -21,6 +22,7 @@
 
 #define TREE1 "1111111111111111111111111111111111111111"
 #define TREE2 "2222222222222222222222222222222222222222"
+#define TREE3 "3333333333333333333333333333333333333333"
 
 struct fx {
 	char *dir, *src, *out, *cache, *log, *old_path;
@@ -317,6 +319,105 @@ static void test_agent_faults_are_failed(void **state)
 	kbuild_result_release(&r);
 }
 
+/* A tree whose image is 10,000 bytes: VERSION is what the fake make installs. */
+static void big_version(struct fx *fx, char c)
+{
+	char *v = xasprintf("%s/VERSION", fx->src), text[10001];
+
+	memset(text, c, 10000);
+	text[10000] = '\0';
+	write_file(v, text, 0);
+	free(v);
+}
+
+static int entry_exists(struct fx *fx, const char *key)
+{
+	char *e = xasprintf("%s/%s", fx->cache, key);
+	struct stat st;
+	int ok = stat(e, &st) == 0;
+
+	free(e);
+	return ok;
+}
+
+static void set_used(struct fx *fx, const char *key, time_t when)
+{
+	char *e = xasprintf("%s/%s", fx->cache, key);
+	struct timespec ts[2] = { { when, 0 }, { when, 0 } };
+
+	assert_int_equal(utimensat(AT_FDCWD, e, ts, 0), 0);
+	free(e);
+}
+
+/*
+ * cache_max bounds the cache: after a build, the entries used longest ago
+ * go until it fits; a hit counts as a use, and the entry just built stays
+ * whatever its size.
+ */
+static void test_cache_keeps_within_its_size(void **state)
+{
+	struct fx *fx = *state;
+	struct kbuild k;
+	struct kbuild_result a, b, c, hit;
+
+	opts(fx, &k, TREE1);
+	k.cache_max = 25000;           /* two 10,000-byte images and their configs */
+	k.progress = NULL;
+	big_version(fx, 'a');
+	assert_int_equal(kbuild_run(&a, &k), 0);
+	big_version(fx, 'b');
+	k.tree_id = TREE2;
+	assert_int_equal(kbuild_run(&b, &k), 0);
+	assert_true(entry_exists(fx, a.key) && entry_exists(fx, b.key));
+	assert_null(strstr(b.log, "kernel cache: removed"));
+
+	/* A was built first but is used again after B: B is the one to go. */
+	set_used(fx, a.key, 1000000000);
+	set_used(fx, b.key, 1000000100);
+	k.tree_id = TREE1;
+	assert_int_equal(kbuild_run(&hit, &k), 0);
+	assert_int_equal(hit.cached, 1);
+	kbuild_result_release(&hit);
+	big_version(fx, 'c');
+	k.tree_id = TREE3;
+	assert_int_equal(kbuild_run(&c, &k), 0);
+	assert_non_null(strstr(c.log, "# kernel cache: removed 1 image used longest ago"));
+	assert_true(entry_exists(fx, a.key));
+	assert_false(entry_exists(fx, b.key));
+	assert_true(entry_exists(fx, c.key));
+
+	/* B again is a build, not a hit; with no limit nothing goes. */
+	k.tree_id = TREE2;
+	k.cache_max = 0;
+	big_version(fx, 'b');
+	kbuild_result_release(&b);
+	assert_int_equal(kbuild_run(&b, &k), 0);
+	assert_int_equal(b.cached, 0);
+	assert_true(entry_exists(fx, a.key) && entry_exists(fx, b.key) && entry_exists(fx, c.key));
+
+	/* A limit below one image keeps the image just built, and only it. */
+	k.cache_max = 1;
+	k.tree_id = TREE1;
+	big_version(fx, 'd');
+	{
+		struct kbuild_result d;
+
+		/* TREE1 is cached: a hit never trims; the next build does. */
+		assert_int_equal(kbuild_run(&d, &k), 0);
+		assert_int_equal(d.cached, 1);
+		kbuild_result_release(&d);
+		k.tree_id = "4444444444444444444444444444444444444444";
+		assert_int_equal(kbuild_run(&d, &k), 0);
+		assert_non_null(strstr(d.log, "removed 3 images"));
+		assert_true(entry_exists(fx, d.key));
+		assert_false(entry_exists(fx, a.key) || entry_exists(fx, b.key) || entry_exists(fx, c.key));
+		kbuild_result_release(&d);
+	}
+	kbuild_result_release(&a);
+	kbuild_result_release(&b);
+	kbuild_result_release(&c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -324,6 +425,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_dropped_option_is_skipped, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_broken_tree_is_skipped, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_agent_faults_are_failed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cache_keeps_within_its_size, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
