@@ -25,6 +25,7 @@
 #include "client.h"
 #include "conf.h"
 #include "err.h"
+#include "gitx.h"
 #include "jsonx.h"
 #include "kbuild.h"
 #include "log.h"
@@ -72,6 +73,7 @@ struct agent {
 	const char *phase;          /* what the task in hand is doing, for the coordinator; NULL: idle */
 	int64_t phase_t0;           /* when it started */
 	long files;                 /* files a kernel build compiled so far */
+	char detail[96];            /* where a checkout is ("receiving objects, 40% of 10,519,014") */
 };
 
 /* How often a long step's progress changes what the coordinator shows. */
@@ -268,6 +270,7 @@ static void *heartbeat_main(void *arg)
 			char *text = a->files >= 10 ?
 				     xasprintf("%s, %ld:%02ld, %ld files compiled", a->phase, s / 60, s % 60,
 					       a->files / 10 * 10) :
+				     a->detail[0] ? xasprintf("%s, %ld:%02ld, %s", a->phase, s / 60, s % 60, a->detail) :
 				     xasprintf("%s, %ld:%02ld", a->phase, s / 60, s % 60);
 
 			json_object_set_new(body, "progress", json_string(text));
@@ -326,6 +329,17 @@ static void set_phase(struct agent *a, const char *phase)
 	a->phase = phase;
 	a->phase_t0 = now_ms();
 	a->files = 0;
+	a->detail[0] = '\0';
+	pthread_mutex_unlock(&a->mu);
+}
+
+/* gitx's progress hook: a first clone of a kernel takes minutes. */
+static void git_progress(void *arg, const char *text)
+{
+	struct agent *a = arg;
+
+	pthread_mutex_lock(&a->mu);
+	snprintf(a->detail, sizeof(a->detail), "%s", text);
 	pthread_mutex_unlock(&a->mu);
 }
 
@@ -913,9 +927,13 @@ static int run_task(struct agent *a, const struct task *t, struct result *r)
 	measure_lock(a, LOCK_SH, t);
 	set_phase(a, "checking out");
 	log_info("task %lld: checking out %.12s of %s", t->id, t->commit, t->repo_name);
-	if (worktree_checkout(dir, t->repo_url, t->commit) < 0) {
+	gitx_set_progress(git_progress, a);
+	rc = worktree_checkout(dir, t->repo_url, t->commit);
+	gitx_set_progress(NULL, NULL);
+	if (rc < 0) {
 		result_set(r, "failed", "checkout of %.12s failed: %s", t->commit, err_msg());
 		measure_lock(a, LOCK_UN, t);
+		rc = 0;
 		goto out;
 	}
 	if (abandoned(a, t)) {

@@ -117,6 +117,7 @@ int worktree_checkout(const char *dir, const char *url, const char *sha)
 	 * build's output) stay, which is what makes rebuilds incremental. */
 	git_checkout_options_init(&co, GIT_CHECKOUT_OPTIONS_VERSION);
 	co.checkout_strategy = GIT_CHECKOUT_FORCE;
+	gitx_checkout_progress(&co);
 	rc = git_checkout_tree(git, (const git_object *)commit, &co);
 	if (rc < 0) {
 		rc = gitx_fail(rc, "cannot check out %.12s in %s", sha, dir);

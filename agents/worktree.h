@@ -11,7 +11,8 @@
  * repository yet, fetches from url when sha is not present, then checks
  * the commit out (detached HEAD, forced, removing untracked files that the
  * previous commit had tracked, but keeping ignored build output).
- * ERR_NOTFOUND when sha is not in url after fetching.
+ * ERR_NOTFOUND when sha is not in url after fetching. The fetch and the
+ * checkout report to the thread's gitx_set_progress() hook.
  */
 int worktree_checkout(const char *dir, const char *url, const char *sha);
 

@@ -72,6 +72,78 @@ out:
 	return rc;
 }
 
+/* This thread's progress hook, and the last line it was given. */
+static __thread struct {
+	void (*fn)(void *arg, const char *text);
+	void *arg;
+	char last[96];
+} progress;
+
+void gitx_set_progress(void (*fn)(void *arg, const char *text), void *arg)
+{
+	progress.fn = fn;
+	progress.arg = arg;
+	progress.last[0] = '\0';
+}
+
+/* n with thousands separators ("10,519,014") into buf. */
+static void group3(char *buf, size_t len, size_t n)
+{
+	char digits[32];
+	int nd = snprintf(digits, sizeof(digits), "%zu", n), o = 0;
+
+	for (int i = 0; i < nd && (size_t)o + 2 < len; i++) {
+		if (i > 0 && (nd - i) % 3 == 0)
+			buf[o++] = ',';
+		buf[o++] = digits[i];
+	}
+	buf[o] = '\0';
+}
+
+/* Says "what, P% [of total]" when it differs from what was said last; P in steps of 10. */
+static void say_progress(const char *what, size_t done, size_t total, int show_total)
+{
+	char text[sizeof(progress.last)], tot[32];
+	unsigned pct;
+
+	if (!progress.fn || total == 0)
+		return;
+	pct = (unsigned)((double)done / (double)total * 10) * 10;
+	group3(tot, sizeof(tot), total);
+	if (show_total)
+		snprintf(text, sizeof(text), "%s, %u%% of %s", what, pct, tot);
+	else
+		snprintf(text, sizeof(text), "%s, %u%%", what, pct);
+	if (strcmp(text, progress.last)) {
+		memcpy(progress.last, text, sizeof(text));
+		progress.fn(progress.arg, text);
+	}
+}
+
+static int transfer_progress(const git_indexer_progress *s, void *payload)
+{
+	(void)payload;
+	if (s->received_objects < s->total_objects)
+		say_progress("receiving objects", s->received_objects, s->total_objects, 1);
+	else if (s->indexed_deltas < s->total_deltas)
+		say_progress("resolving deltas", s->indexed_deltas, s->total_deltas, 0);
+	return 0;
+}
+
+static void checkout_progress(const char *path, size_t done, size_t total, void *payload)
+{
+	(void)path;
+	(void)payload;
+	if (done < total)
+		say_progress("checking out files", done, total, 1);
+}
+
+void gitx_checkout_progress(git_checkout_options *co)
+{
+	if (progress.fn)
+		co->progress_cb = checkout_progress;
+}
+
 int gitx_fetch(git_remote **out, git_repository *git, const char *path, const char *url,
 	       char **specs, size_t n, const char *reflog_message)
 {
@@ -96,6 +168,8 @@ int gitx_fetch(git_remote **out, git_repository *git, const char *path, const ch
 	fo.proxy_opts.type = GIT_PROXY_AUTO;
 	/* The tag refspec fetches every tag already; no auto-following. */
 	fo.download_tags = GIT_REMOTE_DOWNLOAD_TAGS_NONE;
+	if (progress.fn)
+		fo.callbacks.transfer_progress = transfer_progress;
 	rc = git_remote_fetch(remote, &sa, &fo, reflog_message);
 	if (rc < 0) {
 		rc = gitx_fail(rc, "cannot fetch '%s' into %s", url, path);

@@ -62,4 +62,17 @@ int gitx_fetch(git_remote **remote, git_repository *git, const char *path, const
 int gitx_clone_into(git_repository **out, const char *path, const char *url, int bare,
 		    int (*fetch)(git_repository *git, const char *path, const char *url));
 
+/*
+ * Progress of this thread's long libgit2 work: gitx_fetch() and checkouts
+ * set up with gitx_checkout_progress() call fn with a short line such as
+ * "receiving objects, 40% of 10,519,014", "resolving deltas, 70%" or
+ * "checking out files, 30% of 84,210", each time it changes (in steps of
+ * 10%). A first clone of a kernel takes minutes; this is how an agent
+ * shows where it is. fn NULL turns it off; arg is borrowed.
+ */
+void gitx_set_progress(void (*fn)(void *arg, const char *text), void *arg);
+
+/* Points co's progress callback at this thread's fn, when one is set. */
+void gitx_checkout_progress(git_checkout_options *co);
+
 #endif

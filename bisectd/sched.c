@@ -15,6 +15,7 @@
 
 #include "bisect.h"
 #include "err.h"
+#include "gitx.h"
 #include "jsonx.h"
 #include "log.h"
 #include "policy.h"
@@ -82,6 +83,12 @@ int sched_new(struct sched **out, const struct conf_bisectd *conf, struct store 
 	return 0;
 }
 
+/* gitx's progress hook while a mirror is made: a line in the log at each 10%. */
+static void mirror_progress(void *arg, const char *text)
+{
+	log_info("repo %s: %s", ((const struct mirror *)arg)->conf->name, text);
+}
+
 /*
  * Makes every repo's mirror at start-up, so that the first job on a large
  * repo (a kernel: a minute or more) does not wait for it; a submit that
@@ -97,6 +104,7 @@ static void *warm_main(void *arg)
 		int64_t t0 = now_ms();
 
 		pthread_mutex_lock(&m->lock);
+		gitx_set_progress(mirror_progress, m);
 		if (!m->repo && mkdir_p(s->conf->mirrors, 0755) == 0) {
 			if (repo_open(&m->repo, path, m->conf->url, 1) == 0) {
 				if (now_ms() - t0 >= 1000)
@@ -107,6 +115,7 @@ static void *warm_main(void *arg)
 					 m->conf->name, m->conf->url, err_msg());
 			}
 		}
+		gitx_set_progress(NULL, NULL);
 		pthread_mutex_unlock(&m->lock);
 		free(path);
 	}

@@ -57,6 +57,7 @@ bzImage:
 	@test ! -e BROKEN || { echo 'net/ipv4/udp.c:9:1: error: expected ; before }' >&2; exit 1; }
 	@echo "  CC      net/ipv4/udp.o"
 	@echo "  CC      net/core/dev.o"
+	@test -e net/ipv4/udp.c || sleep 5
 	mkdir -p \$(O)/arch/x86/boot
 	cp $KERNEL \$(O)/arch/x86/boot/bzImage
 EOS
@@ -133,6 +134,15 @@ wait_job() {  # wait_job JOB
 
 out=$(api POST /api/v1/jobs '{"repo":"linux","good":"v1","bad":"v2","workload":"udp","runs":1}')
 like "$out" '^201 ' "job 1 created"
+# v1's build takes 5 s more (the stand-in's Makefile): long enough for
+# heartbeats to carry what the agent is doing into the job's running list.
+seen=
+for _ in $(seq 1 100); do
+	seen=$(api GET /api/v1/jobs/1 | grep -o '"progress": *"building the kernel[^"]*"' | head -n 1)
+	[ -n "$seen" ] && break
+	sleep 0.1
+done
+like "$seen" '"building the kernel, 0:00"' "while it builds, the job's running list says so (heartbeat progress)"
 wait_task 1
 is "$(q "SELECT state || ' ' || coalesce(error, '-') FROM tasks WHERE job_id = 1 ORDER BY id LIMIT 1")" "done -" \
 	"the first task builds with the recipe, boots the image and measures"

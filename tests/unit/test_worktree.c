@@ -17,6 +17,7 @@
 
 #include "err.h"
 #include "gitsh.h"
+#include "gitx.h"
 #include "run.h"
 #include "util.h"
 #include "worktree.h"
@@ -260,6 +261,48 @@ static void test_tree_id(void **state)
 	free(c1); free(c2); free(c3);
 }
 
+static void collect(void *arg, const char *text)
+{
+	struct sbuf *lines = arg;
+
+	sbuf_addf(lines, "%s\n", text);
+}
+
+/*
+ * A first clone reports its progress to the thread's hook: objects
+ * received, deltas, then the files checked out, in steps of 10%; nothing
+ * once the hook is off.
+ */
+static void test_progress(void **state)
+{
+	struct fx *fx = *state;
+	struct sbuf lines = SBUF_INIT;
+	char *c1, *c2, *c3, *big;
+
+	history(fx, &c1, &c2, &c3);
+	big = sh(fx, "for i in $(seq 1 40); do echo $i > src/f$i; done; mkrepo_commit src a big c4");
+	gitx_set_progress(collect, &lines);
+	assert_int_equal(worktree_checkout(fx->wt, fx->src, big), 0);
+	gitx_set_progress(NULL, NULL);
+	if (!strstr(lines.buf ? lines.buf : "", "receiving objects, ") ||
+	    !strstr(lines.buf, "checking out files, 0% of 42\n") ||
+	    !strstr(lines.buf, "checking out files, 90% of 42\n"))
+		fail_msg("progress lines:\n%s", lines.buf ? lines.buf : "(none)");
+	/* Each line differs from the one before. */
+	for (char *p = lines.buf, *nl; (nl = strchr(p, '\n')) && nl[1]; p = nl + 1) {
+		size_t len = (size_t)(nl - p);
+
+		assert_false(!strncmp(p, nl + 1, len) && nl[1 + len] == '\n');
+	}
+	sbuf_release(&lines);
+	assert_int_equal(worktree_checkout(fx->wt, fx->src, c1), 0);
+	assert_null(lines.buf);
+	free(c1);
+	free(c2);
+	free(c3);
+	free(big);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -268,6 +311,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_fetches_new_commits, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_errors, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tree_id, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_progress, setup, teardown),
 	};
 	int rc;
 
