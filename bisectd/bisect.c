@@ -37,6 +37,7 @@
 #define SHORTLIST 12       /* exact ancestor masses computed per quantile target */
 #define MIN_GAIN 1e-3      /* bits: below this nothing left is worth measuring */
 #define CONFIRM_ROUNDS 5
+#define CONFIRM_ALPHA 0.01 /* the rank test that stands in for the best runs (confirmed()) */
 /* Drift scales averaged over (sd of the drift per run, in sigmas): none, one sigma over 200 runs, over 40. */
 static const double drift_taus[] = { 0, 0.005, 0.025 };
 #define NR_TAUS 3
@@ -884,6 +885,23 @@ static double inlier_mean(const struct bisect *b, const double *x, int n)
 	return m ? sum / m : NAN;
 }
 
+/* Do the parent's runs rank above the culprit's (x: higher is better), at CONFIRM_ALPHA? */
+static int ranks_show_change(const double *px, int np, const double *cx, int nc)
+{
+	/* The test counts values <= 0 as failed runs: ranks are those of exp(x). */
+	double *a = xmalloc((size_t)(np + 1) * sizeof(double)), *c = xmalloc((size_t)(nc + 1) * sizeof(double));
+	double p;
+
+	for (int i = 0; i < np; i++)
+		a[i] = exp(px[i]);
+	for (int i = 0; i < nc; i++)
+		c[i] = exp(cx[i]);
+	p = stats_mann_whitney(a, (size_t)np, c, (size_t)nc, ALT_GREATER);
+	free(a);
+	free(c);
+	return p < CONFIRM_ALPHA;
+}
+
 static int confirmed(const struct bisect *b, int parent, int culprit)
 {
 	const struct cdata *p = &b->c[parent], *c = &b->c[culprit];
@@ -897,7 +915,7 @@ static int confirmed(const struct bisect *b, int parent, int culprit)
 	 * like the other group and the posterior takes it at its word: there
 	 * the pair must show at least half the effect, not merely its
 	 * direction (two good commits pass a direction test half the time), on
-	 * each side's best run.
+	 * each side's best run, or a rank test must.
 	 */
 	if (!isfinite(mp) || !isfinite(mc))
 		return 0;
@@ -913,7 +931,18 @@ static int confirmed(const struct bisect *b, int parent, int culprit)
 			pmax = fmax(pmax, p->cx[i]);
 		for (int i = 0; i < c->nconfirm; i++)
 			cmax = fmax(cmax, c->cx[i]);
-		return pmax - cmax > 0.5 * (b->mu_g - b->mu_b);
+		if (pmax - cmax > 0.5 * (b->mu_g - b->mu_b))
+			return 1;
+		/*
+		 * A maximum only grows: one good-looking run of the culprit, with
+		 * an effect the groups overstate (sigma is estimated low in just
+		 * the trials that reach the confidence early), failed the true
+		 * culprit for all five rounds, however clear its other runs. So
+		 * once there are enough runs a side, a one-sided Mann-Whitney test
+		 * at CONFIRM_ALPHA may confirm instead: a minority of slow runs
+		 * cannot carry it, as they carry a mean.
+		 */
+		return ranks_show_change(p->cx, p->nconfirm, c->cx, c->nconfirm);
 	}
 	return mp > mc;
 }

@@ -299,6 +299,55 @@ static void test_slow_run_in_the_confirmation(void **state)
 	dag_free(d);
 }
 
+/*
+ * At a large effect (15% at 4%: about 4 sigmas) the confirmation compares
+ * each side's best run, which a slow run cannot fake. But a maximum only
+ * grows: the culprit's first interleaved run, 930 against a parent at
+ * 1000 (less than half the effect apart), would fail it for all five
+ * rounds, however clear the runs after it. Once there are enough runs a
+ * side, a rank test confirms instead.
+ */
+static void test_one_good_looking_run_of_the_culprit(void **state)
+{
+	struct dag *d = linear(65);
+	struct bisect_opts o = BISECT_OPTS_INIT;
+	struct bisect_query q[4];
+	struct bisect_result r;
+	struct bisect *b;
+	struct rng rng;
+	int nq, culprit_runs = 0, parent_runs = 0;
+
+	(void)state;
+	rng_seed(&rng, 7);
+	assert_int_equal(bisect_new(&b, d->n, d->par, d->npar, &o), 0);
+	for (int i = 0; i < 10; i++) {
+		bisect_add_sample(b, 0, 1000 * (1 + 0.04 * rng_normal(&rng)));
+		bisect_add_sample(b, 64, 850 * (1 + 0.04 * rng_normal(&rng)));
+	}
+	bisect_assume_reproduced(b);
+	for (int i = 0; i < 10; i++)
+		for (int c = 36; c <= 44; c++)
+			bisect_add_sample(b, c, (c >= 40 ? 850 : 1000) * (1 + 0.04 * rng_normal(&rng)));
+	while ((nq = bisect_next(b, q, 1, NULL)) > 0) {
+		for (int i = 0; i < nq; i++) {
+			assert_int_equal(q[i].confirm, BISECT_Q_CONFIRM);
+			for (int j = 0; j < q[i].runs; j++) {
+				if (q[i].commit == 39)
+					bisect_add_confirm_sample(b, 39, 1005 - 3 * parent_runs++);
+				else
+					bisect_add_confirm_sample(b, 40, culprit_runs++ ? 850 + culprit_runs : 930);
+			}
+		}
+	}
+	bisect_result(b, &r);
+	if (r.verdict != VERDICT_CULPRIT)
+		fail_msg("verdict %d after %d + %d confirmation runs: %s", r.verdict, parent_runs, culprit_runs, r.why);
+	assert_int_equal(r.culprit, 40);
+	assert_true(culprit_runs <= 6);
+	bisect_free(b);
+	dag_free(d);
+}
+
 static void test_k_way_queries(void **state)
 {
 	struct dag *d = linear(1025);
@@ -441,6 +490,7 @@ int main(void)
 		cmocka_unit_test(test_ends_that_do_not_differ),
 		cmocka_unit_test(test_outlier_run_does_not_flip),
 		cmocka_unit_test(test_slow_run_in_the_confirmation),
+		cmocka_unit_test(test_one_good_looking_run_of_the_culprit),
 		cmocka_unit_test(test_k_way_queries),
 		cmocka_unit_test(test_four_agents_take_fewer_rounds),
 		cmocka_unit_test(test_early_pair_is_not_the_confirmation),
