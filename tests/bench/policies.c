@@ -408,6 +408,15 @@ static int trial_bisectd(int *answer, int *capped, struct sim_lab *lab, int k,
 	for (;;) {
 		int nq = bisect_next(b, q, k, NULL);
 
+		/* BENCH_TRACE=C: each decision of the trials whose culprit is C (to study the engine). */
+		if (getenv("BENCH_TRACE") && atoi(getenv("BENCH_TRACE")) == lab->culprit) {
+			bisect_result(b, &r);
+			fprintf(stderr, "trace k=%d round %d, %ld runs: %s |", k, lab->round, lab->runs, r.why);
+			for (int i = 0; i < nq; i++)
+				fprintf(stderr, " %d x%d%s", q[i].commit, q[i].runs, q[i].confirm ? "c" : "");
+			fprintf(stderr, "\n");
+		}
+
 		if (nq == 0) {
 			bisect_result(b, &r);
 			if (r.state != BISECT_DONE) {

@@ -481,6 +481,57 @@ static void test_early_pair_is_not_the_confirmation(void **state)
 	dag_free(d);
 }
 
+/*
+ * With four agents the ends still get fresh runs while the others search:
+ * on a drifting lab their first runs alone could not tell drift from
+ * regression, and the posterior never settled. Between two runs at an end
+ * pass at most REFRESH_RUNS (25) runs and a round's worth more.
+ */
+static void test_ends_refreshed_with_four_agents(void **state)
+{
+	struct dag *d = linear(1025);
+
+	(void)state;
+	for (uint64_t seed = 1; seed <= 3; seed++) {
+		struct bisect_opts o = BISECT_OPTS_INIT;
+		struct bisect_query q[8];
+		struct bisect_result r;
+		struct bisect *b;
+		struct rng rng;
+		long runs = 0, last_end = 0, widest = 0;
+		int culprit = 100 + 300 * (int)seed, nq, refreshed = 0;
+
+		rng_seed(&rng, seed);
+		o.build_cost = o.run_cost = 1;
+		assert_int_equal(bisect_new(&b, d->n, d->par, d->npar, &o), 0);
+		while ((nq = bisect_next(b, q, 4, NULL)) > 0) {
+			for (int i = 0; i < nq; i++) {
+				if (q[i].commit == 0 || q[i].commit == d->n - 1) {
+					widest = runs - last_end > widest ? runs - last_end : widest;
+					last_end = runs;
+					refreshed += runs > 20;
+				}
+				for (int j = 0; j < q[i].runs; j++) {
+					double v = (q[i].commit >= culprit ? 930 : 1000) * (1 + 0.04 * rng_normal(&rng));
+
+					runs++;
+					if (q[i].confirm == BISECT_Q_CONFIRM)
+						bisect_add_confirm_sample(b, q[i].commit, v);
+					else
+						bisect_add_sample(b, q[i].commit, v);
+				}
+			}
+		}
+		bisect_result(b, &r);
+		assert_int_equal(r.culprit, culprit);
+		if (!refreshed || widest > 25 + 4 * 8)
+			fail_msg("seed %d: %ld runs, ends measured again %d times, at most %ld runs apart", (int)seed,
+				 runs, refreshed, widest);
+		bisect_free(b);
+	}
+	dag_free(d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -494,6 +545,7 @@ int main(void)
 		cmocka_unit_test(test_k_way_queries),
 		cmocka_unit_test(test_four_agents_take_fewer_rounds),
 		cmocka_unit_test(test_early_pair_is_not_the_confirmation),
+		cmocka_unit_test(test_ends_refreshed_with_four_agents),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
