@@ -380,6 +380,23 @@ static void test_k_way_queries(void **state)
 	dag_free(d);
 }
 
+/*
+ * The runs of query q on a linear history whose commits from culprit on
+ * measure 930 against 1000, at a CV of 4%; returns how many.
+ */
+static int measure_7_4(struct bisect *b, const struct bisect_query *q, int culprit, struct rng *rng)
+{
+	for (int j = 0; j < q->runs; j++) {
+		double v = (q->commit >= culprit ? 930 : 1000) * (1 + 0.04 * rng_normal(rng));
+
+		if (q->confirm == BISECT_Q_CONFIRM)
+			bisect_add_confirm_sample(b, q->commit, v);
+		else
+			bisect_add_sample(b, q->commit, v);
+	}
+	return q->runs;
+}
+
 static void test_four_agents_take_fewer_rounds(void **state)
 {
 	struct dag *d = linear(1025);
@@ -403,14 +420,7 @@ static void test_four_agents_take_fewer_rounds(void **state)
 			while ((nq = bisect_next(b, q, s.k, NULL)) > 0) {
 				rounds[k]++;
 				for (int i = 0; i < nq; i++)
-					for (int j = 0; j < q[i].runs; j++) {
-						double v = (q[i].commit >= s.culprit ? 930 : 1000) * (1 + 0.04 * rng_normal(&rng));
-
-						if (q[i].confirm == BISECT_Q_CONFIRM)
-							bisect_add_confirm_sample(b, q[i].commit, v);
-						else
-							bisect_add_sample(b, q[i].commit, v);
-					}
+					measure_7_4(b, &q[i], s.culprit, &rng);
 			}
 			bisect_result(b, &r);
 			assert_int_equal(r.culprit, s.culprit);
@@ -460,14 +470,7 @@ static void test_early_pair_is_not_the_confirmation(void **state)
 					assert_true(r.state == BISECT_CONFIRM);
 					assert_true(r.confidence >= o.confidence);
 				}
-				for (int j = 0; j < q[i].runs; j++) {
-					double v = (q[i].commit >= culprit ? 930 : 1000) * (1 + 0.04 * rng_normal(&rng));
-
-					if (q[i].confirm == BISECT_Q_CONFIRM)
-						bisect_add_confirm_sample(b, q[i].commit, v);
-					else
-						bisect_add_sample(b, q[i].commit, v);
-				}
+				measure_7_4(b, &q[i], culprit, &rng);
 			}
 		}
 		bisect_result(b, &r);
@@ -511,15 +514,7 @@ static void test_ends_refreshed_with_four_agents(void **state)
 					last_end = runs;
 					refreshed += runs > 20;
 				}
-				for (int j = 0; j < q[i].runs; j++) {
-					double v = (q[i].commit >= culprit ? 930 : 1000) * (1 + 0.04 * rng_normal(&rng));
-
-					runs++;
-					if (q[i].confirm == BISECT_Q_CONFIRM)
-						bisect_add_confirm_sample(b, q[i].commit, v);
-					else
-						bisect_add_sample(b, q[i].commit, v);
-				}
+				runs += measure_7_4(b, &q[i], culprit, &rng);
 			}
 		}
 		bisect_result(b, &r);
