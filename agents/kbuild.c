@@ -142,10 +142,10 @@ static int cmp_used(const void *a, const void *b)
 /*
  * Keeps the cache within k->cache_max bytes: the entries used longest ago
  * go first (a hit touches its entry), but never the entry named keep, the
- * one just built. A
- * bisection comes back to the commits it measured last, and the ends of a
- * range are used again by its next jobs; an entry removed is only a
- * rebuild, mostly from ccache. What it removed goes into the build log.
+ * one just built. A bisection comes back to the commits it measured last,
+ * and the ends of a range are used again by its next jobs; an entry
+ * removed is only a rebuild, mostly from ccache. What it removed goes
+ * into the build log.
  */
 static void cache_trim(const struct kbuild *k, const char *keep, struct sbuf *log)
 {

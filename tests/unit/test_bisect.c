@@ -247,6 +247,26 @@ static void test_outlier_run_does_not_flip(void **state)
 }
 
 /*
+ * On linear(65) with the culprit at 40, good commits at 1000 and bad ones
+ * at bad (CV 4%): 10 runs at each end, then (after slow_end, one slow run
+ * at the bad end, when not 0) 10 at each commit from 36 to 44, enough for
+ * the posterior to hold 40: what follows is the confirmation.
+ */
+static void runs_around_40(struct bisect *b, struct rng *rng, double bad, double slow_end)
+{
+	for (int i = 0; i < 10; i++) {
+		bisect_add_sample(b, 0, 1000 * (1 + 0.04 * rng_normal(rng)));
+		bisect_add_sample(b, 64, bad * (1 + 0.04 * rng_normal(rng)));
+	}
+	if (slow_end > 0)
+		bisect_add_sample(b, 64, slow_end);
+	bisect_assume_reproduced(b);
+	for (int i = 0; i < 10; i++)
+		for (int c = 36; c <= 44; c++)
+			bisect_add_sample(b, c, (c >= 40 ? bad : 1000) * (1 + 0.04 * rng_normal(rng)));
+}
+
+/*
  * A bimodal machine's slow run in the confirmation: the parent's first
  * interleaved run is 22% slow, 4.4 sigmas below the bad group at 7% / 4%.
  * Far from both groups by a fixed 5 sigmas it would count, and pull the
@@ -270,16 +290,7 @@ static void test_slow_run_in_the_confirmation(void **state)
 
 		rng_seed(&rng, seed);
 		assert_int_equal(bisect_new(&b, d->n, d->par, d->npar, &o), 0);
-		for (int i = 0; i < 10; i++) {
-			bisect_add_sample(b, 0, 1000 * (1 + 0.04 * rng_normal(&rng)));
-			bisect_add_sample(b, 64, 930 * (1 + 0.04 * rng_normal(&rng)));
-		}
-		bisect_add_sample(b, 64, 600);
-		bisect_assume_reproduced(b);
-		/* Enough runs around the culprit (40) for the posterior to hold it. */
-		for (int i = 0; i < 10; i++)
-			for (int c = 36; c <= 44; c++)
-				bisect_add_sample(b, c, (c >= 40 ? 930 : 1000) * (1 + 0.04 * rng_normal(&rng)));
+		runs_around_40(b, &rng, 930, 600);
 		while ((nq = bisect_next(b, q, 1, NULL)) > 0) {
 			assert_true(q[0].confirm);
 			for (int i = 0; i < nq; i++)
@@ -320,14 +331,7 @@ static void test_one_good_looking_run_of_the_culprit(void **state)
 	(void)state;
 	rng_seed(&rng, 7);
 	assert_int_equal(bisect_new(&b, d->n, d->par, d->npar, &o), 0);
-	for (int i = 0; i < 10; i++) {
-		bisect_add_sample(b, 0, 1000 * (1 + 0.04 * rng_normal(&rng)));
-		bisect_add_sample(b, 64, 850 * (1 + 0.04 * rng_normal(&rng)));
-	}
-	bisect_assume_reproduced(b);
-	for (int i = 0; i < 10; i++)
-		for (int c = 36; c <= 44; c++)
-			bisect_add_sample(b, c, (c >= 40 ? 850 : 1000) * (1 + 0.04 * rng_normal(&rng)));
+	runs_around_40(b, &rng, 850, 0);
 	while ((nq = bisect_next(b, q, 1, NULL)) > 0) {
 		for (int i = 0; i < nq; i++) {
 			assert_int_equal(q[i].confirm, BISECT_Q_CONFIRM);
