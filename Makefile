@@ -99,6 +99,22 @@ $(BUILD)/bench-bisect: $(call obj,$(BENCH_SRC)) $(LIB)
 bench-bisect: $(BUILD)/bench-bisect
 	$(BUILD)/bench-bisect $(BENCH_FLAGS)
 
+# The lab's tools: a seeded load injector (CPU hogs on random cores, on and
+# off at random intervals) and the recorder of real noise traces that the
+# simulator replays (tests/bench/traces/).
+$(BUILD)/loadgen: $(BUILD)/obj/tests/bench/loadgen.o $(LIB)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
+
+record-noise: $(BUILD)/loadgen
+	BUILD=$(abspath $(BUILD)) sh tests/bench/record-noise.sh $(RECORD_FLAGS)
+
+# Real bisections on the local lab with the load injector on (about 20
+# minutes here; BENCH_LAB_FLAGS=--help lists its knobs). Not part of make check.
+BENCH_LAB_FLAGS ?=
+bench-lab: deps
+	$(MAKE) all $(BUILD)/loadgen
+	BUILD=$(abspath $(BUILD)) sh tests/bench/bench-lab.sh $(BENCH_LAB_FLAGS)
+
 # test_bound checks the benchmark's capacity bound against STATISTICS.md.
 $(BUILD)/obj/tests/unit/test_bound.o: ALL_CFLAGS += -iquote tests/bench
 $(BUILD)/obj/tests/bench/%.o: ALL_CFLAGS += -iquote tests/bench
@@ -165,7 +181,7 @@ check-kernel: deps-kernel
 clean:
 	rm -rf build build-san bisectd/schema_sql.c
 
-.PHONY: all deps deps-kernel unit integration check-one check demo demo-kernel check-kernel clean bench-bisect
+.PHONY: all deps deps-kernel unit integration check-one check demo demo-kernel check-kernel clean bench-bisect bench-lab record-noise
 .SECONDARY:
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -246,6 +246,16 @@ void bisect_add_sample(struct bisect *b, int i, double value)
 	c->x[c->nx++] = b->o.higher_is_better ? log(value) : -log(value);
 }
 
+void bisect_add_run(struct bisect *b, int i, double value, long task, int agent, int kind)
+{
+	(void)task;
+	(void)agent;
+	if (kind == BISECT_Q_CONFIRM)
+		bisect_add_confirm_sample(b, i, value);
+	else
+		bisect_add_sample(b, i, value);
+}
+
 void bisect_add_confirm_sample(struct bisect *b, int i, double value)
 {
 	bisect_add_sample(b, i, value);
@@ -1234,6 +1244,9 @@ void bisect_result(const struct bisect *b, struct bisect_result *r)
 	r->builds = b->builds;
 	r->outliers = b->outliers;
 	r->why = b->why;
+	r->budget_runs = b->o.budget_runs > 0 ? b->o.budget_runs : 0;
+	r->more_runs = -1;
+	r->failed_confirm = -1;
 }
 
 double bisect_bad_mass(struct bisect *b, int i)

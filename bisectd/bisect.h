@@ -9,10 +9,13 @@
  * works on their logarithm, so effects are relative.
  *
  * The posterior over the culprit integrates the unknown good and bad
- * means and the common sigma out (flat priors on the means, Jeffreys on
- * sigma: a closed-form marginal per split), after setting aside runs that
- * lie far from both ends (a bimodal machine's slow runs). See
- * STATISTICS.md and the README.
+ * means and the common noise scale out (flat priors on the means,
+ * Jeffreys on the scale: a closed-form marginal per split), after setting
+ * aside runs that lie far from both ends (a bimodal machine's slow runs).
+ * The unit of evidence is a task, not a run: the runs of one task share a
+ * level (a burst of load shifts them together), each agent has a level of
+ * its own, and the ratio of between-task to within-task variance is
+ * averaged over rather than assumed. See docs/ENGINE.md.
  */
 #ifndef BISECT_BISECT_H
 #define BISECT_BISECT_H
@@ -28,7 +31,8 @@ struct bisect_opts {
 	int runs_max;        /* largest batch (10) */
 	int end_runs;        /* first batch at each end (5) */
 	int end_runs_max;    /* the ends get topped up to at most this before not-reproduced (30) */
-	long budget_runs;    /* stop after this many runs in all; 0: none */
+	long budget_runs;    /* stop (undecided) after this many runs in all; 0: derived from the range's
+				size and the noise the ends show (bisect_result().budget_runs); < 0: none */
 	long budget_builds;  /* stop after this many distinct commits measured; 0: none */
 	double build_cost;   /* seconds to build and boot a commit not measured yet (measured: bisect_set_costs) */
 	double run_cost;     /* seconds per run */
@@ -50,13 +54,19 @@ void bisect_free(struct bisect *b);
 /* Multiplies commit i's prior by w (> 0), e.g. for commits touching named paths. */
 void bisect_weight_prior(struct bisect *b, int i, double w);
 
-/* One run's value at commit i. */
-void bisect_add_sample(struct bisect *b, int i, double value);
 /*
- * One run's value at commit i from an interleaved confirmation (a query
- * with confirm set): it counts as a sample, and as evidence for the
- * confirmation.
+ * One run's value at commit i, from task `task` (any id unique in the job:
+ * runs with the same id belong to one task and share its level), measured
+ * by agent `agent` (any id >= 0: each agent has a level of its own, learnt
+ * from the commits it shares with others, the ends above all), answering
+ * a query of kind `kind` (BISECT_Q_SEARCH, _CONFIRM or _EARLY: a
+ * confirmation run is a sample and evidence for the paired test of the
+ * confirmation). Runs are added in the order they were taken.
  */
+void bisect_add_run(struct bisect *b, int i, double value, long task, int agent, int kind);
+/* One run at commit i in a task of its own, on agent 0 (a search query). */
+void bisect_add_sample(struct bisect *b, int i, double value);
+/* The same, as part of a confirmation (a task of its own, agent 0). */
 void bisect_add_confirm_sample(struct bisect *b, int i, double value);
 /* Commit i cannot be measured (build or boot failed). */
 void bisect_mark_skipped(struct bisect *b, int i);
@@ -79,8 +89,13 @@ enum bisect_state {
 enum bisect_verdict {
 	VERDICT_NONE,           /* still running */
 	VERDICT_CULPRIT,        /* one commit, confirmed, at the asked confidence */
-	VERDICT_RANGE,          /* the smallest set holding the confidence (skips, or budget) */
-	VERDICT_NOT_REPRODUCED, /* the ends do not differ enough */
+	VERDICT_RANGE,          /* the smallest set holding the confidence, where skipped commits stand
+				   between its members */
+	VERDICT_NOT_REPRODUCED, /* the ends are shown to differ by less than min_effect, at the job's
+				   confidence (an equivalence, not merely no significant difference) */
+	VERDICT_UNDECIDED,      /* the data cannot decide within the budget: no commit holds the
+				   confidence, or its confirmation failed, or the ends neither differ
+				   nor are shown equal; see the result's numbers */
 };
 
 enum { BISECT_Q_SEARCH, BISECT_Q_CONFIRM, BISECT_Q_EARLY };
@@ -122,6 +137,17 @@ struct bisect_result {
 	long runs, builds;      /* so far: all runs, distinct commits measured */
 	int outliers;           /* runs set aside as far from both ends */
 	const char *why;        /* a sentence on the last decision; borrowed */
+	/* The numbers an undecided (or any) answer is read with. */
+	double effect;          /* bad group against good on the most probable split, fraction (< 0: worse
+				   for a higher-is-better metric), agents' levels taken out */
+	double effect_lo, effect_hi; /* its 95% interval */
+	double task_cv;         /* noise of one task's mean between tasks of a commit (level and runs), as
+				   a fraction; 0 until two tasks of a commit were seen */
+	double run_cv;          /* noise between the runs of one task, as a fraction */
+	long budget_runs;       /* the budget in force: the job's, or the one derived; 0 none yet */
+	long more_runs;         /* undecided: about how many more runs at this noise would decide it
+				   (-1: no estimate: the effect does not show at all) */
+	int failed_confirm;     /* the commit whose confirmation failed last, -1 none: never the answer */
 };
 
 /* The state after the last bisect_next(); pointers inside are valid until the next call. */
