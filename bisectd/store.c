@@ -61,10 +61,40 @@ static int prepare(struct store *s, sqlite3_stmt **st, const char *sql, const ch
 	return 0;
 }
 
+/* 0 when no row breaks a foreign key; the first that does is the error. */
+static int foreign_key_check(struct store *s, const char *what)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	if (sqlite3_prepare_v2(s->db, "PRAGMA foreign_key_check", -1, &st, NULL) != SQLITE_OK)
+		return db_err(s, what);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		rc = err_set(ERR_FAIL, "store %s: %s: row %lld of %s breaks its foreign key to %s", s->path, what,
+			     (long long)sqlite3_column_int64(st, 1), sqlite3_column_text(st, 0),
+			     sqlite3_column_text(st, 2));
+	else if (rc == SQLITE_DONE)
+		rc = 0;
+	else
+		rc = db_err(s, what);
+	sqlite3_finalize(st);
+	return rc;
+}
+
+/*
+ * Applies the migrations newer than the store, each in a transaction of
+ * its own. Foreign keys are off meanwhile, as SQLite's way to change a
+ * table's definition wants (rebuild, drop, rename): with them on, dropping
+ * the old jobs table would first delete its children through ON DELETE
+ * CASCADE. They are checked before each commit instead, and on again after.
+ */
 static int migrate(struct store *s)
 {
 	int v = store_version(s), rc = 0;
 
+	if (sqlite3_exec(s->db, "PRAGMA foreign_keys = OFF", NULL, NULL, NULL) != SQLITE_OK)
+		return db_err(s, "foreign keys off");
 	for (int i = 0; i < store_nr_migrations; i++) {
 		const struct store_migration *m = &store_migrations[i];
 		char *sql;
@@ -72,23 +102,26 @@ static int migrate(struct store *s)
 		if (m->version <= v)
 			continue;
 		if ((rc = store_begin(s)))
-			return rc;
+			goto out;
 		if (sqlite3_exec(s->db, m->sql, NULL, NULL, NULL) != SQLITE_OK) {
 			rc = db_err(s, m->name);
 			store_rollback(s);
-			return rc;
+			goto out;
 		}
 		sql = xasprintf("PRAGMA user_version = %d", m->version);
 		if (sqlite3_exec(s->db, sql, NULL, NULL, NULL) != SQLITE_OK)
 			rc = db_err(s, "user_version");
 		free(sql);
-		if (rc || (rc = store_commit(s))) {
+		if (rc || (rc = foreign_key_check(s, m->name)) || (rc = store_commit(s))) {
 			store_rollback(s);
-			return rc;
+			goto out;
 		}
 		log_info("store %s: migrated to version %d (%s)", s->path, m->version, m->name);
 	}
-	return 0;
+out:
+	if (sqlite3_exec(s->db, "PRAGMA foreign_keys = ON", NULL, NULL, NULL) != SQLITE_OK && rc == 0)
+		rc = db_err(s, "foreign keys on");
+	return rc;
 }
 
 int store_open(struct store **out, const char *path)

@@ -1,4 +1,7 @@
-/* test_store: migrations on an empty and on an existing database, and the query helpers. */
+/*
+ * test_store: migrations on an empty, an existing and a version-4 database
+ * holding a job, and the query helpers.
+ */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -69,6 +72,77 @@ static void test_existing_database_keeps_data(void **state)
 	assert_int_equal(store_version(s), latest());
 	assert_int_equal(store_int(s, &n, "SELECT count(*) FROM repos WHERE name = ?", "s", "linux"), 0);
 	assert_int_equal(n, 1);
+	store_close(s);
+	cleanup(path);
+}
+
+/* A database as bisectd left it at schema version 4, holding one job with a commit, a task and a sample. */
+static void make_v4(const char *path)
+{
+	sqlite3 *db;
+
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, "PRAGMA foreign_keys = ON", NULL, NULL, NULL), SQLITE_OK);
+	for (int i = 0; i < store_nr_migrations && store_migrations[i].version <= 4; i++)
+		assert_int_equal(sqlite3_exec(db, store_migrations[i].sql, NULL, NULL, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db,
+		"INSERT INTO repos (id, name, url) VALUES (1, 'demo', '/x');"
+		"INSERT INTO jobs (id, repo_id, workload, pool, good, bad, good_ref, bad_ref, runs, unit, direction, "
+		"state, created, finished, culprit, report, budget_runs, append) VALUES (7, 1, 'bench', 'local', "
+		"'g', 'b', 'v1.0', 'main', 5, 'ops/s', 'higher', 'done', 100, 200, 1, '{\"verdict\": \"culprit\"}', "
+		"40, 'nosmt');"
+		"INSERT INTO job_commits (job_id, idx, sha, subject) VALUES (7, 0, 'g', 'good'), (7, 1, 'b', 'bad');"
+		"INSERT INTO tasks (id, job_id, idx, runs, state, created) VALUES (3, 7, 1, 5, 'done', 150);"
+		"INSERT INTO samples (task_id, attempt, run, job_id, idx, value, unit, created) "
+		"VALUES (3, 1, 0, 7, 1, 12.5, 'ops/s', 160);"
+		"INSERT INTO decisions (job_id, time, state, queries, top, why) VALUES (7, 150, 'done', '[]', '[]', 'x');"
+		"PRAGMA user_version = 4;", NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+}
+
+static void test_version4_database_is_upgraded(void **state)
+{
+	char *path = tmpdb();
+	struct store *s;
+	json_t *row;
+	long long n;
+
+	(void)state;
+	make_v4(path);
+	assert_int_equal(store_open(&s, path), 0);
+	assert_int_equal(store_version(s), latest());
+	/* The job and everything hanging off it survive the rebuild of jobs. */
+	assert_int_equal(store_row(s, &row, "SELECT state, culprit, report, budget_runs, append, policy, "
+				   "budget_seconds FROM jobs WHERE id = 7", ""), 0);
+	assert_string_equal(json_string_value(json_object_get(row, "state")), "done");
+	assert_int_equal(json_integer_value(json_object_get(row, "culprit")), 1);
+	assert_string_equal(json_string_value(json_object_get(row, "report")), "{\"verdict\": \"culprit\"}");
+	assert_int_equal(json_integer_value(json_object_get(row, "budget_runs")), 40);
+	assert_string_equal(json_string_value(json_object_get(row, "append")), "nosmt");
+	assert_string_equal(json_string_value(json_object_get(row, "policy")), "bisectd");
+	assert_int_equal(json_integer_value(json_object_get(row, "budget_seconds")), 0);
+	json_decref(row);
+	assert_int_equal(store_int(s, &n, "SELECT (SELECT count(*) FROM job_commits WHERE job_id = 7) + "
+				   "(SELECT count(*) FROM tasks WHERE job_id = 7) + (SELECT count(*) FROM samples) + "
+				   "(SELECT count(*) FROM decisions WHERE job_id = 7)", ""), 0);
+	assert_int_equal(n, 5);
+	assert_int_equal(store_int(s, &n, "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND "
+				   "name = 'jobs_state' AND tbl_name = 'jobs'", ""), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(store_int(s, &n, "SELECT count(*) FROM sqlite_master WHERE name = 'jobs_new'", ""), 0);
+	assert_int_equal(n, 0);
+	/* The new end state is allowed, a made-up one still is not. */
+	assert_int_equal(store_exec(s, "UPDATE jobs SET state = 'undecided' WHERE id = 7", ""), 1);
+	assert_int_equal(store_exec(s, "UPDATE jobs SET state = 'unsure' WHERE id = 7", ""), ERR_EXISTS);
+	/* Foreign keys are on again and point at the new table: no task for a job that does not exist... */
+	assert_int_equal(store_exec(s, "INSERT INTO tasks (job_id, idx, runs, created) VALUES (99, 0, 1, 0)", ""),
+			 ERR_EXISTS);
+	/* ... and deleting the job still takes its children with it. */
+	assert_int_equal(store_exec(s, "DELETE FROM samples", ""), 1);
+	assert_int_equal(store_exec(s, "DELETE FROM jobs WHERE id = 7", ""), 1);
+	assert_int_equal(store_int(s, &n, "SELECT (SELECT count(*) FROM job_commits) + (SELECT count(*) FROM tasks) "
+				   "+ (SELECT count(*) FROM decisions)", ""), 0);
+	assert_int_equal(n, 0);
 	store_close(s);
 	cleanup(path);
 }
@@ -154,6 +228,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_empty_database_is_migrated),
 		cmocka_unit_test(test_existing_database_keeps_data),
+		cmocka_unit_test(test_version4_database_is_upgraded),
 		cmocka_unit_test(test_newer_database_is_refused),
 		cmocka_unit_test(test_failed_migration_leaves_version),
 		cmocka_unit_test(test_rows_and_json_columns),
