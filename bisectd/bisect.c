@@ -36,26 +36,63 @@
 #define TOPLIST 16        /* the most probable commits are always looked at too */
 #define SHORTLIST 12       /* exact ancestor masses computed per quantile target */
 #define MIN_GAIN 1e-3      /* bits: below this nothing left is worth measuring */
-#define CONFIRM_ROUNDS 5
-#define CONFIRM_ALPHA 0.01 /* the rank test that stands in for the best runs (confirmed()) */
-/* Drift scales averaged over (sd of the drift per run, in sigmas): none, one sigma over 200 runs, over 40. */
+/* Drift scales averaged over (sd of the drift per run, in task sigmas): none, one over 200 runs, over 40. */
 static const double drift_taus[] = { 0, 0.005, 0.025 };
 #define NR_TAUS 3
+/*
+ * The ratio lambda = (between-task variance) / (within-task variance)
+ * is not known: the marginal is averaged over these, with equal prior
+ * weight. 0 is the independent-runs model; at 20 a task's runs say
+ * little more than one of them.
+ */
+static const double lambdas[] = { 0, 0.5, 3, 20 };
+#define NR_LAMBDA 4
+#define NV (3 * NR_LAMBDA)  /* per commit and agent: the tasks' W, S, T at each lambda */
+#define AGENT_SLOTS 16      /* agents with a level of their own; more share the last slot */
 #define STOP_MARGIN 0.75  /* search until the error left is this share of what the job allows */
 #define REFRESH_RUNS 25   /* an end not measured for this many runs gets one more */
-#define SPECULATE 0.5     /* with 3+ agents, confirm early from this posterior on */
+#define SPECULATE 0.5     /* with 3+ agents, pair the likely culprit with its parent from here */
+#define CONFIRM_START 0.9 /* confirm the most probable commit from here on */
+#define CONFIRM_ALPHA 0.05 /* the paired test of the confirmation */
+#define CONFIRM_MIN_PAIRS 3
+#define CONFIRM_MAX_PAIRS 24
+#define BUDGET_FACTOR 4.0 /* the derived budget: this many times what the noise needs at the least */
+#define BUDGET_MIN 60
+#define BUDGET_MAX 5000
+
+/* A task: runs that were taken together, on one agent, and share a level. */
+struct task {
+	long id;
+	int commit, agent, kind;  /* agent: its slot */
+	int n;                    /* runs kept */
+	double s, q, t;           /* their sum, sum of squares, sum of times */
+};
 
 struct cdata {
 	double *x;          /* log values of successful runs, sign-flipped so lower is worse */
 	double *t;          /* when each was taken: the engine's run counter */
+	int *task;          /* the task of each run (index into b->tasks) */
 	int nx, cap;
 	int failures;
 	int skipped;
-	double *cx;         /* runs from interleaved confirmations (x) */
-	int nconfirm;
 	uint64_t *anc;      /* ancestors-or-self, once measured */
-	double w_sum, s_sum, q_sum;  /* sufficient statistics of the runs kept */
-	double t_sum, tt_sum, xt_sum;
+	double *v;          /* [AGENT_SLOTS][NV]: its tasks' sums, over the runs kept */
+	uint32_t agents;    /* slots with runs kept here */
+	double kept;        /* runs kept */
+	int nconfirm;       /* runs from confirmation queries */
+};
+
+/* Sums over a set of tasks, per agent and lambda, that every split shares. */
+struct totals {
+	double a[AGENT_SLOTS][NR_LAMBDA][6]; /* W, S, Q, T, TT, XT */
+	double logw[NR_LAMBDA];              /* sum of log w over the tasks */
+	double ssw, dofw;                    /* within-task sum of squares and its degrees of freedom */
+	int m, nagents;                      /* tasks, agents with runs */
+};
+
+/* One lambda's fit of a split: the log marginal and the shift of the bad group. */
+struct lfit {
+	double lm, delta, var, dof;
 };
 
 struct bisect {
@@ -67,24 +104,38 @@ struct bisect {
 	double *prior;
 	double *logl;        /* scratch: log posterior, unnormalised */
 	double *post;
-	double *wb, *sb, *qb, *tb; /* per split: bad-group sums */
+	double *sp;          /* per split: the bad group's sums, [n][nslots * NV] */
+	size_t sp_cap;
 	struct cdata *c;
 	int *measured;       /* commits with samples, in first-measured order */
 	int nr_measured;
 	uint64_t *scratch;   /* one bitset */
+	struct task *tasks;
+	int nr_tasks, tasks_cap;
+	int *task_hash;      /* open addressing over task ids: index + 1, 0 empty */
+	int task_hash_size;
+	int agent_id[AGENT_SLOTS];
+	int nr_slots;
+	long next_own_task;  /* bisect_add_sample()'s tasks */
+	struct totals tot;
 
 	enum bisect_state state;
 	enum bisect_verdict verdict;
-	int culprit, confirm_parent;
+	int culprit, confirm_parent, failed_confirm;
 	int *set;
 	int nr_set;
 	double set_mass;
 	double ends_change, ends_p;
-	double mu_g, mu_b, sigma;  /* of the most probable split */
+	double mu_g, mu_b, sigma;  /* of the most probable split (run level, robust) */
+	double run_sigma;          /* within-task sd of a run */
+	double lambda;             /* posterior mean of lambda at the most probable split */
+	double delta, delta_sd;    /* the bad group's shift there, log units (lower is worse) */
 	double slow_rate, slow_depth; /* the lab's slow runs: how often, how deep (see slow_cut()) */
 	int map;
 	int outliers;
 	long runs, builds;
+	long budget;               /* the runs budget in force, 0 none yet */
+	long more_runs;
 	char why[256];
 };
 
@@ -131,10 +182,6 @@ int bisect_new(struct bisect **out, int n, int *const *parents, const int *nr_pa
 		b->prior[i] = i == 0 ? 0 : 1;
 	b->logl = xcalloc((size_t)n, sizeof(double));
 	b->post = xcalloc((size_t)n, sizeof(double));
-	b->wb = xcalloc((size_t)n, sizeof(double));
-	b->sb = xcalloc((size_t)n, sizeof(double));
-	b->qb = xcalloc((size_t)n, sizeof(double));
-	b->tb = xcalloc((size_t)n, sizeof(double));
 	b->c = xcalloc((size_t)n, sizeof(*b->c));
 	b->measured = xcalloc((size_t)n, sizeof(int));
 	b->set = xcalloc((size_t)n, sizeof(int));
@@ -143,8 +190,11 @@ int bisect_new(struct bisect **out, int n, int *const *parents, const int *nr_pa
 		b->post[i] = 1.0 / (n - 1);
 	b->state = BISECT_ENDS;
 	b->culprit = -1;
+	b->failed_confirm = -1;
 	b->map = -1;
 	b->ends_p = 1;
+	b->more_runs = -1;
+	b->next_own_task = -1;
 	snprintf(b->why, sizeof(b->why), "measuring both ends first");
 	*out = b;
 	return 0;
@@ -158,7 +208,8 @@ void bisect_free(struct bisect *b)
 		free(b->par[i]);
 		free(b->c[i].x);
 		free(b->c[i].t);
-		free(b->c[i].cx);
+		free(b->c[i].task);
+		free(b->c[i].v);
 		free(b->c[i].anc);
 	}
 	free(b->par);
@@ -166,14 +217,13 @@ void bisect_free(struct bisect *b)
 	free(b->prior);
 	free(b->logl);
 	free(b->post);
-	free(b->wb);
-	free(b->sb);
-	free(b->qb);
-	free(b->tb);
+	free(b->sp);
 	free(b->c);
 	free(b->measured);
 	free(b->set);
 	free(b->scratch);
+	free(b->tasks);
+	free(b->task_hash);
 	free(b);
 }
 
@@ -215,7 +265,62 @@ static int has_bit(const uint64_t *bits, int i)
 	return (bits[i / 64] >> (i % 64)) & 1;
 }
 
-void bisect_add_sample(struct bisect *b, int i, double value)
+static uint64_t hash_long(long v)
+{
+	uint64_t h = (uint64_t)v * 0x9e3779b97f4a7c15ULL;
+
+	return h ^ (h >> 29);
+}
+
+/* The index of the task with this id; a new task of commit i on agent slot `slot` when unknown. */
+static int task_of(struct bisect *b, long id, int i, int slot, int kind)
+{
+	int mask, at;
+
+	if (2 * (b->nr_tasks + 1) > b->task_hash_size) {
+		int size = b->task_hash_size ? 2 * b->task_hash_size : 64;
+
+		free(b->task_hash);
+		b->task_hash = xcalloc((size_t)size, sizeof(int));
+		b->task_hash_size = size;
+		for (int k = 0; k < b->nr_tasks; k++) {
+			at = (int)(hash_long(b->tasks[k].id) & (uint64_t)(size - 1));
+			while (b->task_hash[at])
+				at = (at + 1) & (size - 1);
+			b->task_hash[at] = k + 1;
+		}
+	}
+	mask = b->task_hash_size - 1;
+	at = (int)(hash_long(id) & (uint64_t)mask);
+	while (b->task_hash[at]) {
+		int k = b->task_hash[at] - 1;
+
+		if (b->tasks[k].id == id)
+			return k;
+		at = (at + 1) & mask;
+	}
+	if (b->nr_tasks == b->tasks_cap) {
+		b->tasks_cap = b->tasks_cap ? 2 * b->tasks_cap : 64;
+		b->tasks = xrealloc(b->tasks, (size_t)b->tasks_cap * sizeof(*b->tasks));
+	}
+	b->tasks[b->nr_tasks] = (struct task){ .id = id, .commit = i, .agent = slot, .kind = kind };
+	b->task_hash[at] = b->nr_tasks + 1;
+	return b->nr_tasks++;
+}
+
+/* An agent's slot: its own for the first AGENT_SLOTS - 1 agents seen, then one for the rest. */
+static int slot_of(struct bisect *b, int agent)
+{
+	for (int k = 0; k < b->nr_slots; k++)
+		if (b->agent_id[k] == agent)
+			return k;
+	if (b->nr_slots == AGENT_SLOTS)
+		return AGENT_SLOTS - 1;
+	b->agent_id[b->nr_slots] = agent;
+	return b->nr_slots++;
+}
+
+void bisect_add_run(struct bisect *b, int i, double value, long task, int agent, int kind)
 {
 	struct cdata *c;
 
@@ -235,36 +340,31 @@ void bisect_add_sample(struct bisect *b, int i, double value)
 	if (!c->anc) {
 		c->anc = xmalloc(b->words * sizeof(uint64_t));
 		ancestors(b, i, c->anc);
+		c->v = xcalloc(AGENT_SLOTS * NV, sizeof(double));
 		b->measured[b->nr_measured++] = i;
 	}
 	if (c->nx == c->cap) {
 		c->cap = c->cap ? 2 * c->cap : 8;
 		c->x = xrealloc(c->x, (size_t)c->cap * sizeof(double));
 		c->t = xrealloc(c->t, (size_t)c->cap * sizeof(double));
+		c->task = xrealloc(c->task, (size_t)c->cap * sizeof(int));
 	}
+	c->task[c->nx] = task_of(b, task, i, slot_of(b, agent < 0 ? 0 : agent), kind);
 	c->t[c->nx] = (double)b->runs;
 	c->x[c->nx++] = b->o.higher_is_better ? log(value) : -log(value);
+	if (kind == BISECT_Q_CONFIRM)
+		c->nconfirm++;
 }
 
-void bisect_add_run(struct bisect *b, int i, double value, long task, int agent, int kind)
+/* The engine's own task ids count down from -1, so that they never meet a caller's (>= 0). */
+void bisect_add_sample(struct bisect *b, int i, double value)
 {
-	(void)task;
-	(void)agent;
-	if (kind == BISECT_Q_CONFIRM)
-		bisect_add_confirm_sample(b, i, value);
-	else
-		bisect_add_sample(b, i, value);
+	bisect_add_run(b, i, value, b->next_own_task--, 0, BISECT_Q_SEARCH);
 }
 
 void bisect_add_confirm_sample(struct bisect *b, int i, double value)
 {
-	bisect_add_sample(b, i, value);
-	if (i >= 0 && i < b->n && valid_value(value)) {
-		struct cdata *c = &b->c[i];
-
-		c->cx = xrealloc(c->cx, (size_t)(c->nconfirm + 1) * sizeof(double));
-		c->cx[c->nconfirm++] = c->x[c->nx - 1];
-	}
+	bisect_add_run(b, i, value, b->next_own_task--, 0, BISECT_Q_CONFIRM);
 }
 
 void bisect_mark_skipped(struct bisect *b, int i)
@@ -306,179 +406,263 @@ static double median_of(const double *x, int n)
 }
 
 /* ------------------------------------------------------------------ */
-/* The ends */
+/* The model: tasks as the unit of evidence */
 
 /*
- * The runs of end i within 5 robust sigmas (1.4826 MAD) of its median, as
- * raw values into out; returns how many. A bimodal machine can put four
- * slow runs in twenty at one end, and a rank test loses its power to them.
+ * A run of commit c is kept unless it is far from both groups of the
+ * most probable split (sigma > 0), or, with three runs or more, far from
+ * its own commit's median: by sigma, or (sigma < 0, the ends phase, when
+ * there are no groups yet) by 5 of its commit's own robust sigmas. A
+ * bimodal machine can put four slow runs in twenty at one end.
  */
-static int end_inliers(const struct bisect *b, int i, double *out)
-{
-	const struct cdata *c = &b->c[i];
-	double *dev = xmalloc((size_t)(c->nx ? c->nx : 1) * sizeof(double));
-	double med = median_of(c->x, c->nx), mad;
-	int m = 0;
-
-	for (int k = 0; k < c->nx; k++)
-		dev[k] = fabs(c->x[k] - med);
-	mad = 1.4826 * median_of(dev, c->nx);
-	for (int k = 0; k < c->nx; k++)
-		if (mad <= 0 || dev[k] <= 5 * mad)
-			out[m++] = exp(b->o.higher_is_better ? c->x[k] : -c->x[k]);
-	free(dev);
-	return m;
-}
-
-/* Do the ends differ, in the worse direction, significantly and by enough? */
-static int ends_differ(struct bisect *b)
-{
-	const struct cdata *g = &b->c[0], *x = &b->c[b->n - 1];
-	double *vg = xmalloc((size_t)g->nx * sizeof(double) + 1), *vb = xmalloc((size_t)x->nx * sizeof(double) + 1);
-	struct summary sg, sb;
-	int ng = end_inliers(b, 0, vg), nb = end_inliers(b, b->n - 1, vb);
-	double worse;
-
-	stats_summary(&sg, vg, (size_t)ng);
-	stats_summary(&sb, vb, (size_t)nb);
-	b->ends_change = sg.hmean > 0 ? (sb.hmean - sg.hmean) / sg.hmean : 0;
-	b->ends_p = stats_mann_whitney(vb, (size_t)nb, vg, (size_t)ng,
-				       b->o.higher_is_better ? ALT_LESS : ALT_GREATER);
-	free(vg);
-	free(vb);
-	/* The size of the effect from the medians: one slow run must not hide it or fake it. */
-	worse = sg.median > 0 ? 1 - sb.median / sg.median : 0;
-	if (!b->o.higher_is_better)
-		worse = sg.median > 0 ? sb.median / sg.median - 1 : 0;
-	return b->ends_p < b->o.alpha && worse >= b->o.min_effect;
-}
-
-/* ------------------------------------------------------------------ */
-/* The posterior */
-
-/* Sums of every commit's runs, leaving out (when sigma > 0) those far from both groups. */
-static void commit_sums(struct bisect *b, double sigma)
+static void kept_runs(const struct bisect *b, const struct cdata *c, double sigma, unsigned char *keep)
 {
 	double lo = fmin(b->mu_g, b->mu_b) - FAR_SIGMAS * sigma;
 	double hi = fmax(b->mu_g, b->mu_b) + FAR_SIGMAS * sigma;
+	double med = c->nx >= 3 ? median_of(c->x, c->nx) : 0, own = sigma;
 
+	if (sigma < 0 && c->nx >= 3) {
+		double *dev = xmalloc((size_t)c->nx * sizeof(double));
+
+		for (int r = 0; r < c->nx; r++)
+			dev[r] = fabs(c->x[r] - med);
+		own = 1.4826 * median_of(dev, c->nx);
+		free(dev);
+	}
+	for (int r = 0; r < c->nx; r++) {
+		double x = c->x[r];
+
+		keep[r] = 1;
+		if (sigma > 0 && (x < lo || x > hi || (c->nx >= 3 && fabs(x - med) > FAR_SIGMAS * sigma)))
+			keep[r] = 0;
+		if (sigma < 0 && c->nx >= 3 && own > 0 && fabs(x - med) > FAR_SIGMAS * own)
+			keep[r] = 0;
+	}
+}
+
+/* Adds task k's kept runs to the totals and to its commit's sums (when v is not NULL). */
+static void add_task(struct totals *T, const struct task *tk, double *v)
+{
+	double ybar = tk->s / tk->n, tbar = tk->t / tk->n;
+
+	T->ssw += fmax(tk->q - tk->s * ybar, 0);
+	T->dofw += tk->n - 1;
+	T->m++;
+	for (int l = 0; l < NR_LAMBDA; l++) {
+		double w = tk->n / (1 + lambdas[l] * tk->n), *a = T->a[tk->agent][l];
+
+		if (a[0] == 0)
+			T->nagents += l == 0;
+		a[0] += w;
+		a[1] += w * ybar;
+		a[2] += w * ybar * ybar;
+		a[3] += w * tbar;
+		a[4] += w * tbar * tbar;
+		a[5] += w * ybar * tbar;
+		T->logw[l] += 0.5 * log(w);
+		if (v) {
+			double *cv = v + tk->agent * NV + 3 * l;
+
+			cv[0] += w;
+			cv[1] += w * ybar;
+			cv[2] += w * tbar;
+		}
+	}
+}
+
+/*
+ * The tasks' sums over the runs kept (see kept_runs()): per commit and
+ * agent into c->v, and over all measured commits into b->tot; with
+ * only_ends, over the two ends alone into T (and no c->v).
+ */
+static void task_sums(struct bisect *b, double sigma, int only_ends, struct totals *T)
+{
+	unsigned char *keep = NULL;
+	int cap = 0;
+
+	memset(T, 0, sizeof(*T));
 	b->outliers = 0;
+	for (int k = 0; k < b->nr_tasks; k++)
+		b->tasks[k].n = 0, b->tasks[k].s = b->tasks[k].q = b->tasks[k].t = 0;
 	for (int k = 0; k < b->nr_measured; k++) {
-		struct cdata *c = &b->c[b->measured[k]];
-		/*
-		 * A commit with three runs or more also sets aside a run far from
-		 * its own median: a slow run that lands near the other group
-		 * would otherwise stay, and contradict the rest forever.
-		 */
-		double med = sigma > 0 && c->nx >= 3 ? median_of(c->x, c->nx) : 0;
+		int i = b->measured[k];
+		struct cdata *c = &b->c[i];
 
-		c->w_sum = c->s_sum = c->q_sum = c->t_sum = c->tt_sum = c->xt_sum = 0;
+		if (only_ends && i != 0 && i != b->n - 1)
+			continue;
+		if (c->nx > cap) {
+			cap = c->nx;
+			keep = xrealloc(keep, (size_t)cap);
+		}
+		kept_runs(b, c, sigma, keep);
 		for (int r = 0; r < c->nx; r++) {
-			double x = c->x[r], t = c->t[r];
+			struct task *tk = &b->tasks[c->task[r]];
 
-			if (sigma > 0 && (x < lo || x > hi || (c->nx >= 3 && fabs(x - med) > FAR_SIGMAS * sigma))) {
+			if (!keep[r]) {
 				b->outliers++;
 				continue;
 			}
-			c->w_sum += 1;
-			c->s_sum += x;
-			c->q_sum += x * x;
-			c->t_sum += t;
-			c->tt_sum += t * t;
-			c->xt_sum += x * t;
+			tk->n++;
+			tk->s += c->x[r];
+			tk->q += c->x[r] * c->x[r];
+			tk->t += c->t[r];
+		}
+		if (!only_ends) {
+			memset(c->v, 0, AGENT_SLOTS * NV * sizeof(double));
+			c->agents = 0;
+			c->kept = 0;
 		}
 	}
+	free(keep);
+	for (int k = 0; k < b->nr_tasks; k++) {
+		struct task *tk = &b->tasks[k];
+		struct cdata *c = &b->c[tk->commit];
+
+		if (tk->n == 0)
+			continue;
+		add_task(T, tk, only_ends ? NULL : c->v);
+		if (!only_ends) {
+			c->agents |= 1u << tk->agent;
+			c->kept += tk->n;
+		}
+	}
+}
+
+/*
+ * One lambda's fit of the task means: a shift delta of the bad group
+ * (whose per-agent sums are vb, [slot][NV]), a level per agent (flat
+ * priors: an agent's level is learnt only from what it shares with
+ * others, so a commit measured on a slower agent alone cannot look bad),
+ * and, with P > 0, a drift over time with prior precision P; the common
+ * scale integrated out with Jeffreys' prior. lm is the log marginal up to
+ * a constant shared by every split and lambda; -INFINITY when the data
+ * say nothing about delta (every agent saw one side only).
+ */
+static void lambda_fit(const struct totals *T, int nslots, int l, const double *vb, double P, struct lfit *f)
+{
+	double syy = 0, stt = 0, sty = 0, sxx = 0, sxy = 0, sxt = 0, logdet = 0, wall = 0, ss, m00, ldet;
+
+	f->lm = -INFINITY;
+	f->dof = T->dofw + T->m - T->nagents - 1;
+	for (int a = 0; a < nslots; a++) {
+		const double *t = T->a[a][l], *x = vb + a * NV + 3 * l;
+		double W = t[0];
+
+		if (W <= 0)
+			continue;
+		syy += t[2] - t[1] * t[1] / W;
+		stt += t[4] - t[3] * t[3] / W;
+		sty += t[5] - t[3] * t[1] / W;
+		sxx += x[0] - x[0] * x[0] / W;
+		sxy += x[1] - x[0] * t[1] / W;
+		sxt += x[2] - x[0] * t[3] / W;
+		logdet += log(W);
+		wall += W;
+	}
+	if (f->dof < 1 || sxx <= 1e-9 * wall)
+		return;
+	if (P > 0) {
+		double det = sxx * (stt + P) - sxt * sxt, b0, b1;
+
+		if (det <= 0)
+			return;
+		b0 = ((stt + P) * sxy - sxt * sty) / det;
+		b1 = (sxx * sty - sxt * sxy) / det;
+		ss = syy - (sxy * b0 + sty * b1);
+		m00 = (stt + P) / det;
+		ldet = log(det) - log(P);
+		f->delta = b0;
+	} else {
+		f->delta = sxy / sxx;
+		ss = syy - sxy * f->delta;
+		m00 = 1 / sxx;
+		ldet = log(sxx);
+	}
+	ss = fmax(T->ssw + ss, 1e-300 + 1e-12 * wall);
+	f->lm = T->logw[l] - 0.5 * logdet - 0.5 * ldet - 0.5 * f->dof * log(ss);
+	f->var = ss / f->dof * m00;
+}
+
+static double logaddexp(double a, double b)
+{
+	if (!isfinite(a))
+		return b;
+	if (!isfinite(b))
+		return a;
+	return a > b ? a + log1p(exp(b - a)) : b + log1p(exp(a - b));
 }
 
 /*
  * Log marginal likelihood of every split into b->logl (and the posterior
- * into b->post); returns the most probable split.
+ * into b->post), averaged over lambda and the drift's scale; returns the
+ * most probable split.
  */
 static int split_posterior(struct bisect *b)
 {
-	double wt = 0, st = 0, qt = 0, tt = 0, t2 = 0, xt = 0, tbar, TT, XT, best = -INFINITY, z = 0;
-	int map = -1, drift = b->o.drift;
+	const struct totals *T = &b->tot;
+	int nslots = b->nr_slots ? b->nr_slots : 1, map = -1, drift = b->o.drift;
+	size_t stride = (size_t)nslots * NV;
+	double best = -INFINITY, z = 0, w0 = 0, stt0 = 0;
 
-	memset(b->wb, 0, (size_t)b->n * sizeof(double));
-	memset(b->sb, 0, (size_t)b->n * sizeof(double));
-	memset(b->qb, 0, (size_t)b->n * sizeof(double));
-	memset(b->tb, 0, (size_t)b->n * sizeof(double));
+	if (b->sp_cap < (size_t)b->n * stride) {
+		free(b->sp);
+		b->sp_cap = (size_t)b->n * stride;
+		b->sp = xmalloc(b->sp_cap * sizeof(double));
+	}
+	memset(b->sp, 0, (size_t)b->n * stride * sizeof(double));
 	for (int k = 0; k < b->nr_measured; k++) {
 		const struct cdata *c = &b->c[b->measured[k]];
 
-		wt += c->w_sum;
-		st += c->s_sum;
-		qt += c->q_sum;
-		tt += c->t_sum;
-		t2 += c->tt_sum;
-		xt += c->xt_sum;
-		if (c->w_sum == 0)
+		if (c->kept == 0)
 			continue;
-		for (size_t w = 0; w < b->words; w++) {
-			uint64_t bits = c->anc[w];
+		for (int a = 0; a < nslots; a++) {
+			const double *v = c->v + a * NV;
 
-			while (bits) {
-				int j = (int)(w * 64) + __builtin_ctzll(bits);
+			if (!(c->agents >> a & 1))
+				continue;
+			for (size_t w = 0; w < b->words; w++) {
+				uint64_t bits = c->anc[w];
 
-				bits &= bits - 1;
-				b->wb[j] += c->w_sum;
-				b->sb[j] += c->s_sum;
-				b->qb[j] += c->q_sum;
-				b->tb[j] += c->t_sum;
+				while (bits) {
+					double *dst = b->sp + ((w * 64) + (size_t)__builtin_ctzll(bits)) * stride +
+						      (size_t)a * NV;
+
+					bits &= bits - 1;
+					for (int q = 0; q < NV; q++)
+						dst[q] += v[q];
+				}
 			}
 		}
 	}
-	/* Time centred on the runs' mean, for the drift term. */
-	tbar = wt > 0 ? tt / wt : 0;
-	TT = t2 - wt * tbar * tbar;
-	XT = xt - tbar * st;
-	if (wt < 8 || TT <= 0)
-		drift = 0;  /* too few runs to spend a degree of freedom on drift */
+	for (int a = 0; a < nslots; a++) {
+		w0 += T->a[a][0][0];
+		if (T->a[a][0][0] > 0)
+			stt0 += T->a[a][0][4] - T->a[a][0][3] * T->a[a][0][3] / T->a[a][0][0];
+	}
+	if (T->m < 8 || stt0 <= 0)
+		drift = 0;  /* too few tasks to spend a degree of freedom on drift */
 	for (int j = 1; j < b->n; j++) {
-		double nb = b->wb[j], ng = wt - nb, ssb, ssg, ss0, mb, mg, se, l, v0, dof;
+		const double *vb = b->sp + (size_t)j * stride;
+		double nb = 0, l = -INFINITY;
 
-		if (b->prior[j] <= 0 || nb <= 0.5 || ng <= 0.5) {
+		for (int a = 0; a < nslots; a++)
+			nb += vb[a * NV];
+		if (b->prior[j] <= 0 || nb <= 0.5 || w0 - nb <= 0.5) {
 			b->logl[j] = -INFINITY;
 			continue;
 		}
-		mb = b->sb[j] / nb;
-		mg = (st - b->sb[j]) / ng;
-		ssb = b->qb[j] - b->sb[j] * mb;
-		ssg = (qt - b->qb[j]) - (st - b->sb[j]) * mg;
-		ss0 = fmax(ssb, 0) + fmax(ssg, 0);
-		v0 = 1 / nb + 1 / ng;
-		dof = wt - 2;
-		/*
-		 * A common linear drift over time: x = mu_group + beta t, with
-		 * beta ~ N(0, (tau sigma)^2) per run. The prior is proper, so a
-		 * history whose commits are measured in order (bisection does
-		 * that) cannot pass its regression off as drift: the marginal gains
-		 * (tau^2 D')^-1/2 with D' = D + 1/tau^2, and the residual loses
-		 * beta^2 D' at beta's posterior mean. The drift's scale is not
-		 * known either: the marginal is averaged over a few taus (tau 0 is
-		 * no drift), each with an equal prior weight, so a steady lab pays
-		 * almost nothing and a drifting one is followed.
-		 */
-		l = -INFINITY;
-		for (int m = 0; m < (drift ? NR_TAUS : 1); m++) {
-			double tau = drift_taus[m], lm = -0.5 * log(nb * ng), ss = ss0, diff = mg - mb, v = v0;
+		for (int li = 0; li < NR_LAMBDA; li++)
+			for (int m = 0; m < (drift ? NR_TAUS : 1); m++) {
+				double tau = drift_taus[m], P = tau > 0 ? 1 / (tau * tau * (1 + lambdas[li])) : 0;
+				struct lfit f;
 
-			if (tau > 0) {
-				double TB = b->tb[j] - nb * tbar, D = TT - TB * TB * v0;
-				double Dp = D + 1 / (tau * tau), beta = (XT - TB * (mb - mg)) / Dp;
-
-				ss -= beta * beta * Dp;
-				diff += beta * TB * v0;
-				lm -= 0.5 * log(Dp * tau * tau);
-				v += TB * TB * v0 * v0 / Dp;
+				lambda_fit(T, nslots, li, vb, P, &f);
+				if (!isfinite(f.lm))
+					continue;
+				/* The bad group must be the worse one: P(delta < 0 | data). */
+				f.lm += log(fmax(0.5 * erfc(f.delta / sqrt(2 * f.var)), 1e-300));
+				l = logaddexp(l, f.lm);
 			}
-			ss = fmax(ss, 1e-300 + 1e-12 * wt);
-			lm += -0.5 * dof * log(ss);
-			/* The bad group must be the worse one: P(mu_B < mu_G | data). */
-			se = sqrt(ss / fmax(dof, 1) * v);
-			lm += log(fmax(0.5 * erfc(-diff / (se * M_SQRT2)), 1e-300));
-			l = l > lm ? l + log1p(exp(lm - l)) : lm + (isfinite(l) ? log1p(exp(l - lm)) : 0);
-		}
 		l += log(b->prior[j]);
 		b->logl[j] = l;
 		if (l > best) {
@@ -487,12 +671,132 @@ static int split_posterior(struct bisect *b)
 		}
 	}
 	for (int j = 1; j < b->n; j++) {
-		b->post[j] = isfinite(b->logl[j]) ? exp(b->logl[j] - best) : 0;
+		b->post[j] = isfinite(b->logl[j]) && isfinite(best) ? exp(b->logl[j] - best) : 0;
 		z += b->post[j];
 	}
 	for (int j = 1; j < b->n; j++)
 		b->post[j] = z > 0 ? b->post[j] / z : 1.0 / (b->n - 1);
 	return map;
+}
+
+/*
+ * The shift of the bad group at split vb over the lambdas (no drift), as
+ * a mixture of their fits: its mean and sd into b->delta and
+ * b->delta_sd, lambda's posterior mean into b->lambda; returns the log of
+ * the total weight (-INFINITY when nothing is known). With p_below, also
+ * P(delta < x) for x in xs[0..nx).
+ */
+static double shift_of(struct bisect *b, const struct totals *T, const double *vb, const double *xs, int nx,
+		       double *p_below)
+{
+	struct lfit f[NR_LAMBDA];
+	double top = -INFINITY, z = 0, mean = 0, sq = 0, lam = 0;
+	int nslots = b->nr_slots ? b->nr_slots : 1;
+
+	for (int l = 0; l < NR_LAMBDA; l++) {
+		lambda_fit(T, nslots, l, vb, 0, &f[l]);
+		top = fmax(top, f[l].lm);
+	}
+	for (int i = 0; i < nx; i++)
+		p_below[i] = 0;
+	if (!isfinite(top))
+		return -INFINITY;
+	for (int l = 0; l < NR_LAMBDA; l++) {
+		double w = isfinite(f[l].lm) ? exp(f[l].lm - top) : 0;
+
+		if (w == 0)
+			continue;
+		z += w;
+		mean += w * f[l].delta;
+		sq += w * (f[l].var + f[l].delta * f[l].delta);
+		lam += w * lambdas[l];
+		for (int i = 0; i < nx; i++)
+			p_below[i] += w * stats_t_cdf((xs[i] - f[l].delta) / sqrt(f[l].var), f[l].dof);
+	}
+	for (int i = 0; i < nx; i++)
+		p_below[i] /= z;
+	b->delta = mean / z;
+	b->delta_sd = sqrt(fmax(sq / z - b->delta * b->delta, 0));
+	b->lambda = lam / z;
+	return top + log(z);
+}
+
+/* The worsening by min_effect, in the engine's units (log, lower is worse). */
+static double min_shift(const struct bisect *b)
+{
+	return b->o.higher_is_better ? log1p(-fmin(b->o.min_effect, 0.99)) : -log1p(b->o.min_effect);
+}
+
+/* Runs of commit i in distinct tasks. */
+static int tasks_at(const struct bisect *b, int i)
+{
+	int m = 0;
+
+	for (int k = 0; k < b->nr_tasks; k++)
+		m += b->tasks[k].commit == i;
+	return m;
+}
+
+enum { ENDS_UNCLEAR, ENDS_DIFFER, ENDS_EQUAL };
+
+/*
+ * Do the ends differ, in the worse direction, at the job's alpha and by
+ * min_effect at least (the shift's posterior mean); or are they shown to
+ * differ by less than min_effect, at the job's confidence? Judged on the
+ * task means, with each agent's level taken out: a burst of load that
+ * shifts one end's task, or an end measured on a slower agent, is not a
+ * regression. Runs far from their end's median are set aside first.
+ */
+static int ends_test(struct bisect *b)
+{
+	struct totals T;
+	double xs[2] = { 0, min_shift(b) }, p[2];
+	const struct cdata *g = &b->c[0], *x = &b->c[b->n - 1];
+	int verdict = ENDS_UNCLEAR;
+
+	if (!g->v || !x->v)
+		return ENDS_UNCLEAR;
+	task_sums(b, -1, 1, &T);
+	/* The bad end's per-agent sums: its tasks alone (task_sums() left c->v as it was). */
+	{
+		double *vb = xcalloc(AGENT_SLOTS * NV, sizeof(double));
+		struct totals Tb;
+
+		memset(&Tb, 0, sizeof(Tb));
+		for (int k = 0; k < b->nr_tasks; k++)
+			if (b->tasks[k].commit == b->n - 1 && b->tasks[k].n > 0)
+				add_task(&Tb, &b->tasks[k], vb);
+		if (isfinite(shift_of(b, &T, vb, xs, 2, p))) {
+			b->ends_p = 1 - p[0];
+			if (p[0] >= 1 - b->o.alpha && b->delta <= xs[1])
+				verdict = ENDS_DIFFER;
+			else if (1 - p[1] >= b->o.confidence)
+				verdict = ENDS_EQUAL;
+		}
+		free(vb);
+	}
+	/* The change as the report prints it: hmeans of the runs kept (amean for a time). */
+	{
+		double sum[2] = { 0, 0 };
+		int cnt[2] = { 0, 0 };
+
+		for (int e = 0; e < 2; e++) {
+			const struct cdata *c = &b->c[e ? b->n - 1 : 0];
+			unsigned char *keep = xmalloc((size_t)c->nx + 1);
+
+			kept_runs(b, c, -1, keep);
+			for (int r = 0; r < c->nx; r++)
+				if (keep[r]) {
+					sum[e] += exp(-c->x[r]);  /* 1/v for a rate, v for a time */
+					cnt[e]++;
+				}
+			free(keep);
+		}
+		if (cnt[0] && cnt[1])
+			b->ends_change = b->o.higher_is_better ? (sum[0] / cnt[0]) / (sum[1] / cnt[1]) - 1 :
+				(sum[1] / cnt[1]) / (sum[0] / cnt[0]) - 1;
+	}
+	return verdict;
 }
 
 /* The means of the two groups of split j, over the runs kept. */
@@ -502,12 +806,18 @@ static void group_means(struct bisect *b, int j)
 
 	for (int k = 0; k < b->nr_measured; k++) {
 		const struct cdata *c = &b->c[b->measured[k]];
+		double w = 0, sum = 0;
 
-		wt += c->w_sum;
-		st += c->s_sum;
+		/* At lambda 0 a task's weight is its runs, and weight times mean their sum. */
+		for (int a = 0; a < AGENT_SLOTS; a++) {
+			w += c->v[a * NV];
+			sum += c->v[a * NV + 1];
+		}
+		wt += w;
+		st += sum;
 		if (has_bit(c->anc, j)) {
-			nb += c->w_sum;
-			sb += c->s_sum;
+			nb += w;
+			sb += sum;
 		}
 	}
 	b->mu_b = nb > 0 ? sb / nb : 0;
@@ -583,7 +893,7 @@ static void update_posterior(struct bisect *b)
 	double *res, *gx, *bx;
 	int map, m = 0, ng = 0, nb = 0;
 
-	commit_sums(b, 0);
+	task_sums(b, 0, 0, &b->tot);
 	map = split_posterior(b);
 	if (map <= 0) {
 		b->map = map;
@@ -622,12 +932,16 @@ static void update_posterior(struct bisect *b)
 	free(bx);
 	if (b->sigma > 0) {
 		slow_model(b);
-		commit_sums(b, b->sigma);
+		task_sums(b, b->sigma, 0, &b->tot);
 		if (b->outliers)
 			map = split_posterior(b);
 	}
 	group_means(b, map);
 	b->map = map;
+	b->run_sigma = b->tot.dofw > 0 ? sqrt(b->tot.ssw / b->tot.dofw) : 0;
+	if (map > 0)
+		shift_of(b, &b->tot, b->sp + (size_t)map * (size_t)(b->nr_slots ? b->nr_slots : 1) * NV,
+			 NULL, 0, NULL);
 }
 
 /* ------------------------------------------------------------------ */
@@ -700,13 +1014,28 @@ static double effect_sigmas(const struct bisect *b)
 	return fmax(d, 0.25);
 }
 
+/*
+ * The effect in sigmas of one task's mean over r runs: the runs of a task
+ * share its level, so the between-task part of the noise (lambda times the
+ * within-task variance) does not average out however many runs it has.
+ * Until some task has two runs, the within-task noise is not known apart
+ * and runs count as independent.
+ */
+static double task_sigmas(const struct bisect *b, int r)
+{
+	double lam = b->run_sigma > 0 ? b->lambda : 0;
+	double s = b->run_sigma > 0 ? fabs(b->mu_g - b->mu_b) / b->run_sigma : effect_sigmas(b);
+
+	return fmax(fmax(s, 0.25) / sqrt(lam + 1.0 / r), 0.25);
+}
+
 /* The best batch size for a query at mass p: most bits per second. */
 static void best_batch(const struct bisect *b, double p, int built, struct bisect_query *q)
 {
-	double s = effect_sigmas(b), best = -1;
+	double best = -1;
 
 	for (int r = b->o.runs_min; r <= b->o.runs_max; r++) {
-		double gain = channel_info(p, sqrt((double)r) * s / 2);
+		double gain = channel_info(p, task_sigmas(b, r) / 2);
 		double cost = (built ? 0 : b->o.build_cost) + r * b->o.run_cost;
 
 		if (gain / cost > best) {
@@ -776,6 +1105,7 @@ static int choose_search(struct bisect *b, struct bisect_query *out, int k, cons
 		ev[i].mass = anc_mass(b, c);
 		best_batch(b, ev[i].mass, b->c[c].nx + b->c[c].failures > 0, &ev[i]);
 		ev[i].confirm = BISECT_Q_SEARCH;
+		ev[i].chain = 0;
 	}
 	for (int t = 1; t <= k; t++) {
 		double target = (double)t / (k + 1), best_score = -1;
@@ -833,7 +1163,7 @@ static int parent_of(const struct bisect *b, int i)
 	return b->npar[i] ? b->par[i][0] : 0;
 }
 
-/* Runs the end i still needs: a first batch, then both level, a batch at a time. */
+/* Runs the end i still needs this round: a first batch, then both level, a batch at a time. */
 static int batch_for_ends(const struct bisect *b, int i)
 {
 	int n0 = b->c[0].nx, n1 = b->c[b->n - 1].nx, want = b->o.end_runs;
@@ -855,125 +1185,95 @@ static int finish(struct bisect *b, enum bisect_verdict v, const char *why)
 	return 0;
 }
 
-/*
- * Runs per commit in one round of confirmation: enough that the pair's
- * means show the direction (2 / effect^2 runs each, 1 to 4): the
- * posterior already holds the confidence, this guards against a model
- * that does not fit the lab.
- */
-static int confirm_runs(const struct bisect *b)
-{
-	double s = effect_sigmas(b);
-	int r = (int)ceil(2 / (s * s));
-
-	/*
-	 * A large effect needs one run to show, but a slow run looks just like
-	 * it: two a side, so that one slow run cannot confirm a good commit.
-	 */
-	if (s >= 3)
-		return 2;
-	return r < 1 ? 1 : r > 4 ? 4 : r;
-}
+/* ------------------------------------------------------------------ */
+/* The confirmation */
 
 /*
- * Confirmation: does the change show, in the right direction, in the
- * interleaved runs of parent and culprit? Everything about it is derived
- * from the runs tagged as confirmation, so an engine rebuilt from stored
- * samples is in the same place.
+ * The confirmation's pairs: neighbouring runs of parent and culprit on
+ * one agent, each from a confirmation query; d = x(parent) - x(culprit),
+ * > 0 where the change shows. A pair with a run below where runs are
+ * more likely slow than normal (slow_cut()), or far above both groups,
+ * is left out: one slow run must not decide a handful of pairs. Returns
+ * how many pairs went into d (room for the smaller nconfirm of the two).
  */
-static double inlier_mean(const struct bisect *b, const double *x, int n)
+static int confirm_pairs(const struct bisect *b, int parent, int culprit, double *d)
 {
-	double lo = slow_cut(b), hi = fmax(b->mu_g, b->mu_b) + FAR_SIGMAS * b->sigma;
-	double sum = 0;
-	int m = 0;
+	const struct cdata *side[2] = { &b->c[parent], &b->c[culprit] };
+	double lo = slow_cut(b), hi = fmax(b->mu_g, b->mu_b) + FAR_SIGMAS * b->sigma, px = 0;
+	int at[2] = { 0, 0 }, n = 0, pside = -1, pslot = -1;
 
-	for (int i = 0; i < n; i++)
-		if (b->sigma <= 0 || (x[i] >= lo && x[i] <= hi)) {
-			sum += x[i];
-			m++;
+	for (;;) {
+		int s = -1;
+		double x;
+
+		/* The next confirmation run of either side, in time order. */
+		for (int e = 0; e < 2; e++) {
+			while (at[e] < side[e]->nx && b->tasks[side[e]->task[at[e]]].kind != BISECT_Q_CONFIRM)
+				at[e]++;
+			if (at[e] < side[e]->nx && (s < 0 || side[e]->t[at[e]] < side[s]->t[at[s]]))
+				s = e;
 		}
-	return m ? sum / m : NAN;
-}
+		if (s < 0)
+			break;
+		x = side[s]->x[at[s]];
+		{
+			int slot = b->tasks[side[s]->task[at[s]]].agent;
 
-/* Do the parent's runs rank above the culprit's (x: higher is better), at CONFIRM_ALPHA? */
-static int ranks_show_change(const double *px, int np, const double *cx, int nc)
-{
-	/* The test counts values <= 0 as failed runs: ranks are those of exp(x). */
-	double *a = xmalloc((size_t)(np + 1) * sizeof(double)), *c = xmalloc((size_t)(nc + 1) * sizeof(double));
-	double p;
+			if (pside >= 0 && pside != s && pslot == slot) {
+				double xp = s ? px : x, xc = s ? x : px;
+				int ok = b->sigma <= 0 || (xp >= lo && xp <= hi && xc >= lo && xc <= hi);
 
-	for (int i = 0; i < np; i++)
-		a[i] = exp(px[i]);
-	for (int i = 0; i < nc; i++)
-		c[i] = exp(cx[i]);
-	p = stats_mann_whitney(a, (size_t)np, c, (size_t)nc, ALT_GREATER);
-	free(a);
-	free(c);
-	return p < CONFIRM_ALPHA;
-}
-
-static int confirmed(const struct bisect *b, int parent, int culprit)
-{
-	const struct cdata *p = &b->c[parent], *c = &b->c[culprit];
-	double mp = inlier_mean(b, p->cx, p->nconfirm), mc = inlier_mean(b, c->cx, c->nconfirm);
-
-	/*
-	 * Runs far from both groups do not count, here as in the posterior,
-	 * and below the groups neither do those more likely slow than normal
-	 * (slow_cut()): a mean of two or three runs cannot carry one slow run.
-	 * Where the effect is large (3 sigmas or more) a slow run looks just
-	 * like the other group and the posterior takes it at its word: there
-	 * the pair must show at least half the effect, not merely its
-	 * direction (two good commits pass a direction test half the time), on
-	 * each side's best run, or a rank test must.
-	 */
-	if (!isfinite(mp) || !isfinite(mc))
-		return 0;
-	if (effect_sigmas(b) >= 3) {
-		double pmax = -INFINITY, cmax = -INFINITY;
-
-		/*
-		 * Slow runs only ever lower a value (x is flipped so that worse is
-		 * lower whatever the metric): the best run of each side is the
-		 * one a slow run cannot fake, so those are compared.
-		 */
-		for (int i = 0; i < p->nconfirm; i++)
-			pmax = fmax(pmax, p->cx[i]);
-		for (int i = 0; i < c->nconfirm; i++)
-			cmax = fmax(cmax, c->cx[i]);
-		if (pmax - cmax > 0.5 * (b->mu_g - b->mu_b))
-			return 1;
-		/*
-		 * A maximum only grows: one good-looking run of the culprit, with
-		 * an effect the groups overstate (sigma is estimated low in just
-		 * the trials that reach the confidence early), failed the true
-		 * culprit for all five rounds, however clear its other runs. So
-		 * once there are enough runs a side, a one-sided Mann-Whitney test
-		 * at CONFIRM_ALPHA may confirm instead: a minority of slow runs
-		 * cannot carry it, as they carry a mean.
-		 */
-		return ranks_show_change(p->cx, p->nconfirm, c->cx, c->nconfirm);
+				if (ok)
+					d[n++] = xp - xc;
+				pside = -1;
+			} else {
+				pside = s;
+				pslot = slot;
+				px = x;
+			}
+		}
+		at[s]++;
 	}
-	return mp > mc;
+	return n;
 }
 
-/* Queries for what the current round still needs: parent, then culprit (a pair for one agent). */
-static int confirm_queries(struct bisect *b, struct bisect_query *out)
+/*
+ * One-sided paired t test of the pairs' differences: the p-value of "no
+ * change". The variance pools the pairs' own with twice the within-task
+ * variance of the search (at most 10 degrees of freedom of it), so that
+ * three pairs are a test, and pairs noisier than the tasks say so.
+ */
+static double paired_p(const struct bisect *b, const double *d, int n)
 {
-	int pair[2] = { b->confirm_parent, b->culprit }, r = confirm_runs(b), got = 0;
-	int rounds = (b->c[pair[0]].nconfirm < b->c[pair[1]].nconfirm ? b->c[pair[0]].nconfirm :
-		      b->c[pair[1]].nconfirm) / r;
+	double m = 0, ss = 0, nu0 = b->run_sigma > 0 ? fmin(b->tot.dofw, 10) : 0, s2;
 
-	for (int e = 0; e < 2; e++) {
-		int need = (rounds + 1) * r - b->c[pair[e]].nconfirm;
+	if (n < 1)
+		return 1;
+	for (int i = 0; i < n; i++)
+		m += d[i];
+	m /= n;
+	for (int i = 0; i < n; i++)
+		ss += (d[i] - m) * (d[i] - m);
+	if (nu0 + n - 1 < 1)
+		return 1;
+	s2 = (nu0 * 2 * b->run_sigma * b->run_sigma + ss) / (nu0 + n - 1);
+	if (s2 <= 0)
+		return m > 0 ? 0 : 1;
+	return stats_t_cdf(-m / sqrt(s2 / n), nu0 + n - 1);
+}
 
-		if (need > 0)
-			out[got++] = (struct bisect_query){ pair[e], need, BISECT_Q_CONFIRM,
-							    anc_mass(b, pair[e]), 0, 0 };
-	}
-	snprintf(b->why, sizeof(b->why), "commit %d holds %.4f: confirming against its parent %d with "
-		 "interleaved runs (round %d)", b->culprit, b->post[b->culprit], b->confirm_parent, rounds + 1);
-	return got;
+/*
+ * Pairs for a power of 0.8 at CONFIRM_ALPHA, at the effect and the
+ * within-task noise seen: about 4 at 7% / 4%.
+ */
+static int pairs_needed(const struct bisect *b)
+{
+	double sd = b->run_sigma > 0 ? b->run_sigma : b->sigma, eff = fabs(b->mu_g - b->mu_b), n;
+
+	if (sd <= 0 || eff <= 0)
+		return CONFIRM_MIN_PAIRS;
+	n = ceil(pow((1.645 + 0.842) * M_SQRT2 * sd / eff, 2));
+	return n < CONFIRM_MIN_PAIRS ? CONFIRM_MIN_PAIRS : n > CONFIRM_MAX_PAIRS / 2 ? CONFIRM_MAX_PAIRS / 2 : (int)n;
 }
 
 /* Removes the query with the least information per second from out[0..got); returns got - 1. */
@@ -994,12 +1294,6 @@ static double last_run(const struct bisect *b, int i)
 	return b->c[i].nx ? b->c[i].t[b->c[i].nx - 1] : -1;
 }
 
-static int budget_spent(const struct bisect *b)
-{
-	return (b->o.budget_runs > 0 && b->runs >= b->o.budget_runs) ||
-	       (b->o.budget_builds > 0 && b->builds >= b->o.budget_builds);
-}
-
 static double best_post(const struct bisect *b, int *at)
 {
 	double best = -1;
@@ -1013,171 +1307,284 @@ static double best_post(const struct bisect *b, int *at)
 	return best;
 }
 
-/*
- * The most probable commit holds enough of the posterior: confirm it
- * against its parent with interleaved runs, or report it once they show
- * the change.
- */
-static int confirm_step(struct bisect *b, struct bisect_query *out, const unsigned char *busy, int top, double p_top)
+/* Bits per run of the best search query at the effect and noise seen. */
+static double bits_per_run(const struct bisect *b)
 {
-	int parent = parent_of(b, top), r = confirm_runs(b);
+	struct bisect_query q;
+
+	best_batch(b, 0.5, 1, &q);
+	return q.gain / q.runs;
+}
+
+/*
+ * The runs budget: the job's, or BUDGET_FACTOR times what locating the
+ * culprit and its confidence takes at the effect and per-task noise seen
+ * (log2 of the candidates plus log2 of 1 / (1 - confidence) bits, at the
+ * best query's bits per run), plus the ends' runs and a confirmation.
+ */
+static void set_budget(struct bisect *b)
+{
+	double bits = log2((double)(b->n - 1)) + log2(1 / (1 - b->o.confidence)), need;
+
+	if (b->o.budget_runs != 0) {
+		b->budget = b->o.budget_runs > 0 ? b->o.budget_runs : 0;
+		return;
+	}
+	need = BUDGET_FACTOR * (bits / bits_per_run(b) + 2 * pairs_needed(b)) + 2 * b->o.end_runs_max;
+	b->budget = need < BUDGET_MIN ? BUDGET_MIN : need > BUDGET_MAX ? BUDGET_MAX : (long)ceil(need);
+}
+
+/* About how many more runs would decide it: the posterior's entropy and the confidence, at bits_per_run(). */
+static void estimate_more(struct bisect *b)
+{
+	double h = 0;
+
+	for (int i = 1; i < b->n; i++)
+		if (b->post[i] > 0)
+			h -= b->post[i] * log2(b->post[i]);
+	b->more_runs = -1;
+	/* An effect not even 2 sd from nothing: no number of runs at this noise can be promised. */
+	if (b->map <= 0 || fabs(b->delta) < 2 * b->delta_sd)
+		return;
+	b->more_runs = (long)ceil((h + log2(1 / (1 - b->o.confidence))) / bits_per_run(b)) + 2 * pairs_needed(b);
+}
+
+static int budget_spent(const struct bisect *b)
+{
+	return (b->budget > 0 && b->runs >= b->budget) ||
+	       (b->o.budget_builds > 0 && b->builds >= b->o.budget_builds);
+}
+
+/*
+ * The most probable commit holds CONFIRM_START: confirm it against its
+ * parent with interleaved pairs on one agent (ABAB), counted into the
+ * posterior like every run, while any other agents search on. It is
+ * named when the posterior holds the job's confidence (with STOP_MARGIN)
+ * with those runs in and a paired test of them shows the change at
+ * CONFIRM_ALPHA; when the pairs reach twice what the power needs and the
+ * test still does not, the job is undecided: a commit that fails its
+ * confirmation is never the answer. Everything is derived from the runs
+ * tagged as confirmation, so an engine rebuilt from stored samples is in
+ * the same place.
+ */
+static int confirm_step(struct bisect *b, struct bisect_query *out, int k, const unsigned char *busy, int top,
+			double p_top, double stop)
+{
+	int parent = parent_of(b, top), need = pairs_needed(b), got = 0, np, maxp;
 	const struct cdata *cp = &b->c[parent], *cc = &b->c[top];
+	double *d = xmalloc((size_t)(cp->nconfirm < cc->nconfirm ? cp->nconfirm : cc->nconfirm) * sizeof(double) + 1);
+	double p = 1;
+	char why[256];
 
 	b->culprit = top;
 	b->confirm_parent = parent;
+	maxp = 2 * need + 2 > CONFIRM_MAX_PAIRS ? CONFIRM_MAX_PAIRS : 2 * need + 2;
 	if (cc->skipped || cp->skipped) {
-		char why[160];
-
-		snprintf(why, sizeof(why), "commit %d holds %.4f but it or its parent cannot be measured",
-			 top, p_top);
+		free(d);
+		snprintf(why, sizeof(why), "commit %d holds %.4f but it or its parent cannot be measured", top, p_top);
 		return finish(b, VERDICT_RANGE, why);
 	}
-	if (busy && (busy[top] || busy[parent]))
-		return 0;
-	if (cp->nconfirm >= r && cc->nconfirm >= r) {
-		char why[200];
-
-		if (confirmed(b, parent, top)) {
-			snprintf(why, sizeof(why), "commit %d holds %.4f of the posterior, and the interleaved "
-				 "runs against its parent show the change", top, p_top);
-			return finish(b, VERDICT_CULPRIT, why);
-		}
-		if ((cp->nconfirm < cc->nconfirm ? cp->nconfirm : cc->nconfirm) >= CONFIRM_ROUNDS * r) {
-			snprintf(why, sizeof(why), "commit %d holds %.4f, but %d rounds of interleaved runs "
-				 "against its parent do not show the change", top, p_top, CONFIRM_ROUNDS);
-			return finish(b, VERDICT_RANGE, why);
-		}
+	np = confirm_pairs(b, parent, top, d);
+	if (np >= CONFIRM_MIN_PAIRS)
+		p = paired_p(b, d, np);
+	free(d);
+	if (np >= CONFIRM_MIN_PAIRS && p < CONFIRM_ALPHA && p_top >= stop) {
+		snprintf(why, sizeof(why), "commit %d holds %.4f of the posterior, and %d interleaved pairs against "
+			 "its parent show the change (paired p=%.4f)", top, p_top, np, p);
+		return finish(b, VERDICT_CULPRIT, why);
+	}
+	if (np >= maxp) {
+		b->failed_confirm = top;
+		snprintf(why, sizeof(why), "commit %d holds %.4f, but %d interleaved pairs against its parent %s "
+			 "(paired p=%.4f): undecided", top, p_top, np,
+			 p < CONFIRM_ALPHA ? "do not lift the posterior to the confidence" : "do not show the change", p);
+		return finish(b, VERDICT_UNDECIDED, why);
 	}
 	b->state = BISECT_CONFIRM;
-	return confirm_queries(b, out);
+	/*
+	 * The pairs show the change but the posterior is short of the stop:
+	 * what is left is elsewhere (the other side of a merge, a neighbour
+	 * not measured yet), so the search takes the agents, and the pair
+	 * only when nothing else is worth a query.
+	 */
+	if (np >= need && p < CONFIRM_ALPHA) {
+		got = choose_search(b, out, k, busy);
+		if (got > 0) {
+			snprintf(b->why, sizeof(b->why), "commit %d holds %.4f and its pairs show the change: "
+				 "measuring what else could hold the rest", top, p_top);
+			return got;
+		}
+	}
+	if (!(busy && (busy[top] || busy[parent]))) {
+		int r = need - np;
+
+		r = r < 1 ? 1 : r > 4 ? 4 : r;
+		out[got++] = (struct bisect_query){ parent, r, BISECT_Q_CONFIRM, anc_mass(b, parent), 0, 0, 1 };
+		out[got++] = (struct bisect_query){ top, r, BISECT_Q_CONFIRM, anc_mass(b, top), 0, 0, 1 };
+	}
+	if (k > 1) {
+		unsigned char *busy2 = xcalloc((size_t)b->n, 1);
+
+		for (int i = 0; i < b->n; i++)
+			busy2[i] = busy && busy[i];
+		busy2[top] = busy2[parent] = 1;
+		got += choose_search(b, out + got, got ? k - 1 : k, busy2);
+		free(busy2);
+	}
+	snprintf(b->why, sizeof(b->why), "commit %d holds %.4f: confirming against its parent %d with interleaved "
+		 "pairs (%d of about %d so far)", top, p_top, parent, np, need);
+	return got;
+}
+
+/* The ends phase: both measured in interleaved chains, one per agent, until they differ or are shown equal. */
+static int ends_step(struct bisect *b, struct bisect_query *out, int k, const unsigned char *busy)
+{
+	int got = 0, nch = k < 2 ? 1 : 2, r[2];
+	char why[200];
+
+	if (b->c[0].skipped || b->c[b->n - 1].skipped)
+		return finish(b, VERDICT_NONE, b->c[0].skipped ? "the good end could not be measured"
+			      : "the bad end could not be measured");
+	if (busy && (busy[0] || busy[b->n - 1]))
+		return 0;
+	if (b->c[0].nx >= b->o.end_runs && b->c[b->n - 1].nx >= b->o.end_runs &&
+	    tasks_at(b, 0) >= 2 && tasks_at(b, b->n - 1) >= 2) {
+		int v = ends_test(b);
+
+		if (v == ENDS_DIFFER) {
+			b->state = BISECT_SEARCH;
+			snprintf(b->why, sizeof(b->why), "the bad end is %.2f%% worse (P(not worse)=%.4f, "
+				 "task by task): searching", 100 * fabs(b->ends_change), b->ends_p);
+			return -1;
+		}
+		if (v == ENDS_EQUAL) {
+			snprintf(why, sizeof(why), "the ends differ by %+.2f%%, shown to be less than %.1f%% at "
+				 "confidence %.3g: not a regression", 100 * b->ends_change, 100 * b->o.min_effect,
+				 b->o.confidence);
+			return finish(b, VERDICT_NOT_REPRODUCED, why);
+		}
+		if (b->c[0].nx >= b->o.end_runs_max && b->c[b->n - 1].nx >= b->o.end_runs_max) {
+			snprintf(why, sizeof(why), "after %d runs at each end they differ by %+.2f%% (P(not worse)="
+				 "%.4f): neither a regression of %.1f%% nor shown to be less: undecided",
+				 b->o.end_runs_max, 100 * b->ends_change, b->ends_p, 100 * b->o.min_effect);
+			return finish(b, VERDICT_UNDECIDED, why);
+		}
+	}
+	r[0] = batch_for_ends(b, 0);
+	r[1] = batch_for_ends(b, b->n - 1);
+	/* Each end in a task per chain at least: the task-level test needs two tasks an end. */
+	for (int c = 0; c < nch; c++)
+		for (int e = 0; e < 2; e++) {
+			int runs = (r[e] + nch - 1) / nch;
+
+			if (r[e] > 0)
+				out[got++] = (struct bisect_query){ e ? b->n - 1 : 0, runs < 1 ? 1 : runs, 0,
+								    e ? 1.0 : 0.0, 0, 0, c + 1 };
+		}
+	if (got == 0) {
+		/* Both at their first batch but in one task each (a caller that does not chain): one more. */
+		for (int e = 0; e < 2; e++)
+			out[got++] = (struct bisect_query){ e ? b->n - 1 : 0, 1, 0, e ? 1.0 : 0.0, 0, 0, 1 };
+	}
+	/*
+	 * Agents beyond the chains do not wait: they measure the quantiles of
+	 * the prior, which the search needs first if the ends differ (and
+	 * which are wasted if they do not).
+	 */
+	if (k > nch && b->c[0].nx + b->c[b->n - 1].nx == 0) {
+		unsigned char *busy2 = xcalloc((size_t)b->n, 1);
+
+		busy2[0] = busy2[b->n - 1] = 1;
+		for (int i = 0; busy && i < b->n; i++)
+			busy2[i] |= busy[i];
+		got += choose_search(b, out + got, k - nch, busy2);
+		free(busy2);
+	}
+	if (b->c[0].nx > 0)
+		snprintf(b->why, sizeof(b->why), "the ends differ by %+.2f%% (P(not worse)=%.4f): more runs at both",
+			 100 * b->ends_change, b->ends_p);
+	return got;
 }
 
 int bisect_next(struct bisect *b, struct bisect_query *out, int k, const unsigned char *busy)
 {
 	int got = 0, top;
-	double p_top;
+	double p_top, stop = 1 - (1 - b->o.confidence) * STOP_MARGIN;
 
 	if (b->state == BISECT_DONE || k <= 0)
 		return 0;
 	if (b->state == BISECT_ENDS) {
-		int ends[2] = { 0, b->n - 1 };
-
-		if (b->c[0].skipped || b->c[b->n - 1].skipped)
-			return finish(b, VERDICT_NONE, b->c[0].skipped ? "the good end could not be measured"
-				      : "the bad end could not be measured");
-		if ((busy && (busy[0] || busy[b->n - 1])))
-			return 0;
-		if (b->c[0].nx >= b->o.end_runs && b->c[b->n - 1].nx >= b->o.end_runs) {
-			if (ends_differ(b)) {
-				b->state = BISECT_SEARCH;
-				snprintf(b->why, sizeof(b->why), "the bad end is %.2f%% worse (p=%.4f): searching",
-					 100 * fabs(b->ends_change), b->ends_p);
-			} else if (b->c[0].nx >= b->o.end_runs_max && b->c[b->n - 1].nx >= b->o.end_runs_max) {
-				char why[160];
-
-				snprintf(why, sizeof(why), "the ends differ by %+.2f%% (p=%.4f): not a regression "
-					 "at alpha %.3g and %.1f%%", 100 * b->ends_change, b->ends_p, b->o.alpha,
-					 100 * b->o.min_effect);
-				return finish(b, VERDICT_NOT_REPRODUCED, why);
-			}
-		}
-		if (b->state == BISECT_ENDS) {
-			for (int e = 0; e < 2 && got < k; e++) {
-				int r = batch_for_ends(b, ends[e]);
-
-				if (r > 0)
-					out[got++] = (struct bisect_query){ ends[e], r, 0, e ? 1.0 : 0.0, 0, 0 };
-			}
-			if (got == 0) /* both at the maximum and still unclear: handled above */
-				return finish(b, VERDICT_NOT_REPRODUCED, "the ends do not differ");
-			/*
-			 * Agents beyond the two ends do not wait: they measure the
-			 * quantiles of the prior, which the search needs first if the
-			 * ends differ (and which are wasted if they do not).
-			 */
-			if (k > got && b->c[0].nx + b->c[b->n - 1].nx == 0) {
-				unsigned char *busy2 = xcalloc((size_t)b->n, 1);
-
-				busy2[0] = busy2[b->n - 1] = 1;
-				for (int i = 0; busy && i < b->n; i++)
-					busy2[i] |= busy[i];
-				got += choose_search(b, out + got, k - got, busy2);
-				free(busy2);
-			}
-			if (b->c[0].nx > 0)
-				snprintf(b->why, sizeof(b->why), "the ends differ by %+.2f%% (p=%.4f): more runs at "
-					 "both", 100 * b->ends_change, b->ends_p);
+		got = ends_step(b, out, k, busy);
+		if (got >= 0)
 			return got;
-		}
+		got = 0;
 	}
 
-	if (b->ends_p >= 1 && b->c[0].nx > 0 && b->c[b->n - 1].nx > 0)
-		ends_differ(b);  /* the numbers for the report, when the ends phase was taken as done */
+	if (b->c[0].nx > 0 && b->c[b->n - 1].nx > 0)
+		ends_test(b);  /* the ends' numbers for the report, as they stand */
 	update_posterior(b);
+	set_budget(b);
+	estimate_more(b);
 	p_top = best_post(b, &top);
 
 	if (budget_spent(b)) {
+		char why[200];
+
 		b->culprit = top;
-		return finish(b, VERDICT_RANGE, "the budget is spent: the answer is the smallest set holding "
-			      "the confidence");
+		snprintf(why, sizeof(why), "the budget is spent (%ld runs) with commit %d at %.4f, short of %.4g: "
+			 "undecided", b->runs, top, p_top, b->o.confidence);
+		return finish(b, VERDICT_UNDECIDED, why);
 	}
-	/*
-	 * Stop at half the error the job allows: the posterior is calibrated
-	 * only as far as the model fits the lab, and the last halving costs
-	 * about one bit, a run or two.
-	 */
-	if (p_top >= 1 - (1 - b->o.confidence) * STOP_MARGIN)
-		return confirm_step(b, out, busy, top, p_top);
+	if (p_top >= CONFIRM_START)
+		return confirm_step(b, out, k, busy, top, p_top, stop);
 	b->state = BISECT_SEARCH;
 	b->culprit = -1;
 	/*
 	 * With three agents or more, measure the likely culprit and its parent
 	 * as a pair, interleaved, while the others search: those runs are
 	 * informative either way. They are not the confirmation: that takes
-	 * runs asked for once the posterior holds the confidence, or a pair
+	 * runs asked for once the posterior holds CONFIRM_START, or a pair
 	 * measured early, when the posterior was far from it, would confirm
-	 * at once with no new evidence. (Counted as the confirmation, they
-	 * named a good neighbour of the culprit in 1.0% of the trials at
-	 * N = 16384, 7% / 4%, 4 agents, against none with 1 agent.)
+	 * with no new evidence. (Counted as the confirmation, they named a
+	 * good neighbour of the culprit in 1.0% of the trials at N = 16384,
+	 * 7% / 4%, 4 agents, against none with 1 agent.)
 	 */
 	if (k >= 3 && p_top >= SPECULATE && !(busy && (busy[top] || busy[parent_of(b, top)])) &&
 	    !b->c[top].skipped && !b->c[parent_of(b, top)].skipped) {
-		int nc;
+		int parent = parent_of(b, top), r = pairs_needed(b);
+		unsigned char *busy2 = xcalloc((size_t)b->n, 1);
 
-		b->culprit = top;
-		b->confirm_parent = parent_of(b, top);
-		nc = confirm_queries(b, out);
-		b->culprit = -1;
-		for (int i = 0; i < nc; i++)
-			out[i].confirm = BISECT_Q_EARLY;
-		if (nc > 0) {
-			unsigned char *busy2 = xcalloc((size_t)b->n, 1);
-
-			for (int i = 0; i < b->n; i++)
-				busy2[i] = busy && busy[i];
-			for (int i = 0; i < nc; i++)
-				busy2[out[i].commit] = 1;
-			got = nc + choose_search(b, out + nc, k - nc, busy2);
-			free(busy2);
-			snprintf(b->why, sizeof(b->why), "best commit %d at %.4f: measuring it and its parent early "
-				 "on two agents, searching on %d", top, p_top, got - nc);
-			return got;
-		}
+		r = r > 4 ? 4 : r;
+		out[0] = (struct bisect_query){ parent, r, BISECT_Q_EARLY, anc_mass(b, parent), 0, 0, 1 };
+		out[1] = (struct bisect_query){ top, r, BISECT_Q_EARLY, anc_mass(b, top), 0, 0, 1 };
+		for (int i = 0; i < b->n; i++)
+			busy2[i] = busy && busy[i];
+		busy2[top] = busy2[parent] = 1;
+		got = 2 + choose_search(b, out + 2, k - 1, busy2);
+		free(busy2);
+		snprintf(b->why, sizeof(b->why), "best commit %d at %.4f: measuring it and its parent early on one "
+			 "agent, searching on %d", top, p_top, got - 2);
+		return got;
 	}
 	got = choose_search(b, out, k, busy);
 	if (got == 0) {
-		int pending = 0;
+		int pending = 0, skipped = 0;
+		char why[200];
 
 		for (int i = 0; busy && i < b->n; i++)
 			pending += busy[i];
 		if (pending)
 			return 0;
-		/* Nothing left to learn and the job's confidence is reached: confirm. */
-		if (p_top >= b->o.confidence)
-			return confirm_step(b, out, busy, top, p_top);
 		b->culprit = top;
-		return finish(b, VERDICT_RANGE, "nothing measurable separates the most probable commits "
-			      "(skipped neighbours)");
+		smallest_set(b);
+		for (int i = 0; i < b->nr_set; i++)
+			skipped += b->c[b->set[i]].skipped || b->c[parent_of(b, b->set[i])].skipped;
+		if (skipped && b->set_mass >= b->o.confidence)
+			return finish(b, VERDICT_RANGE, "nothing measurable separates the most probable commits "
+				      "(skipped neighbours)");
+		snprintf(why, sizeof(why), "no commit left is worth measuring: the effect is %.2f sigmas of a "
+			 "task's noise, and commit %d holds %.4f: undecided", task_sigmas(b, b->o.runs_max), top, p_top);
+		return finish(b, VERDICT_UNDECIDED, why);
 	}
 	/*
 	 * Keep the ends level with the commits that were measured most
@@ -1190,15 +1597,15 @@ int bisect_next(struct bisect *b, struct bisect_query *out, int k, const unsigne
 	{
 		/* Counted in runs kept: an end's slow runs do not anchor its group. */
 		double most = 0;
-		int e = b->c[0].w_sum <= b->c[b->n - 1].w_sum ? 0 : b->n - 1;
+		int e = b->c[0].kept <= b->c[b->n - 1].kept ? 0 : b->n - 1;
 
 		for (int i = 0; i < b->nr_measured; i++)
-			if (b->measured[i] != 0 && b->measured[i] != b->n - 1 && b->c[b->measured[i]].w_sum > most)
-				most = b->c[b->measured[i]].w_sum;
-		if (most >= 6 && most > 2 * b->c[e].w_sum && !(busy && busy[e])) {
+			if (b->measured[i] != 0 && b->measured[i] != b->n - 1 && b->c[b->measured[i]].kept > most)
+				most = b->c[b->measured[i]].kept;
+		if (most >= 6 && most > 2 * b->c[e].kept && !(busy && busy[e])) {
 			if (got == k)
 				got = drop_least(out, got);
-			out[got++] = (struct bisect_query){ e, b->o.end_runs, 0, e ? 1.0 : 0.0, 0, 0 };
+			out[got++] = (struct bisect_query){ e, b->o.end_runs, 0, e ? 1.0 : 0.0, 0, 0, 0 };
 		} else {
 			/*
 			 * An end not measured for a long while gets one run: the ends
@@ -1215,7 +1622,7 @@ int bisect_next(struct bisect *b, struct bisect_query *out, int k, const unsigne
 			if (b->runs - last_run(b, stale) >= REFRESH_RUNS && !(busy && busy[stale])) {
 				if (got == k)
 					got = drop_least(out, got);
-				out[got++] = (struct bisect_query){ stale, 1, 0, stale ? 1.0 : 0.0, 0, 0 };
+				out[got++] = (struct bisect_query){ stale, 1, 0, stale ? 1.0 : 0.0, 0, 0, 0 };
 			}
 		}
 	}
@@ -1224,9 +1631,16 @@ int bisect_next(struct bisect *b, struct bisect_query *out, int k, const unsigne
 	return got;
 }
 
+/* The engine's shift delta (log, lower is worse) as the metric's relative change, bad against good. */
+static double as_change(const struct bisect *b, double delta)
+{
+	return b->o.higher_is_better ? expm1(delta) : expm1(-delta);
+}
+
 void bisect_result(const struct bisect *b, struct bisect_result *r)
 {
 	int top;
+	double lo, hi;
 
 	memset(r, 0, sizeof(*r));
 	r->state = b->state;
@@ -1244,9 +1658,16 @@ void bisect_result(const struct bisect *b, struct bisect_result *r)
 	r->builds = b->builds;
 	r->outliers = b->outliers;
 	r->why = b->why;
-	r->budget_runs = b->o.budget_runs > 0 ? b->o.budget_runs : 0;
-	r->more_runs = -1;
-	r->failed_confirm = -1;
+	r->effect = as_change(b, b->delta);
+	lo = as_change(b, b->delta - 1.96 * b->delta_sd);
+	hi = as_change(b, b->delta + 1.96 * b->delta_sd);
+	r->effect_lo = fmin(lo, hi);
+	r->effect_hi = fmax(lo, hi);
+	r->run_cv = b->run_sigma > 0 ? expm1(b->run_sigma) : expm1(b->sigma);
+	r->task_cv = b->run_sigma > 0 ? expm1(b->run_sigma * sqrt(b->lambda + 1.0 / b->o.runs_max)) : 0;
+	r->budget_runs = b->budget;
+	r->more_runs = b->more_runs;
+	r->failed_confirm = b->failed_confirm;
 }
 
 double bisect_bad_mass(struct bisect *b, int i)
