@@ -89,7 +89,7 @@ $(QEMU_HELPER): $(BUILD)/obj/tests/lib/qemu-boot.o $(call obj,$(filter-out agent
 
 # --- benchmark ------------------------------------------------------------
 
-BENCH_SRC   := tests/bench/bench_bisect.c tests/bench/sim.c tests/bench/policies.c tests/bench/bound.c
+BENCH_SRC   := tests/bench/bench_bisect.c tests/bench/sim.c tests/bench/policies.c tests/bench/bound.c tests/bench/trace.c
 BENCH_FLAGS ?=
 
 $(BUILD)/bench-bisect: $(call obj,$(BENCH_SRC)) $(LIB)
