@@ -15,6 +15,7 @@
 #include "policy.h"
 #include "sim.h"
 #include "stats.h"
+#include "trace.h"
 #include "util.h"
 
 enum { UNKNOWN, GOOD, BAD };
@@ -136,16 +137,18 @@ struct samples {
 
 /*
  * One or more synchronous rounds: query i gets runs[i] more runs on agent
- * i % k, in round base + i / k.
+ * i % k, in round base + i / k, as one task.
  */
 static void run_batch(struct sim_lab *lab, int k, struct samples **q, const int *runs, int nq)
 {
 	int base = lab->round;
 
 	for (int i = 0; i < nq; i++) {
+		long task = sim_lab_task(lab);
+
 		lab->round = base + i / k;
 		for (int r = 0; r < runs[i] && q[i]->n < SAMPLES_MAX; r++) {
-			double v = sim_lab_run(lab, q[i]->commit);
+			double v = sim_lab_run(lab, q[i]->commit, i % k, task);
 
 			q[i]->v[q[i]->n] = v;
 			q[i]->lv[q[i]->n++] = log(v);
@@ -225,15 +228,20 @@ static void decide_git(struct baseline *bl, struct sim_lab *lab, int k, int np, 
 		bad[i] = fabs(bl->picks[i].v[0] - b) < fabs(bl->picks[i].v[0] - g);
 }
 
-static int trial_git(int *answer, int *capped, struct sim_lab *lab, int k,
-		     const struct sim_limits *lim)
+/* A baseline names one commit or, when its split ran out, nothing; it claims no confidence. */
+static void baseline_answer(struct sim_answer *ans, int answer)
+{
+	ans->culprit = answer;
+	ans->verdict = answer >= 0 ? SIM_CULPRIT : SIM_UNDECIDED;
+}
+
+static int trial_git(struct sim_answer *ans, struct sim_lab *lab, int k, const struct sim_limits *lim)
 {
 	struct baseline bl = { .decide = decide_git, .runs = 1 };
 
 	(void)lim;
-	*capped = 0;
 	measure_ends(lab, k, &bl.good, &bl.bad, 1);
-	*answer = baseline_bisect(&bl, lab, k);
+	baseline_answer(ans, baseline_bisect(&bl, lab, k));
 	return 0;
 }
 
@@ -256,15 +264,13 @@ static void decide_fixed(struct baseline *bl, struct sim_lab *lab, int k, int np
 				       (size_t)bl->good.n, ALT_LESS) < FIXED_ALPHA;
 }
 
-static int trial_fixed(int *answer, int *capped, struct sim_lab *lab, int k,
-		       const struct sim_limits *lim)
+static int trial_fixed(struct sim_answer *ans, struct sim_lab *lab, int k, const struct sim_limits *lim)
 {
 	struct baseline bl = { .decide = decide_fixed, .runs = FIXED_RUNS };
 
 	(void)lim;
-	*capped = 0;
 	measure_ends(lab, k, &bl.good, &bl.bad, FIXED_RUNS);
-	*answer = baseline_bisect(&bl, lab, k);
+	baseline_answer(ans, baseline_bisect(&bl, lab, k));
 	return 0;
 }
 
@@ -347,21 +353,20 @@ static void decide_pp(struct baseline *bl, struct sim_lab *lab, int k, int np, i
 		bad[i] = res[i] == PP_DIFFERENT;
 }
 
-static int trial_pp(int *answer, int *capped, struct sim_lab *lab, int k,
-		    const struct sim_limits *lim)
+static int trial_pp(struct sim_answer *ans, struct sim_lab *lab, int k, const struct sim_limits *lim)
 {
 	struct baseline bl = { .decide = decide_pp, .runs = PP_RUNS };
 	struct samples *x[1] = { &bl.bad };
 	int res[1];
 
 	(void)lim;
-	*capped = 0;
-	*answer = -1;
 	measure_ends(lab, k, &bl.good, &bl.bad, PP_RUNS);
 	/* Pinpoint first checks that the ends differ. */
 	pp_resolve(&bl, lab, k, x, 1, res);
 	if (res[0] == PP_DIFFERENT)
-		*answer = baseline_bisect(&bl, lab, k);
+		baseline_answer(ans, baseline_bisect(&bl, lab, k));
+	else
+		ans->verdict = SIM_NOT_REPRODUCED;
 	return 0;
 }
 
@@ -372,31 +377,100 @@ const struct sim_policy sim_policy_pinpoint = {
 	trial_pp,
 };
 
-static int confirm_runs(const struct bisect_query *q, int nq)
-{
-	int most = 0;
+#define MAX_QUERIES BISECT_MAX_QUERIES(16)
 
-	for (int i = 0; i < nq; i++)
-		if (q[i].confirm && q[i].runs > most)
-			most = q[i].runs;
-	return most;
+/*
+ * The chain a query belongs to: > 0, the queries of one bisect_next() that
+ * go to one agent, their runs interleaved (the ends, every pair); -1 the
+ * same for a pair the engine named no chain for; 0 a task of its own.
+ */
+static int query_chain(const struct bisect_query *q)
+{
+	if (q->chain)
+		return q->chain;
+	return q->confirm ? -1 : 0;
+}
+
+static const char *verdict_name(enum bisect_verdict v)
+{
+	static const char *const names[] = { "none", "culprit", "range", "not-reproduced", "undecided" };
+
+	return v <= VERDICT_UNDECIDED ? names[v] : "?";
 }
 
 /*
- * (d) bisectd: the engine decides everything; one round per bisect_next(),
- * the confirmation pair (parent, culprit) on one agent within it.
+ * BENCH_WHY=1: why a wrong answer came out, or a trial was capped;
+ * BENCH_WHY=2: also why nothing was named (to study the engine).
  */
-static int trial_bisectd(int *answer, int *capped, struct sim_lab *lab, int k,
-			 const struct sim_limits *lim)
+static void why(const struct sim_lab *lab, int k, const struct sim_answer *ans, const struct bisect_result *r,
+		const char *how)
+{
+	const char *env = getenv("BENCH_WHY");
+	int named = ans->verdict == SIM_CULPRIT || ans->verdict == SIM_RANGE;
+
+	if (!env || sim_answer_right(ans, lab->culprit) || (!named && !ans->capped && atoi(env) < 2))
+		return;
+	fprintf(stderr, "why: %s N=%d %.0f%%/%.0f%% k=%d culprit %d: %s %s %d (%.4f; set of %d, mass %.4f), "
+		"%ld runs, effect %.4f [%.4f, %.4f], task_cv %.4f run_cv %.4f, budget %ld, more %ld, "
+		"failed confirm %d: %s\n",
+		lab->trace ? lab->trace->name : sim_noise_name(lab->noise), lab->dag->n - 1, lab->d * 100, lab->cv * 100, k, lab->culprit, how,
+		verdict_name(r->verdict), r->culprit, r->confidence, r->nr_set, r->set_mass, lab->runs, r->effect,
+		r->effect_lo, r->effect_hi, r->task_cv, r->run_cv, r->budget_runs, r->more_runs, r->failed_confirm,
+		r->why ? r->why : "");
+}
+
+/* The engine's final word as the benchmark's answer. */
+static void engine_answer(struct sim_answer *ans, const struct bisect_result *r, const struct sim_limits *lim)
+{
+	switch (r->verdict) {
+	case VERDICT_CULPRIT:
+		ans->verdict = SIM_CULPRIT;
+		ans->culprit = r->culprit;
+		ans->confidence = r->confidence;
+		break;
+	case VERDICT_RANGE:
+		ans->verdict = SIM_RANGE;
+		ans->nr_set = r->nr_set;
+		ans->set = xmalloc((size_t)(r->nr_set ? r->nr_set : 1) * sizeof(int));
+		memcpy(ans->set, r->set, (size_t)r->nr_set * sizeof(int));
+		ans->confidence = r->set_mass;
+		break;
+	case VERDICT_NOT_REPRODUCED:
+		ans->verdict = SIM_NOT_REPRODUCED;
+		break;
+	default:
+		ans->verdict = SIM_UNDECIDED;
+		break;
+	}
+	if (lim->max_runs && r->runs >= lim->max_runs)
+		ans->capped = 1;
+}
+
+/*
+ * (d) bisectd: the engine decides everything; one round per bisect_next().
+ * Query i of a round is a task of its own on agent i; the pair (the
+ * confirmation, or an early pair) takes one agent, its runs interleaved
+ * ABAB, each run a one-run task, as the coordinator queues them.
+ */
+/* BENCH_TRACE=C also prints every run of the trials whose culprit is C. */
+static void add_run(struct bisect *b, struct sim_lab *lab, const struct bisect_query *q, int agent, long task)
+{
+	double v = sim_lab_run(lab, q->commit, agent, task);
+
+	if (getenv("BENCH_TRACE") && atoi(getenv("BENCH_TRACE")) == lab->culprit)
+		fprintf(stderr, "run %ld: commit %d agent %d task %ld kind %d: %.2f\n", lab->runs, q->commit, agent,
+			task, q->confirm, v);
+	bisect_add_run(b, q->commit, v, task, agent, q->confirm);
+}
+
+static int trial_bisectd(struct sim_answer *ans, struct sim_lab *lab, int k, const struct sim_limits *lim)
 {
 	struct bisect_opts opts = BISECT_OPTS_INIT;
-	struct bisect_query q[16 + 2];   /* k, and room for the confirmation pair */
+	struct bisect_query q[MAX_QUERIES];
 	struct bisect_result r;
 	struct bisect *b;
 	int rc;
 
-	*answer = -1;
-	*capped = 0;
 	if (k > 16)
 		k = 16;
 	opts.build_cost = lim->build_cost;
@@ -406,14 +480,18 @@ static int trial_bisectd(int *answer, int *capped, struct sim_lab *lab, int k,
 	if (rc < 0)
 		return rc;
 	for (;;) {
-		int nq = bisect_next(b, q, k, NULL);
+		int nq = bisect_next(b, q, k, NULL), agent[MAX_QUERIES], next_agent = 0, most = 0;
 
 		/* BENCH_TRACE=C: each decision of the trials whose culprit is C (to study the engine). */
 		if (getenv("BENCH_TRACE") && atoi(getenv("BENCH_TRACE")) == lab->culprit) {
 			bisect_result(b, &r);
 			fprintf(stderr, "trace k=%d round %d, %ld runs: %s |", k, lab->round, lab->runs, r.why);
-			for (int i = 0; i < nq; i++)
-				fprintf(stderr, " %d x%d%s", q[i].commit, q[i].runs, q[i].confirm ? "c" : "");
+			for (int i = 0; i < nq; i++) {
+				fprintf(stderr, " %d x%d%s", q[i].commit, q[i].runs,
+					q[i].confirm == BISECT_Q_CONFIRM ? "c" : q[i].confirm ? "e" : "");
+				if (query_chain(&q[i]))
+					fprintf(stderr, "@%d", query_chain(&q[i]));
+			}
 			fprintf(stderr, "\n");
 		}
 
@@ -423,35 +501,40 @@ static int trial_bisectd(int *answer, int *capped, struct sim_lab *lab, int k,
 				rc = err_set(ERR_FAIL, "bisect_next gave no query with no agent busy");
 				goto out;
 			}
-			if (r.verdict == VERDICT_CULPRIT)
-				*answer = r.culprit;
-			else if (r.verdict == VERDICT_RANGE && lim->max_runs && r.runs >= lim->max_runs)
-				*capped = 1;
-			/* BENCH_WHY=1: say why a wrong answer came out (to study the engine). */
-			if (getenv("BENCH_WHY") && *answer != lab->culprit)
-				fprintf(stderr, "why: culprit %d, answer %d (verdict %d, %.4f): %s\n", lab->culprit,
-					r.culprit, r.verdict, r.confidence, r.why);
+			engine_answer(ans, &r, lim);
+			why(lab, k, ans, &r, "answer");
 			break;
 		}
 		if (lab->round >= lim->max_rounds || (lim->max_runs && lab->runs >= lim->max_runs)) {
-			*capped = 1;
-			if (getenv("BENCH_WHY")) {
-				bisect_result(b, &r);
-				fprintf(stderr, "why: culprit %d, capped at %ld runs, best %d (%.4f): %s\n", lab->culprit,
-					lab->runs, r.culprit, r.confidence, r.why);
-			}
+			ans->capped = 1;
+			bisect_result(b, &r);
+			why(lab, k, ans, &r, "capped, best");
 			break;
 		}
-		for (int i = 0; i < nq; i++)
-			for (int j = 0; j < q[i].runs && !q[i].confirm; j++)
-				bisect_add_sample(b, q[i].commit, sim_lab_run(lab, q[i].commit));
-		/* The confirmation pair: one agent, runs interleaved ABAB. */
-		for (int j = 0; j < confirm_runs(q, nq); j++)
+		/* Agents in the order the queries come: one a task, one a chain. */
+		for (int i = 0; i < nq; i++) {
+			int c = query_chain(&q[i]), j;
+
+			for (j = 0; c && j < i && query_chain(&q[j]) != c; j++)
+				;
+			agent[i] = c && j < i ? agent[j] : next_agent++ % k;
+		}
+		for (int i = 0; i < nq; i++) {
+			long task;
+
+			if (query_chain(&q[i])) {
+				most = q[i].runs > most ? q[i].runs : most;
+				continue;
+			}
+			task = sim_lab_task(lab);
+			for (int j = 0; j < q[i].runs; j++)
+				add_run(b, lab, &q[i], agent[i], task);
+		}
+		/* The chains: each on its agent, runs interleaved A B A B, each run a task of its own. */
+		for (int j = 0; j < most; j++)
 			for (int i = 0; i < nq; i++)
-				if (q[i].confirm == BISECT_Q_CONFIRM && j < q[i].runs)
-					bisect_add_confirm_sample(b, q[i].commit, sim_lab_run(lab, q[i].commit));
-				else if (q[i].confirm && j < q[i].runs)
-					bisect_add_sample(b, q[i].commit, sim_lab_run(lab, q[i].commit));
+				if (query_chain(&q[i]) && j < q[i].runs)
+					add_run(b, lab, &q[i], agent[i], sim_lab_task(lab));
 		lab->round++;
 	}
 out:
