@@ -692,17 +692,25 @@ static int engine_load(struct sched *s, struct jobctx *c, struct bisect **out)
 	o.end_runs_max = 6 * o.end_runs;
 	if ((rc = bisect_new(out, c->n, c->parents, c->nr_parents, &o)))
 		return rc;
-	if ((rc = store_rows(s->st, &rows, "SELECT s.idx, s.value, t.confirm FROM samples s JOIN tasks t ON "
-			     "t.id = s.task_id WHERE s.job_id = ? ORDER BY s.id", "i", c->id)))
+	/*
+	 * In the order they were taken, each with its task (whose runs share a
+	 * level), its agent (a level of its own) and the kind of query it
+	 * answered: the task's confirm column.
+	 */
+	if ((rc = store_rows(s->st, &rows, "SELECT s.idx, s.value, s.task_id, coalesce(t.agent_id, 0) AS agent, "
+			     "t.confirm FROM samples s JOIN tasks t ON t.id = s.task_id WHERE s.job_id = ? "
+			     "ORDER BY s.id", "i", c->id)))
 		goto fail;
 	json_array_foreach(rows, i, r) {
-		int idx = (int)json_integer_value(json_object_get(r, "idx"));
-		double v = json_number_value(json_object_get(r, "value"));
+		long long kind = json_integer_value(json_object_get(r, "confirm"));
+		long long agent = json_integer_value(json_object_get(r, "agent"));
 
-		if (json_integer_value(json_object_get(r, "confirm")) == BISECT_Q_CONFIRM)
-			bisect_add_confirm_sample(*out, idx, v);
-		else
-			bisect_add_sample(*out, idx, v);
+		if (kind != BISECT_Q_CONFIRM && kind != BISECT_Q_EARLY)
+			kind = BISECT_Q_SEARCH;
+		bisect_add_run(*out, (int)json_integer_value(json_object_get(r, "idx")),
+			       json_number_value(json_object_get(r, "value")),
+			       (long)json_integer_value(json_object_get(r, "task_id")),
+			       agent >= 0 && agent <= 0x7fffffff ? (int)agent : 0, (int)kind);
 	}
 	for (int k = 0; k < c->n; k++)
 		if (c->cls[k] == CLASS_SKIPPED)
@@ -814,6 +822,71 @@ static int engine_finish_culprit(struct sched *s, struct jobctx *c, const struct
 }
 
 /*
+ * The chain a query belongs to: the engine's, or for a confirmation or an
+ * early pair it did not chain, one of their own (-1): a pair is always run
+ * interleaved on one agent.
+ */
+#define QUERY_CHAIN(q) ((q)->chain > 0 ? (q)->chain : (q)->confirm ? -1 : 0)
+
+/*
+ * Queues what the engine asked for: a query of its own as one task of its
+ * runs, on any agent; the queries of one chain (a confirmation, an early
+ * pair, or any the engine chains) as a chain of one-run tasks, its
+ * commits in turn (A B A B ...), each link after the one before, on one
+ * agent. The task's confirm column keeps each query's kind
+ * (BISECT_Q_CONFIRM, BISECT_Q_EARLY) for engine_load().
+ */
+static int queue_queries(struct sched *s, struct jobctx *c, const struct bisect_query *q, int nq)
+{
+	unsigned char *done = xcalloc((size_t)nq + 1, 1);
+	int rc = 0;
+
+	for (int i = 0; i < nq && rc == 0; i++) {
+		if (QUERY_CHAIN(&q[i]))
+			continue;
+		rc = event(s, c->id, "next", "commit %d: %d runs (P(bad) %.3f, %.3f bits)", q[i].commit,
+			   q[i].runs, q[i].mass, q[i].gain);
+		if (rc == 0)
+			rc = queue_runs(s, c, q[i].commit, q[i].runs, q[i].confirm, 0);
+	}
+	for (int i = 0; i < nq && rc == 0; i++) {
+		int member[8], left[8], m = 0, kind = q[i].confirm, more = 1;
+		long long after = 0;
+		struct sbuf what = SBUF_INIT;
+
+		if (!QUERY_CHAIN(&q[i]) || done[i])
+			continue;
+		for (int j = i; j < nq && m < 8; j++)
+			if (!done[j] && QUERY_CHAIN(&q[j]) == QUERY_CHAIN(&q[i])) {
+				done[j] = 1;
+				member[m] = j;
+				left[m++] = q[j].runs;
+			}
+		for (int e = 0; e < m; e++)
+			sbuf_addf(&what, "%s%d", e ? " and " : "", q[member[e]].commit);
+		for (int e = 0; e < m; e++)
+			sbuf_addf(&what, "%s%d", e ? "+" : ": ", left[e]);
+		rc = event(s, c->id, kind == BISECT_Q_CONFIRM ? "confirm" : kind == BISECT_Q_EARLY ? "pair" : "next",
+			   "commit%s %s runs, interleaved on one agent%s", m > 1 ? "s" : "", what.buf,
+			   kind == BISECT_Q_CONFIRM ? " (the confirmation against its parent)" :
+			   kind == BISECT_Q_EARLY ? " (early, while others search)" : "");
+		sbuf_release(&what);
+		while (rc == 0 && more) {
+			more = 0;
+			for (int e = 0; e < m && rc == 0; e++) {
+				if (left[e]-- <= 0)
+					continue;
+				more = 1;
+				rc = queue_runs(s, c, q[member[e]].commit, 1, q[member[e]].confirm, after);
+				after = store_last_id(s->st);
+			}
+		}
+	}
+	free(done);
+	return rc;
+}
+
+/*
  * One step of the probabilistic engine: rebuild it from the store, ask it
  * for as many queries as the pool has idle agents, record the decision,
  * and queue the tasks (a confirmation as a chain of one-run tasks, parent
@@ -826,16 +899,23 @@ static int engine_step(struct sched *s, struct jobctx *c)
 	struct bisect_query *q = NULL;
 	struct bisect_result res;
 	unsigned char *busy = xcalloc((size_t)c->n, 1);
-	int k = 0, nq, rc;
+	long long taken = 0;
+	int k, nq, rc;
 
-	for (int i = 0; i < c->n; i++) {
+	for (int i = 0; i < c->n; i++)
 		busy[i] = c->outstanding[i] > 0;
-		k += c->outstanding[i];
-	}
-	k = (pool ? live_agents(s, pool) : 1) - k;
+	/*
+	 * Idle agents: those of the pool less one for each task outstanding,
+	 * where a chain (its links wait for each other on one agent) takes one.
+	 */
+	if ((rc = store_int(s->st, &taken, "SELECT count(*) FROM tasks t LEFT JOIN tasks prev ON prev.id = "
+			    "t.after_task WHERE t.job_id = ? AND t.state IN ('queued', 'claimed') AND "
+			    "(prev.id IS NULL OR prev.state NOT IN ('queued', 'claimed'))", "i", c->id)))
+		goto out;
+	k = (pool ? live_agents(s, pool) : 1) - (int)taken;
 	if ((rc = engine_load(s, c, &b)))
 		goto out;
-	q = xcalloc((size_t)(k > 2 ? k : 2), sizeof(*q));
+	q = xcalloc((size_t)BISECT_MAX_QUERIES(k > 0 ? k : 0), sizeof(*q));
 	nq = bisect_next(b, q, k > 0 ? k : 0, busy);
 	bisect_result(b, &res);
 	if (nq > 0 || res.state == BISECT_DONE)
@@ -871,43 +951,7 @@ static int engine_step(struct sched *s, struct jobctx *c)
 		json_decref(rep);
 		goto out;
 	}
-	for (int i = 0; i < nq && rc == 0; i++) {
-		if (!q[i].confirm) {
-			rc = event(s, c->id, "next", "commit %d: %d runs (P(bad) %.3f, %.3f bits)", q[i].commit,
-				   q[i].runs, q[i].mass, q[i].gain);
-			if (rc == 0)
-				rc = queue_runs(s, c, q[i].commit, q[i].runs, 0, 0);
-		}
-	}
-	/*
-	 * Confirmation queries, and an early pair: one chain of one-run tasks,
-	 * parent and culprit in turn, on one agent. The task's confirm column
-	 * keeps which (BISECT_Q_CONFIRM or BISECT_Q_EARLY), for engine_load().
-	 */
-	{
-		int left[2] = { 0, 0 }, who[2] = { -1, -1 }, m = 0, kind = 0;
-		long long after = 0;
-
-		for (int i = 0; i < nq && m < 2; i++)
-			if (q[i].confirm) {
-				who[m] = q[i].commit;
-				left[m++] = q[i].runs;
-				kind = q[i].confirm;
-			}
-		if (m > 0 && rc == 0)
-			rc = event(s, c->id, kind == BISECT_Q_CONFIRM ? "confirm" : "pair",
-				   "commit %d against its parent: %d+%d runs, interleaved on one agent%s",
-				   who[m - 1], left[0], m > 1 ? left[1] : 0,
-				   kind == BISECT_Q_CONFIRM ? "" : " (early, while others search)");
-		while (rc == 0 && (left[0] > 0 || left[1] > 0)) {
-			for (int e = 0; e < m && rc == 0; e++) {
-				if (left[e]-- <= 0)
-					continue;
-				rc = queue_runs(s, c, who[e], 1, kind, after);
-				after = store_last_id(s->st);
-			}
-		}
-	}
+	rc = queue_queries(s, c, q, nq);
 out:
 	free(q);
 	free(busy);
