@@ -30,6 +30,17 @@
 #define MIN_EFFECT 0.01    /* and by at least this much */
 #define END_BATCHES 4      /* batches at each end before giving up on a difference */
 #define MID_BATCHES 3      /* batches at a commit before a forced call */
+/*
+ * A job's wall-time budget when it sets none (budget_seconds 0), derived
+ * from the engine's run budget at the job's measured costs: a build for
+ * every two runs (what the demo and the kernel lab took: 20 runs on 10
+ * commits, 22 on 10 kernels), twice over for a lab shared with other
+ * jobs, and never under an hour. It is a net for a job that cannot end,
+ * not the engine's stop: the run budget is that.
+ */
+#define BUDGET_S_MIN 3600
+#define BUDGET_S_SLACK 2.0
+#define BUDGET_S_MAX 31536000 /* the most a job may ask for: a year */
 
 struct mirror {
 	const struct conf_repo *conf;
@@ -217,6 +228,8 @@ struct jobctx {
 	struct summary *sum;
 	int *outstanding;            /* queued or claimed tasks per commit */
 	struct policy *pol;
+	int reproduced;              /* engine_load(): the ends differed at an earlier step */
+	double build_cost, run_cost; /* engine_load(): mean seconds per build and per run so far, 0 unknown */
 };
 
 static void jobctx_release(struct jobctx *c)
@@ -250,7 +263,7 @@ static int jobctx_load(struct sched *s, struct jobctx *c, long long id)
 	memset(c, 0, sizeof(*c));
 	c->id = id;
 	rc = store_row(s->st, &c->job, "SELECT id, state, runs, direction, unit, pool, policy, confidence, alpha, "
-		       "min_effect, budget_runs, budget_builds FROM jobs WHERE id = ?", "i", id);
+		       "min_effect, budget_runs, budget_builds, budget_seconds, created FROM jobs WHERE id = ?", "i", id);
 	if (rc == ERR_NOTFOUND)
 		return err_set(ERR_NOTFOUND, "job %lld does not exist", id);
 	if (rc)
@@ -716,14 +729,24 @@ static int engine_load(struct sched *s, struct jobctx *c, struct bisect **out)
 		if (c->cls[k] == CLASS_SKIPPED)
 			bisect_mark_skipped(*out, k);
 	/* Once the ends differed, the job searches: later runs at the ends do not send it back. */
-	if (store_int(s->st, &(long long){ 0 }, "SELECT 1 FROM decisions WHERE job_id = ? AND state != 'ends' "
-		      "LIMIT 1", "i", c->id) == 0)
+	c->reproduced = store_int(s->st, &(long long){ 0 }, "SELECT 1 FROM decisions WHERE job_id = ? AND "
+				  "state != 'ends' LIMIT 1", "i", c->id) == 0;
+	if (c->reproduced)
 		bisect_assume_reproduced(*out);
-	/* What building and one run cost on this job so far: the engine weighs bits per second. */
-	if (store_row(s->st, &cost, "SELECT avg(build_s) AS b, sum(run_s) / sum(runs) AS r FROM tasks "
-		      "WHERE job_id = ? AND state = 'done' AND runs > 0", "i", c->id) == 0)
+	/*
+	 * What building and one run cost on this job so far: the engine weighs
+	 * bits per second, and the derived wall-time budget is made of them. A
+	 * build is a task that built (build_s > 0), a commit already built
+	 * costs next to nothing.
+	 */
+	if (store_row(s->st, &cost, "SELECT avg(build_s) AS b, sum(run_s) / sum(runs) AS r, "
+		      "(SELECT avg(build_s) FROM tasks WHERE job_id = ?1 AND state = 'done' AND build_s > 0) AS per_build "
+		      "FROM tasks WHERE job_id = ?1 AND state = 'done' AND runs > 0", "i", c->id) == 0) {
 		bisect_set_costs(*out, json_number_value(json_object_get(cost, "b")),
 				 json_number_value(json_object_get(cost, "r")));
+		c->build_cost = json_number_value(json_object_get(cost, "per_build"));
+		c->run_cost = json_number_value(json_object_get(cost, "r"));
+	}
 	json_decref(cost);
 	json_decref(rows);
 	return 0;
@@ -775,29 +798,115 @@ static int store_decision(struct sched *s, struct jobctx *c, struct bisect *b, c
 	return rc < 0 ? rc : 0;
 }
 
+/* Sets key to v when v is a finite number: jansson refuses NaN, and an unknown number is better absent. */
+static void set_num(json_t *o, const char *key, double v)
+{
+	if (isfinite(v))
+		json_object_set_new(o, key, json_real(v));
+}
+
+/* The run budget in force: the job's, else the one the engine derived (0: none yet). */
+static long long budget_runs_of(struct jobctx *c, const struct bisect_result *res)
+{
+	long long own = json_integer_value(json_object_get(c->job, "budget_runs"));
+
+	return own > 0 ? own : res->budget_runs > 0 ? res->budget_runs : 0;
+}
+
+/* The wall-time budget in force, seconds from the job's creation: the job's, else derived (0: none yet). */
+static long long budget_seconds_of(struct jobctx *c, const struct bisect_result *res)
+{
+	long long own = json_integer_value(json_object_get(c->job, "budget_seconds"));
+	long long runs = budget_runs_of(c, res);
+	struct bisect_opts o = BISECT_OPTS_INIT;
+	double run = c->run_cost > 0 ? c->run_cost : o.run_cost;
+	double build = c->build_cost > 0 ? c->build_cost : o.build_cost;
+	double est;
+
+	if (own > 0)
+		return own;
+	if (runs <= 0)
+		return 0;
+	est = BUDGET_S_SLACK * ((double)runs * run + (double)runs / 2 * build);
+	return est < BUDGET_S_MIN ? BUDGET_S_MIN : est > BUDGET_S_MAX ? BUDGET_S_MAX : (long long)est;
+}
+
+static long long job_elapsed(struct jobctx *c)
+{
+	return (long long)now_unix() - json_integer_value(json_object_get(c->job, "created"));
+}
+
+static const char *verdict_name(enum bisect_verdict v)
+{
+	switch (v) {
+	case VERDICT_CULPRIT: return "culprit";
+	case VERDICT_RANGE: return "range";
+	case VERDICT_NOT_REPRODUCED: return "not-reproduced";
+	default: return "undecided";  /* VERDICT_UNDECIDED, or a budget the coordinator holds (wall time) */
+	}
+}
+
+/*
+ * The report of an ended engine job, whatever the verdict: the ends, the
+ * smallest set holding the confidence ("range", each with p), the five
+ * most probable commits ("top"), the effect with its 95% interval, the
+ * noise per task and per run, and the budgets: what an undecided answer is
+ * read with, and what tells a confident one from a lucky one.
+ */
 static json_t *engine_report(struct sched *s, struct jobctx *c, struct bisect *b, const struct bisect_result *res)
 {
-	json_t *rep, *set = json_array();
+	json_t *rep = json_object(), *set = json_array(), *top = json_array();
+	int idx[5], n = 0;
+	double p[5];
 
 	for (int i = 0; i < res->nr_set && i < 50; i++) {
 		json_t *x = commit_json(s, c, res->set[i]);
 
-		json_object_set_new(x, "p", json_real(bisect_posterior(b, res->set[i])));
+		set_num(x, "p", bisect_posterior(b, res->set[i]));
 		json_array_append_new(set, x);
 	}
-	rep = json_pack("{s:s, s:o, s:o, s:f, s:f, s:I, s:I, s:i, s:o, s:f}",
-			"verdict", res->verdict == VERDICT_CULPRIT ? "culprit" : res->verdict == VERDICT_RANGE ?
-			"range" : "not-reproduced", "good", commit_json(s, c, 0), "bad", commit_json(s, c, c->n - 1),
-			"ends_change_pct", 100 * res->ends_change, "ends_p", res->ends_p,
-			"runs", (json_int_t)res->runs, "builds", (json_int_t)res->builds, "outliers", res->outliers,
-			"range", set, "set_mass", res->set_mass);
-	json_object_set_new(rep, "why", json_string(res->why));
-	json_object_set_new(rep, "alpha", json_real(json_number_value(json_object_get(c->job, "alpha"))));
-	json_object_set_new(rep, "min_effect_pct",
-			    json_real(100 * json_number_value(json_object_get(c->job, "min_effect"))));
+	/* The posterior means something once the ends differed. */
+	if (res->verdict != VERDICT_NOT_REPRODUCED &&
+	    (c->reproduced || res->state == BISECT_SEARCH || res->state == BISECT_CONFIRM))
+		n = bisect_top(b, idx, p, 5);
+	for (int i = 0; i < n; i++) {
+		json_t *x = commit_json(s, c, idx[i]);
+
+		set_num(x, "p", p[i]);
+		json_array_append_new(top, x);
+	}
+	json_object_set_new(rep, "verdict", json_string(verdict_name(res->verdict)));
+	json_object_set_new(rep, "good", commit_json(s, c, 0));
+	json_object_set_new(rep, "bad", commit_json(s, c, c->n - 1));
+	set_num(rep, "ends_change_pct", 100 * res->ends_change);
+	set_num(rep, "ends_p", res->ends_p);
+	json_object_set_new(rep, "runs", json_integer(res->runs));
+	json_object_set_new(rep, "builds", json_integer(res->builds));
+	json_object_set_new(rep, "outliers", json_integer(res->outliers));
+	json_object_set_new(rep, "range", set);
+	set_num(rep, "set_mass", res->set_mass);
+	json_object_set_new(rep, "top", top);
+	json_object_set_new(rep, "why", json_string(res->why ? res->why : ""));
+	set_num(rep, "alpha", json_number_value(json_object_get(c->job, "alpha")));
+	set_num(rep, "min_effect_pct", 100 * json_number_value(json_object_get(c->job, "min_effect")));
+	set_num(rep, "confidence_asked", res_confidence(c));
+	set_num(rep, "effect_pct", 100 * res->effect);
+	set_num(rep, "effect_lo_pct", 100 * res->effect_lo);
+	set_num(rep, "effect_hi_pct", 100 * res->effect_hi);
+	set_num(rep, "task_cv", res->task_cv);
+	set_num(rep, "run_cv", res->run_cv);
+	if (budget_runs_of(c, res) > 0)
+		json_object_set_new(rep, "budget_runs", json_integer(budget_runs_of(c, res)));
+	if (budget_seconds_of(c, res) > 0)
+		json_object_set_new(rep, "budget_seconds", json_integer(budget_seconds_of(c, res)));
+	json_object_set_new(rep, "elapsed_seconds", json_integer(job_elapsed(c)));
+	if (res->more_runs >= 0)
+		json_object_set_new(rep, "more_runs", json_integer(res->more_runs));
+	if (res->failed_confirm >= 0 && res->failed_confirm < c->n)
+		json_object_set_new(rep, "failed_confirm", json_integer(res->failed_confirm));
 	if (res->verdict == VERDICT_NOT_REPRODUCED) {
-		json_object_set_new(rep, "change_pct", json_real(100 * res->ends_change));
-		json_object_set_new(rep, "p_value", json_real(res->ends_p));
+		set_num(rep, "change_pct", 100 * res->ends_change);
+		set_num(rep, "p_value", res->ends_p);
 	}
 	return rep;
 }
@@ -887,10 +996,47 @@ static int queue_queries(struct sched *s, struct jobctx *c, const struct bisect_
 }
 
 /*
+ * Ends the job undecided: the engine could not decide within its budget,
+ * or (why given) the coordinator's wall-time budget ran out first. The
+ * report carries the engine's numbers as they stand.
+ */
+static int engine_finish_undecided(struct sched *s, struct jobctx *c, const struct bisect_result *res,
+				   json_t *rep, const char *why)
+{
+	int rc;
+
+	if (why)
+		json_object_set_new(rep, "why", json_string(why));
+	json_object_set_new(rep, "verdict", json_string("undecided"));
+	if (!why)
+		why = res->why ? res->why : "the data cannot decide within the budget";
+	if ((rc = event(s, c->id, "undecided", "%s (after %ld runs)", why, res->runs)))
+		return rc;
+	return finish(s, c, "undecided", -1, rep, NULL);
+}
+
+/* Keeps the budgets the engine derived on the job, so that show and the API can say what is in force. */
+static int store_budgets(struct sched *s, struct jobctx *c, const struct bisect_result *res)
+{
+	long long runs = json_integer_value(json_object_get(c->job, "budget_runs")) > 0 ? 0 : budget_runs_of(c, res);
+	long long secs = json_integer_value(json_object_get(c->job, "budget_seconds")) > 0 ? 0 :
+			 budget_seconds_of(c, res);
+	int rc;
+
+	if (runs <= 0 && secs <= 0)
+		return 0;
+	rc = store_exec(s->st, "UPDATE jobs SET budget_runs_auto = nullif(?1, 0), budget_seconds_auto = nullif(?2, 0) "
+			"WHERE id = ?3 AND (budget_runs_auto IS NOT nullif(?1, 0) OR "
+			"budget_seconds_auto IS NOT nullif(?2, 0))", "iii", runs, secs, c->id);
+	return rc < 0 ? rc : 0;
+}
+
+/*
  * One step of the probabilistic engine: rebuild it from the store, ask it
  * for as many queries as the pool has idle agents, record the decision,
  * and queue the tasks (a confirmation as a chain of one-run tasks, parent
- * and culprit in turn, on one agent).
+ * and culprit in turn, on one agent). A job past its wall-time budget
+ * ends undecided instead of queueing more, unless this step decided it.
  */
 static int engine_step(struct sched *s, struct jobctx *c)
 {
@@ -918,6 +1064,20 @@ static int engine_step(struct sched *s, struct jobctx *c)
 	q = xcalloc((size_t)BISECT_MAX_QUERIES(k > 0 ? k : 0), sizeof(*q));
 	nq = bisect_next(b, q, k > 0 ? k : 0, busy);
 	bisect_result(b, &res);
+	if (res.state != BISECT_DONE && budget_seconds_of(c, &res) > 0 && job_elapsed(c) > budget_seconds_of(c, &res)) {
+		json_t *rep = engine_report(s, c, b, &res);
+		char why[160];
+
+		snprintf(why, sizeof(why), "the wall-time budget is spent (%lld s%s, %lld s since the job was created)",
+			 budget_seconds_of(c, &res),
+			 json_integer_value(json_object_get(c->job, "budget_seconds")) > 0 ? "" : ", derived",
+			 job_elapsed(c));
+		rc = engine_finish_undecided(s, c, &res, rep, why);
+		json_decref(rep);
+		goto out;
+	}
+	if ((rc = store_budgets(s, c, &res)))
+		goto out;
 	if (nq > 0 || res.state == BISECT_DONE)
 		if ((rc = store_decision(s, c, b, q, nq)))
 			goto out;
@@ -946,6 +1106,8 @@ static int engine_step(struct sched *s, struct jobctx *c)
 			rc = fail_end(s, c, bisect_skipped(b, 0) ? 0 : c->n - 1);
 		else if (res.verdict == VERDICT_NOT_REPRODUCED)
 			rc = finish(s, c, "not-reproduced", -1, rep, NULL);
+		else if (res.verdict == VERDICT_UNDECIDED)
+			rc = engine_finish_undecided(s, c, &res, rep, NULL);
 		else
 			rc = finish(s, c, "failed", -1, NULL, res.why);
 		json_decref(rep);
@@ -1090,10 +1252,10 @@ int sched_job_create(struct sched *s, json_t **reply, json_t *req)
 {
 	static const char *const allowed[] = { "repo", "good", "bad", "workload", "pool", "runs", "policy",
 					       "confidence", "alpha", "min_effect", "budget_runs", "budget_builds",
-					       "direction", "append", NULL };
+					       "budget_seconds", "direction", "append", NULL };
 	const char *repo, *good, *bad, *workload, *pool = NULL, *policy, *direction, *append;
 	double confidence, alpha, min_effect;
-	long long budget_runs, budget_builds;
+	long long budget_runs, budget_builds, budget_seconds;
 	const struct conf_workload *w = NULL;
 	const struct conf_pool *p = NULL;
 	struct repo_range rr = { .nr = 0 };
@@ -1117,6 +1279,7 @@ int sched_job_create(struct sched *s, json_t **reply, json_t *req)
 	    (rc = jsonx_num(&min_effect, req, "min_effect", 0, 0.9, 0, 0.01)) ||
 	    (rc = jsonx_int(&budget_runs, req, "budget_runs", 0, 1000000, 0, 0)) ||
 	    (rc = jsonx_int(&budget_builds, req, "budget_builds", 0, 1000000, 0, 0)) ||
+	    (rc = jsonx_int(&budget_seconds, req, "budget_seconds", 0, BUDGET_S_MAX, 0, 0)) ||
 	    (rc = jsonx_str(&direction, req, "direction", 16, 0, NULL)) ||
 	    (rc = jsonx_str(&append, req, "append", 256, 0, NULL)) ||
 	    (rc = check_append(append)))
@@ -1156,10 +1319,10 @@ int sched_job_create(struct sched *s, json_t **reply, json_t *req)
 		goto rollback;
 	rc = store_exec(s->st, "INSERT INTO jobs (repo_id, workload, pool, good, bad, good_ref, bad_ref, runs, "
 			"unit, direction, created, policy, confidence, alpha, min_effect, budget_runs, budget_builds, "
-			"append) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", "issssssissisdddiis",
-			repo_id, workload, p->name, rr.good, rr.bad, good, bad, runs, w->unit,
+			"append, budget_seconds) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+			"issssssissisdddiisi", repo_id, workload, p->name, rr.good, rr.bad, good, bad, runs, w->unit,
 			direction ? direction : w->direction == DIR_LOWER ? "lower" : "higher", (long long)now_unix(),
-			policy, confidence, alpha, min_effect, budget_runs, budget_builds, append);
+			policy, confidence, alpha, min_effect, budget_runs, budget_builds, append, budget_seconds);
 	if (rc < 0)
 		goto rollback;
 	id = store_last_id(s->st);
@@ -1215,8 +1378,8 @@ static json_t *job_json(struct sched *s, long long id, int full)
 	if (store_row(s->st, &j, "SELECT j.id, r.name AS repo, j.workload, j.pool, j.good, j.bad, j.good_ref, "
 		      "j.bad_ref, j.runs, j.unit, j.direction, j.state, j.created, j.finished, j.culprit, "
 		      "j.error, j.report AS report_json, j.policy, j.confidence, j.alpha, j.min_effect, "
-		      "j.budget_runs, j.budget_builds, j.append FROM jobs j JOIN repos r ON r.id = j.repo_id "
-		      "WHERE j.id = ?", "i", id))
+		      "j.budget_runs, j.budget_builds, j.append, j.budget_seconds, j.budget_runs_auto, "
+		      "j.budget_seconds_auto FROM jobs j JOIN repos r ON r.id = j.repo_id WHERE j.id = ?", "i", id))
 		return NULL;
 	if (!full || json_is_null(json_object_get(j, "report")))
 		json_object_del(j, "report");
@@ -1232,8 +1395,18 @@ static json_t *job_json(struct sched *s, long long id, int full)
 		      "AND state != 'cancelled') AS tasks_total, (SELECT count(*) FROM samples WHERE job_id = ?1) "
 		      "AS samples, (SELECT count(*) FROM job_commits WHERE job_id = ?1 AND state IN ('good', 'bad')) "
 		      "AS classified, (SELECT count(DISTINCT idx) FROM samples WHERE job_id = ?1) AS measured",
-		      "i", id) == 0)
+		      "i", id) == 0) {
+		/* The budgets in force: the job's own, else what the engine derived at its last step. */
+		json_t *br = json_object_get(j, "budget_runs"), *bs = json_object_get(j, "budget_seconds");
+
+		json_object_set(x, "budget_runs", json_integer_value(br) > 0 ? br : json_object_get(j, "budget_runs_auto"));
+		json_object_set(x, "budget_seconds", json_integer_value(bs) > 0 ? bs :
+				json_object_get(j, "budget_seconds_auto"));
+		json_object_set_new(x, "elapsed_seconds", json_integer((json_is_integer(json_object_get(j, "finished")) ?
+			json_integer_value(json_object_get(j, "finished")) : (long long)now_unix()) -
+			json_integer_value(json_object_get(j, "created"))));
 		json_object_set_new(j, "progress", x);
+	}
 	x = NULL;
 	if (store_rows(s->st, &x, "SELECT t.id AS task, t.idx, a.name AS agent, t.claimed, t.progress FROM tasks t "
 		       "JOIN agents a ON a.id = t.agent_id WHERE t.job_id = ? AND t.state = 'claimed' ORDER BY t.id",
@@ -1337,10 +1510,101 @@ static void text_commit(struct sbuf *sb, const char *label, json_t *c)
 
 	if (!json_is_object(c))
 		return;
+	if (!json_is_number(json_object_get(c, "hmean"))) {
+		sbuf_addf(sb, "  %-8s %.12s  %14s %-8s  n=%-3d %s\n", label, sha ? sha : "?", "-", "", 0,
+			  json_string_value(json_object_get(c, "subject")) ?
+			  json_string_value(json_object_get(c, "subject")) : "");
+		return;
+	}
 	sbuf_addf(sb, "  %-8s %.12s  %14.2f (%.4f)  n=%-3lld %s\n", label, sha ? sha : "?",
 		  json_number_value(json_object_get(c, "hmean")), json_number_value(json_object_get(c, "cv")),
 		  json_integer_value(json_object_get(c, "n")),
 		  json_string_value(json_object_get(c, "subject")) ? json_string_value(json_object_get(c, "subject")) : "");
+}
+
+/* "1h05m", "12m30s", "45s": a budget of wall time. */
+static void text_seconds(struct sbuf *sb, long long t)
+{
+	if (t >= 3600)
+		sbuf_addf(sb, "%lldh%02lldm", t / 3600, t % 3600 / 60);
+	else if (t >= 60)
+		sbuf_addf(sb, "%lldm%02llds", t / 60, t % 60);
+	else
+		sbuf_addf(sb, "%llds", t);
+}
+
+/*
+ * The numbers an engine report is read with, whatever its verdict: the
+ * effect with its 95% interval, the noise per task and per run, and what
+ * the budgets allowed and used.
+ */
+static void text_numbers(struct sbuf *sb, json_t *j, json_t *rep)
+{
+	json_t *p = json_object_get(j, "progress");
+	double tcv = json_number_value(json_object_get(rep, "task_cv"));
+	double rcv = json_number_value(json_object_get(rep, "run_cv"));
+
+	/* An interval of no width is an effect not estimated yet (the ends still being measured). */
+	if (json_number_value(json_object_get(rep, "effect_lo_pct")) < json_number_value(json_object_get(rep, "effect_hi_pct")))
+		sbuf_addf(sb, "effect: %+.2f%% (95%% interval %+.2f%% to %+.2f%%), the bad group against the good "
+			  "on the most probable split\n", json_number_value(json_object_get(rep, "effect_pct")),
+			  json_number_value(json_object_get(rep, "effect_lo_pct")),
+			  json_number_value(json_object_get(rep, "effect_hi_pct")));
+	if (rcv > 0)
+		sbuf_addf(sb, "noise: %.2f%% between the tasks of a commit%s, %.2f%% between the runs of a task\n",
+			  100 * tcv, tcv > 0 ? "" : " (not seen yet: two tasks of a commit needed)", 100 * rcv);
+	sbuf_addf(sb, "budget: %lld runs used", json_integer_value(json_object_get(p, "samples")));
+	if (json_is_integer(json_object_get(rep, "budget_runs")))
+		sbuf_addf(sb, " of %lld%s", json_integer_value(json_object_get(rep, "budget_runs")),
+			  json_integer_value(json_object_get(j, "budget_runs")) > 0 ? "" : " (derived)");
+	sbuf_adds(sb, "; ");
+	text_seconds(sb, json_integer_value(json_object_get(p, "elapsed_seconds")));
+	sbuf_adds(sb, " of wall time used");
+	if (json_is_integer(json_object_get(rep, "budget_seconds"))) {
+		sbuf_adds(sb, " of ");
+		text_seconds(sb, json_integer_value(json_object_get(rep, "budget_seconds")));
+		if (json_integer_value(json_object_get(j, "budget_seconds")) <= 0)
+			sbuf_adds(sb, " (derived)");
+	}
+	sbuf_adds(sb, "\n");
+}
+
+/* An undecided job: no answer, and what the data do say. */
+static void text_undecided(struct sbuf *sb, json_t *j, json_t *rep)
+{
+	json_t *top = json_object_get(rep, "top"), *x;
+	json_t *fc = json_object_get(rep, "failed_confirm");
+	size_t i;
+
+	sbuf_addf(sb, "undecided: no commit holds the asked confidence (%.4g) within the budget\nwhy: %s\n",
+		  json_number_value(json_object_get(j, "confidence")),
+		  json_string_value(json_object_get(rep, "why")) ? json_string_value(json_object_get(rep, "why")) : "");
+	if (json_array_size(top) > 0) {
+		sbuf_adds(sb, "the most probable commits (p: the posterior probability that it is the culprit):\n");
+		sbuf_addf(sb, "  %-8s %-12s  %14s %-8s  %-5s %s\n", "p", "commit", "hmean", "(cv)", "n", "subject");
+		json_array_foreach(top, i, x) {
+			char label[16];
+
+			snprintf(label, sizeof(label), "%.4f", json_number_value(json_object_get(x, "p")));
+			text_commit(sb, label, x);
+		}
+	}
+	if (json_is_integer(fc)) {
+		json_t *commits = json_object_get(j, "commits");
+		const char *sha = NULL;
+
+		json_array_foreach(commits, i, x)
+			if (json_integer_value(json_object_get(x, "idx")) == json_integer_value(fc))
+				sha = json_string_value(json_object_get(x, "sha"));
+		sbuf_addf(sb, "commit %lld (%.12s) failed its confirmation against its parent: it is not the answer\n",
+			  json_integer_value(fc), sha ? sha : "?");
+	}
+	text_numbers(sb, j, rep);
+	if (json_is_integer(json_object_get(rep, "more_runs")))
+		sbuf_addf(sb, "about %lld more runs would decide it (or a quieter lab)\n",
+			  json_integer_value(json_object_get(rep, "more_runs")));
+	else
+		sbuf_adds(sb, "no estimate of the runs that would decide it: the effect does not show in the data\n");
 }
 
 int sched_job_report_text(struct sched *s, char **out, long long id)
@@ -1410,6 +1674,19 @@ int sched_job_report_text(struct sched *s, char **out, long long id)
 				  json_number_value(json_object_get(x, "p")),
 				  json_string_value(json_object_get(x, "state")),
 				  json_string_value(json_object_get(x, "subject")));
+	} else if (!strcmp(verdict, "undecided")) {
+		text_undecided(&sb, j, rep);
+	} else if (json_is_number(json_object_get(rep, "effect_lo_pct"))) {
+		/* The engine's not-reproduced is an equivalence, not a difference that failed to show. */
+		sbuf_addf(&sb, "not reproduced: the ends were shown to differ by less than %.1f%% (the job's "
+			  "min_effect), at confidence %.4g: the bad end is %+.2f%% against the good end "
+			  "(95%% interval %+.2f%% to %+.2f%%, p=%.4f)\n",
+			  json_number_value(json_object_get(rep, "min_effect_pct")),
+			  json_number_value(json_object_get(j, "confidence")),
+			  json_number_value(json_object_get(rep, "change_pct")),
+			  json_number_value(json_object_get(rep, "effect_lo_pct")),
+			  json_number_value(json_object_get(rep, "effect_hi_pct")),
+			  json_number_value(json_object_get(rep, "p_value")));
 	} else {
 		sbuf_addf(&sb, "not reproduced: the bad end is %+.2f%% against the good end (p=%.4f); "
 			  "a regression needs p < %.2f and at least %.1f%%\n",
@@ -1418,6 +1695,9 @@ int sched_job_report_text(struct sched *s, char **out, long long id)
 			  json_number_value(json_object_get(rep, "alpha")),
 			  json_number_value(json_object_get(rep, "min_effect_pct")));
 	}
+	/* Engine reports carry the effect, noise and budgets; the skeleton's split does not. */
+	if (strcmp(verdict, "undecided") && json_is_number(json_object_get(rep, "run_cv")))
+		text_numbers(&sb, j, rep);
 	*out = sbuf_detach(&sb);
 out:
 	sbuf_release(&sb);
