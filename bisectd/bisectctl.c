@@ -25,6 +25,7 @@ enum {
 	RC_JOB = 1,     /* the job failed, was cancelled or did not reproduce */
 	RC_USAGE = 2,   /* bad command line, or the API refused the input (4xx) */
 	RC_SERVER = 3,  /* bisectd unreachable, timed out, or failing (5xx) */
+	RC_UNDECIDED = 4, /* the job ended undecided: the data could not decide within its budget */
 };
 
 #define DEFAULT_SERVER "http://127.0.0.1:7878"
@@ -298,13 +299,19 @@ static int job_ended(const json_t *job)
 	const char *s = jstr_or(job, "state", "");
 
 	return !strcmp(s, "done") || !strcmp(s, "failed") || !strcmp(s, "not-reproduced") ||
-	       !strcmp(s, "cancelled") || json_is_number(json_object_get(job, "finished"));
+	       !strcmp(s, "undecided") || !strcmp(s, "cancelled") ||
+	       json_is_number(json_object_get(job, "finished"));
 }
 
-/* The exit status a job's end stands for. */
+/*
+ * The exit status a job's end stands for. Undecided is neither an answer
+ * nor a failure: a script may give it more runs or a quieter lab.
+ */
 static int job_rc(const json_t *job)
 {
-	return !strcmp(jstr_or(job, "state", ""), "done") ? RC_OK : RC_JOB;
+	const char *s = jstr_or(job, "state", "");
+
+	return !strcmp(s, "done") ? RC_OK : !strcmp(s, "undecided") ? RC_UNDECIDED : RC_JOB;
 }
 
 static int parse_long(long *out, const char *s, long min, long max)
@@ -402,6 +409,52 @@ static void measure_line(struct sbuf *out, const struct mwidth *w, const char *l
 	sbuf_addf(out, "  %s\n", jstr_or(m, "subject", ""));
 }
 
+/*
+ * What an engine report is read with: for an undecided job the most
+ * probable commits, then (any verdict) the effect with its 95% interval,
+ * the noise per task and per run, and what more it would take.
+ */
+static void print_numbers(struct sbuf *out, const json_t *report)
+{
+	const char *verdict = jstr_or(report, "verdict", "?");
+	json_t *top = json_object_get(report, "top"), *x;
+	double e, lo, hi, tcv, rcv, me;
+	char sha[13];
+	size_t i;
+
+	if (!strcmp(verdict, "undecided")) {
+		sbuf_addf(out, "  undecided: %s\n", jstr_or(report, "why", "the data cannot decide within the budget"));
+		if (json_array_size(top) > 0)
+			sbuf_adds(out, "  the most probable commits (p that it is the culprit):\n");
+		json_array_foreach(top, i, x) {
+			double p = 0;
+
+			short_sha(sha, jstr(x, "sha"));
+			jnum(&p, x, "p");
+			sbuf_addf(out, "    %s %.4f %-8s %s\n", sha, p, jstr_or(x, "state", "?"), jstr_or(x, "subject", ""));
+		}
+		if (json_is_integer(json_object_get(report, "failed_confirm")))
+			sbuf_addf(out, "  commit %lld failed its confirmation: it is not the answer\n",
+				  jint(report, "failed_confirm", -1));
+	}
+	if (!strcmp(verdict, "not-reproduced") && jnum(&me, report, "min_effect_pct") &&
+	    json_is_number(json_object_get(report, "effect_lo_pct")))
+		sbuf_addf(out, "  not reproduced: the ends were shown to differ by less than %.1f%%\n", me);
+	/* An interval of no width is an effect not estimated yet. */
+	if (jnum(&e, report, "effect_pct") && jnum(&lo, report, "effect_lo_pct") && jnum(&hi, report, "effect_hi_pct") &&
+	    lo < hi)
+		sbuf_addf(out, "  effect %+.2f%% (95%% interval %+.2f%% to %+.2f%%)\n", e, lo, hi);
+	if (jnum(&tcv, report, "task_cv") && jnum(&rcv, report, "run_cv") && rcv > 0)
+		sbuf_addf(out, "  noise %.2f%% per task, %.2f%% per run\n", 100 * tcv, 100 * rcv);
+	if (strcmp(verdict, "undecided"))
+		return;
+	if (json_is_integer(json_object_get(report, "more_runs")))
+		sbuf_addf(out, "  about %lld more runs would decide it (or a quieter lab)\n",
+			  jint(report, "more_runs", 0));
+	else
+		sbuf_adds(out, "  no estimate of the runs that would decide it: the effect does not show\n");
+}
+
 /* The report object: the culprit (or the verdict) and the numbers behind it. */
 static void print_result(struct sbuf *out, const json_t *report)
 {
@@ -425,7 +478,7 @@ static void print_result(struct sbuf *out, const json_t *report)
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
 		if (json_is_object(json_object_get(report, rows[i])))
 			measure_line(out, &w, rows[i], json_object_get(report, rows[i]));
-	if (json_is_array(json_object_get(report, "range"))) {
+	if (!strcmp(verdict, "range") && json_is_array(json_object_get(report, "range"))) {
 		/* Skipped commits around the culprit: the smallest range that holds it. */
 		json_t *range = json_object_get(report, "range"), *x;
 		size_t i;
@@ -452,6 +505,29 @@ static void print_result(struct sbuf *out, const json_t *report)
 	}
 	if (sep)
 		sbuf_adds(out, "\n");
+	print_numbers(out, report);
+}
+
+/* "budget    24 runs (derived), 1h00m of wall time (derived), 2m10s used": the budgets in force. */
+static void budget_text(struct sbuf *out, const json_t *job)
+{
+	json_t *p = json_object_get(job, "progress");
+	long long runs = jint(p, "budget_runs", 0), secs = jint(p, "budget_seconds", 0);
+	char d[32];
+
+	if (!json_is_object(p) || (runs <= 0 && secs <= 0))
+		return;
+	sbuf_adds(out, "budget    ");
+	if (runs > 0)
+		sbuf_addf(out, "%lld runs%s", runs, jint(job, "budget_runs", 0) > 0 ? "" : " (derived)");
+	else
+		sbuf_adds(out, "runs not derived yet");
+	if (secs > 0) {
+		fmt_duration(d, sizeof(d), secs);
+		sbuf_addf(out, ", %s of wall time%s", d, jint(job, "budget_seconds", 0) > 0 ? "" : " (derived)");
+	}
+	fmt_duration(d, sizeof(d), jint(p, "elapsed_seconds", 0));
+	sbuf_addf(out, "; %lld runs, %s used\n", jint(p, "samples", 0), d);
 }
 
 static void progress_text(struct sbuf *out, const json_t *job)
@@ -548,6 +624,7 @@ static void format_job(struct sbuf *out, const json_t *job, size_t max_events, i
 	sbuf_adds(out, "progress  ");
 	progress_text(out, job);
 	sbuf_adds(out, "\n");
+	budget_text(out, job);
 	if (err && *err)
 		sbuf_addf(out, "error     %s\n", err);
 
@@ -839,6 +916,7 @@ static int cmd_submit(int argc, char **argv)
 		{ "min-effect", required_argument, NULL, 'E' },
 		{ "budget-runs", required_argument, NULL, 'R' },
 		{ "budget-builds", required_argument, NULL, 'B' },
+		{ "budget-seconds", required_argument, NULL, 'T' },
 		{ "direction", required_argument, NULL, 'D' },
 		{ "append", required_argument, NULL, 'a' },
 		{ "watch", no_argument, NULL, 'W' },
@@ -850,7 +928,7 @@ static int cmd_submit(int argc, char **argv)
 	const char *repo = NULL, *good = NULL, *bad = NULL, *workload = NULL, *pool = NULL;
 	const char *policy = NULL, *direction = NULL, *append = NULL;
 	double confidence = 0, alpha = 0, min_effect = -1;
-	long runs = 0, id, budget_runs = -1, budget_builds = -1;
+	long runs = 0, id, budget_runs = -1, budget_builds = -1, budget_seconds = -1;
 	double interval = 1;
 	int opt, watch = 0, rc, done;
 	json_t *body = NULL, *reply = NULL;
@@ -886,6 +964,10 @@ static int cmd_submit(int argc, char **argv)
 		case 'B':
 			if (parse_long(&budget_builds, optarg, 0, 1000000) < 0)
 				return usage_error(c, "bad --budget-builds '%s' (0 to 1000000)", optarg);
+			break;
+		case 'T':
+			if (parse_long(&budget_seconds, optarg, 0, 31536000) < 0)
+				return usage_error(c, "bad --budget-seconds '%s' (0 to 31536000)", optarg);
 			break;
 		case 'n':
 			if (parse_long(&runs, optarg, 1, 100) < 0)
@@ -933,6 +1015,8 @@ static int cmd_submit(int argc, char **argv)
 		json_object_set_new(body, "budget_runs", json_integer(budget_runs));
 	if (budget_builds >= 0)
 		json_object_set_new(body, "budget_builds", json_integer(budget_builds));
+	if (budget_seconds >= 0)
+		json_object_set_new(body, "budget_seconds", json_integer(budget_seconds));
 	rc = api(&reply, "POST", "/api/v1/jobs", body);
 	if (rc != RC_OK)
 		goto out;
@@ -1217,13 +1301,19 @@ static const struct cmd commands[] = {
 	  "  --confidence P  stop when one commit holds P of the posterior (0.99)\n"
 	  "  --alpha A       the ends must differ at this level (0.01)\n"
 	  "  --min-effect X  ... and by at least X percent (1)\n"
-	  "  --budget-runs N, --budget-builds N\n"
-	  "                  stop after N runs or N distinct commits (0: no limit)\n"
+	  "  --budget-runs N  end undecided after N runs if nothing is decided (0: the\n"
+	  "                  engine derives one from the range and the ends' noise)\n"
+	  "  --budget-builds N\n"
+	  "                  ... or after N distinct commits measured (0: no limit)\n"
+	  "  --budget-seconds S\n"
+	  "                  ... or S seconds after the submit (0: derived from the run\n"
+	  "                  budget and the job's measured costs, at least an hour)\n"
 	  "  --direction D   higher or lower is better (default: the workload's)\n"
 	  "  --append P      kernel parameters for this job's boots, after the workload's\n"
 	  "                  (\"mitigations=off\"; boot qemu workloads)\n"
 	  "  --policy P      bisectd (default) or split (the simple k-way split)\n"
 	  "  --watch         follow the job as 'watch' does; the exit status is its end's\n"
+	  "                  (0 done, 1 failed/cancelled/not-reproduced, 4 undecided)\n"
 	  "  --interval S    with --watch: seconds between refreshes (default 1)\n" },
 	{ "jobs", cmd_jobs, "", "list jobs, newest first", NULL },
 	{ "show", cmd_show, "ID", "show a job: progress, tested commits, events, culprit",
@@ -1232,12 +1322,14 @@ static const struct cmd commands[] = {
 	  "On a terminal, redraws the job every S seconds (default 1); otherwise prints\n"
 	  "a line when its progress changes (with --json: the job, one object a line).\n"
 	  "Exits 0 when the job ends done, 1 when it failed, was cancelled or did not\n"
-	  "reproduce.\n" },
+	  "reproduce, 4 when it ended undecided.\n" },
 	{ "agents", cmd_agents, "", "list agents: state, labels, last seen, task", NULL },
 	{ "cancel", cmd_cancel, "ID", "cancel a job (its queued tasks are dropped)", NULL },
 	{ "report", cmd_report, "ID", "print a job's report (with --json: the report object)",
 	  "Exits 0 for a job done, 1 for one that failed, was cancelled or did not\n"
-	  "reproduce, 2 when it has no report yet.\n" },
+	  "reproduce, 4 for one that ended undecided (the most probable commits, the\n"
+	  "effect with its 95% interval, the noise and how many more runs would decide\n"
+	  "it are printed), 2 when it has no report yet.\n" },
 	{ "help", cmd_help, "[COMMAND]", "show this help, or a command's", NULL },
 };
 
@@ -1260,7 +1352,8 @@ static void print_main_usage(FILE *f)
 	      "  -h, --help    show this help; 'bisectctl COMMAND --help' shows a command's\n"
 	      "\nexit status: 0 success (a job that ended done), 1 the job failed, was\n"
 	      "cancelled or did not reproduce, 2 usage or input error, 3 bisectd could\n"
-	      "not be reached or failed.\n", f);
+	      "not be reached or failed, 4 the job ended undecided (no commit holds the\n"
+	      "confidence within the budget: more runs or a quieter lab would decide it).\n", f);
 }
 
 int main(int argc, char **argv)
