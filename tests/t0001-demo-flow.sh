@@ -1,6 +1,9 @@
 #!/bin/sh
 # t0001: the whole flow of `make demo`: the demo repository, bisectd, two
 # agents, a submitted range, and the injected culprit found exactly.
+# On a machine loaded enough that the runs cannot decide it, the job may
+# end undecided instead (exit 4, printed with its numbers); it must never
+# name another commit.
 . "$(dirname "$0")/lib/tap.sh"
 . "$(dirname "$0")/lib/lab.sh"
 
@@ -23,16 +26,30 @@ lab_start_agent lab2 $(( $(nproc) > 1 ? 1 : 0 ))
 
 timeout 300 "$BUILD/bisectctl" submit --repo demo --good v1.0 --bad main --workload bench \
 	--watch > "$LAB/watch.out" 2>&1
-is "$?" 0 "submit --watch exits 0 when the job finds a culprit"
-is "$(q "SELECT state FROM jobs WHERE id = 1")" done "the job is done"
-is "$(q "SELECT c.sha FROM jobs j JOIN job_commits c ON c.job_id = j.id AND c.idx = j.culprit")" \
-	"$expect" "the culprit is exactly the injected commit"
-
-report=$("$BUILD/bisectctl" report 1)
-is "$?" 0 "bisectctl report exits 0"
-like "$report" "culprit: $expect" "the report names the culprit's id"
-like "$report" "culprit +[0-9a-f]{12} +[0-9.]+ \(0\.[0-9]{4}\)" "... with its hmean (CV)"
-like "$report" "parent +[0-9a-f]{12} +[0-9.]+ \(0\.[0-9]{4}\)" "... next to its parent's"
+rc=$?
+state=$(q "SELECT state FROM jobs WHERE id = 1")
+case "$state" in
+done)
+	is "$rc" 0 "submit --watch exits 0 when the job finds a culprit"
+	is "$(q "SELECT c.sha FROM jobs j JOIN job_commits c ON c.job_id = j.id AND c.idx = j.culprit")" \
+		"$expect" "the culprit is exactly the injected commit"
+	report=$("$BUILD/bisectctl" report 1)
+	is "$?" 0 "bisectctl report exits 0"
+	like "$report" "culprit: $expect" "the report names the culprit's id"
+	like "$report" "culprit +[0-9a-f]{12} +[0-9.]+ \(0\.[0-9]{4}\)" "... with its hmean (CV)"
+	like "$report" "parent +[0-9a-f]{12} +[0-9.]+ \(0\.[0-9]{4}\)" "... next to its parent's"
+	;;
+undecided)
+	# Not an answer, and not a wrong one: what the lab's noise allowed.
+	is "$rc" 4 "submit --watch exits 4 when the job ends undecided"
+	is "$(q "SELECT culprit IS NULL FROM jobs WHERE id = 1")" 1 "an undecided job names no commit"
+	"$BUILD/bisectctl" report 1 | sed 's/^/# undecided: /'
+	;;
+*)
+	ok 1 "the job ends done or undecided (it is $state, bisectctl exited $rc)"
+	sed 's/^/#   /' "$LAB/watch.out" | tail -20
+	;;
+esac
 
 n=$(q "SELECT count(*) FROM job_commits WHERE job_id = 1")
 is "$(q "SELECT group_concat(idx) FROM (SELECT idx FROM tasks WHERE job_id = 1 ORDER BY id LIMIT 2)")" \
@@ -40,15 +57,17 @@ is "$(q "SELECT group_concat(idx) FROM (SELECT idx FROM tasks WHERE job_id = 1 O
 is "$(q "SELECT count(*) FROM (SELECT idx FROM samples WHERE job_id = 1 AND idx IN (0, $((n - 1)))
 	GROUP BY idx HAVING count(*) >= 5)")" 2 "both ends have several runs"
 like "$(q "SELECT count(*) FROM decisions WHERE job_id = 1")" '^[1-9]' "the engine's decisions are stored"
-like "$(q "SELECT count(*) FROM tasks WHERE job_id = 1 AND confirm = 1 AND state = 'done'")" '^[2-9]' \
+[ "$state" = done ] &&
+	like "$(q "SELECT count(*) FROM tasks WHERE job_id = 1 AND confirm = 1 AND state = 'done'")" '^[2-9]' \
 	"the culprit was confirmed against its parent with interleaved runs"
 # A confirmation round is a chain of one-run tasks (each after the one
 # before); every link must have run on the agent of the link before it.
 is "$(q "SELECT count(*) FROM tasks t JOIN tasks prev ON prev.id = t.after_task
 	WHERE t.job_id = 1 AND t.state = 'done' AND t.agent_id != prev.agent_id")" 0 \
 	"... each round on one agent"
-like "$(q "SELECT count(*) FROM tasks WHERE job_id = 1 AND after_task IS NOT NULL AND state = 'done'")" '^[1-9]' \
-	"... as chained tasks"
+[ "$state" = done ] &&
+	like "$(q "SELECT count(*) FROM tasks WHERE job_id = 1 AND after_task IS NOT NULL AND state = 'done'")" \
+	'^[1-9]' "... as chained tasks"
 is "$(q "SELECT count(DISTINCT agent_id) FROM tasks WHERE job_id = 1 AND state = 'done'")" 2 \
 	"both agents did work"
 # Two tasks running at the same time on the two agents.
@@ -60,7 +79,7 @@ out=$("$BUILD/bisectctl" agents)
 like "$out" "lab1" "bisectctl agents lists lab1"
 like "$out" "lab2" "... and lab2"
 out=$("$BUILD/bisectctl" --json show 1)
-like "$out" '"state": *"done"' "bisectctl --json show prints the job"
+like "$out" "\"state\": *\"$state\"" "bisectctl --json show prints the job"
 
 tap_plan "$tap_n"
 tap_done

@@ -1,0 +1,92 @@
+#!/bin/sh
+# t0005: a job that cannot decide within its budget ends `undecided`, never
+# with a commit it is not sure of: once on a run budget too small to
+# confirm anything, once on a wall-time budget. bisectctl exits 4 and the
+# report carries the numbers an undecided answer is read with.
+. "$(dirname "$0")/lib/tap.sh"
+. "$(dirname "$0")/lib/lab.sh"
+
+command -v sqlite3 > /dev/null || skip_all "sqlite3 CLI missing (make deps)"
+command -v cc > /dev/null || skip_all "no C compiler for the demo project"
+command -v python3 > /dev/null || skip_all "python3 missing (make deps)"
+LAB=$TEST_DIR/lab
+trap 'lab_stop; rm -rf "$TEST_DIR"' EXIT
+mkdir -p "$LAB"
+
+sh "$TOP/tests/lib/mkdemo.sh" "$LAB/demo.git" > "$LAB/mkdemo.out"
+q() { sqlite3 "$LAB/bisectd.db" "$1"; }
+# rep JOB EXPR: a Python expression over the job's report r (and the job j), printed.
+rep() {
+	"$BUILD/bisectctl" --json show "$1" | python3 -c "import json, sys
+j = json.load(sys.stdin); r = j.get('report') or {}
+print($2)"
+}
+
+lab_config "$LAB/demo.git"
+lab_start_bisectd || { echo "Bail out! bisectd did not start"; exit 1; }
+lab_start_agent lab1 0
+lab_start_agent lab2 $(( $(nproc) > 1 ? 1 : 0 ))
+
+# A wall-time budget is checked like the other budgets, and changes nothing when refused.
+body='{"repo": "demo", "good": "v1.0", "bad": "main", "workload": "bench"'
+out=$(api POST /api/v1/jobs "$body, \"budget_seconds\": -1}")
+like "$out" "^400 .*budget_seconds" "budget_seconds -1 is refused with 400, naming the field"
+out=$(api POST /api/v1/jobs "$body, \"budget_seconds\": \"1h\"}")
+like "$out" "^400 .*budget_seconds" "... and a string"
+out=$(api POST /api/v1/jobs "$body, \"budget_seconds\": 99999999999}")
+like "$out" "^400 .*budget_seconds" "... and more than a year"
+"$BUILD/bisectctl" submit --repo demo --good v1.0 --bad main --workload bench --budget-seconds soon \
+	> "$LAB/usage.out" 2>&1
+is "$?" 2 "bisectctl submit --budget-seconds soon exits 2"
+is "$(q "SELECT count(*) FROM jobs")" 0 "no job was made"
+
+# Job 1: the ends take 10 runs (5 each) and differ by about 28%; 12 runs
+# cannot bring any of 41 commits to 0.99, let alone confirm it.
+timeout 300 "$BUILD/bisectctl" submit --repo demo --good v1.0 --bad main --workload bench \
+	--budget-runs 12 --watch > "$LAB/runs.out" 2>&1
+is "$?" 4 "a run budget too small to decide: submit --watch exits 4"
+is "$(q "SELECT state FROM jobs WHERE id = 1")" undecided "the job ends undecided"
+is "$(q "SELECT culprit IS NULL FROM jobs WHERE id = 1")" 1 "... naming no culprit"
+is "$(rep 1 "r['verdict']")" undecided "the report's verdict is undecided"
+is "$(rep 1 "r['effect_lo_pct'] <= r['effect_pct'] <= r['effect_hi_pct']")" True \
+	"the report has the effect inside its 95% interval"
+is "$(rep 1 "'run_cv' in r and 'task_cv' in r")" True "... the noise per run and per task"
+is "$(rep 1 "r['budget_runs'] == 12 and j['progress']['budget_runs'] == 12")" True \
+	"... and the run budget in force, also in the job's progress"
+is "$(rep 1 "len(r['top']) > 0 and all(0 <= c['p'] <= 1 for c in r['top']) or r.get('more_runs', -1) >= 0")" \
+	True "... and the most probable commits with their probabilities, or how many more runs"
+echo "# job 1: $(rep 1 "'effect %s%% [%s%%, %s%%], task cv %s, run cv %s, more runs %s, %s runs, top %s; %s' % (tuple(r.get(k) for k in ('effect_pct', 'effect_lo_pct', 'effect_hi_pct', 'task_cv', 'run_cv', 'more_runs', 'runs')) + ([(c['idx'], round(c.get('p', 0), 4)) for c in r.get('top', [])], r.get('why')))")"
+
+report=$("$BUILD/bisectctl" report 1)
+is "$?" 4 "bisectctl report exits 4 for an undecided job"
+like "$report" "^undecided: " "the report says undecided plainly"
+like "$report" "effect: [-+][0-9.]+% \(95% interval [-+][0-9.]+% to [-+][0-9.]+%\)" "... with the effect's interval"
+like "$report" "noise: [0-9.]+% between the tasks of a commit" "... the noise"
+like "$report" "(about [0-9]+ more runs would decide it \(or a quieter lab\)|the effect does not show)" \
+	"... and what more it would take"
+like "$report" "budget: [0-9]+ runs used of 12;" "... and the budget it spent"
+"$BUILD/bisectctl" --json report 1 > /dev/null
+is "$?" 4 "bisectctl --json report exits 4 too"
+out=$("$BUILD/bisectctl" show 1)
+like "$out" "result: undecided" "bisectctl show prints the result"
+like "$out" "budget +12 runs" "... and the budget in force"
+
+# Job 2: a budget of one second is spent before the engine could decide;
+# the next step ends the job undecided with the engine's numbers as they stand.
+timeout 300 "$BUILD/bisectctl" submit --repo demo --good v1.0 --bad main --workload bench \
+	--budget-seconds 1 --watch > "$LAB/seconds.out" 2>&1
+is "$?" 4 "a wall-time budget spent: submit --watch exits 4"
+is "$(q "SELECT state FROM jobs WHERE id = 2")" undecided "the job ends undecided"
+like "$(rep 2 "r['why']")" "^the wall-time budget is spent" "the report says the wall-time budget is spent"
+is "$(rep 2 "r['budget_seconds'] == 1 and j['budget_seconds'] == 1")" True "... and which budget"
+like "$("$BUILD/bisectctl" report 2)" "wall-time budget is spent" "bisectctl report says so"
+like "$(q "SELECT message FROM events WHERE job_id = 2 AND kind = 'undecided'")" "wall-time budget is spent" \
+	"the event log says so"
+is "$(q "SELECT count(*) FROM tasks WHERE job_id = 2 AND state = 'queued'")" 0 "no task is left queued"
+
+# A job with no budget of its own shows the ones the engine derived.
+is "$(rep 1 "j['budget_seconds_auto'] >= 3600 and j['progress']['budget_seconds'] == j['budget_seconds_auto']")" \
+	True "job 1's wall-time budget is derived (at least an hour) and shown"
+
+tap_plan "$tap_n"
+tap_done
