@@ -28,7 +28,9 @@ struct parse {
 	struct run **runs;   /* per agent */
 	int *nr, *alloc;
 	int nr_agents;
-	struct task *tasks;  /* ascending id: a new id is larger than every one before */
+	struct task *tasks;  /* in the order they first appear */
+	long *order;         /* indices into tasks, ascending id */
+	long *cur;           /* per agent: the task its last line was of, -1 none */
 	long nr_tasks, alloc_tasks;
 	long nr_runs;
 	char *condition;
@@ -64,19 +66,35 @@ static int field_long(long *out, char **s)
 	return 0;
 }
 
-static struct task *find_task(struct parse *p, long id)
+/* The task called id, or NULL with *at where its index goes in order. */
+static struct task *find_task(struct parse *p, long id, long *at)
 {
 	long lo = 0, hi = p->nr_tasks;
 
 	while (lo < hi) {
 		long mid = lo + (hi - lo) / 2;
 
-		if (p->tasks[mid].id < id)
+		if (p->tasks[p->order[mid]].id < id)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return lo < p->nr_tasks && p->tasks[lo].id == id ? &p->tasks[lo] : NULL;
+	*at = lo;
+	return lo < p->nr_tasks && p->tasks[p->order[lo]].id == id ? &p->tasks[p->order[lo]] : NULL;
+}
+
+static void grow_agents(struct parse *p, int n)
+{
+	p->runs = xrealloc(p->runs, (size_t)n * sizeof(*p->runs));
+	p->nr = xrealloc(p->nr, (size_t)n * sizeof(*p->nr));
+	p->alloc = xrealloc(p->alloc, (size_t)n * sizeof(*p->alloc));
+	p->cur = xrealloc(p->cur, (size_t)n * sizeof(*p->cur));
+	for (int a = p->nr_agents; a < n; a++) {
+		p->runs[a] = NULL;
+		p->nr[a] = p->alloc[a] = 0;
+		p->cur[a] = -1;
+	}
+	p->nr_agents = n;
 }
 
 static void comment(struct parse *p, const char *s)
@@ -96,7 +114,7 @@ static void comment(struct parse *p, const char *s)
 static int data_line(struct parse *p, char *s)
 {
 	double t, v;
-	long agent, id, run;
+	long agent, id, run, at, prev;
 	struct task *tk;
 	char msg[160];
 
@@ -114,27 +132,41 @@ static int data_line(struct parse *p, char *s)
 		return bad_line(p, "task and run must be >= 0");
 	if (!(v > 0))
 		return bad_line(p, "value must be > 0 (a failed run is left out of a trace)");
-	tk = find_task(p, id);
+	if (agent >= p->nr_agents)
+		grow_agents(p, (int)agent + 1);
+	/*
+	 * Two agents' tasks interleave in the file, but each agent runs its
+	 * tasks back to back, numbered in the order they started.
+	 */
+	prev = p->cur[agent];
+	tk = find_task(p, id, &at);
 	if (!tk) {
-		if (p->nr_tasks && id < p->tasks[p->nr_tasks - 1].id) {
-			snprintf(msg, sizeof(msg), "task %ld is new but not larger than task %ld before it", id,
-				 p->tasks[p->nr_tasks - 1].id);
+		if (prev >= 0 && id < p->tasks[prev].id) {
+			snprintf(msg, sizeof(msg), "task %ld is new but not larger than task %ld agent %ld had before it",
+				 id, p->tasks[prev].id, agent);
 			return bad_line(p, msg);
 		}
 		if (p->nr_tasks == p->alloc_tasks) {
 			p->alloc_tasks = p->alloc_tasks ? 2 * p->alloc_tasks : 64;
 			p->tasks = xrealloc(p->tasks, (size_t)p->alloc_tasks * sizeof(*p->tasks));
+			p->order = xrealloc(p->order, (size_t)p->alloc_tasks * sizeof(*p->order));
 		}
+		memmove(p->order + at + 1, p->order + at, (size_t)(p->nr_tasks - at) * sizeof(*p->order));
+		p->order[at] = p->nr_tasks;
 		tk = &p->tasks[p->nr_tasks++];
 		memset(tk, 0, sizeof(*tk));
 		tk->id = id;
 		tk->agent = (int)agent;
 		tk->last_run = -1;
-	}
-	if (tk->agent != agent) {
+	} else if (tk->agent != agent) {
 		snprintf(msg, sizeof(msg), "task %ld is agent %d's, not agent %ld's", id, tk->agent, agent);
 		return bad_line(p, msg);
+	} else if (tk - p->tasks != prev) {
+		snprintf(msg, sizeof(msg), "task %ld of agent %ld again after its task %ld", id, agent,
+			 p->tasks[prev].id);
+		return bad_line(p, msg);
 	}
+	p->cur[agent] = tk - p->tasks;
 	if (run <= tk->last_run) {
 		snprintf(msg, sizeof(msg), "run %ld of task %ld after its run %ld", run, id, tk->last_run);
 		return bad_line(p, msg);
@@ -143,18 +175,6 @@ static int data_line(struct parse *p, char *s)
 	tk->n++;
 	tk->sum += log(v);
 	tk->sumsq += log(v) * log(v);
-	if (agent >= p->nr_agents) {
-		int n = (int)agent + 1;
-
-		p->runs = xrealloc(p->runs, (size_t)n * sizeof(*p->runs));
-		p->nr = xrealloc(p->nr, (size_t)n * sizeof(*p->nr));
-		p->alloc = xrealloc(p->alloc, (size_t)n * sizeof(*p->alloc));
-		for (int a = p->nr_agents; a < n; a++) {
-			p->runs[a] = NULL;
-			p->nr[a] = p->alloc[a] = 0;
-		}
-		p->nr_agents = n;
-	}
 	if (p->nr[agent] == p->alloc[agent]) {
 		p->alloc[agent] = p->alloc[agent] ? 2 * p->alloc[agent] : 64;
 		p->runs[agent] = xrealloc(p->runs[agent], (size_t)p->alloc[agent] * sizeof(struct run));
@@ -211,6 +231,8 @@ static void parse_release(struct parse *p)
 	free(p->nr);
 	free(p->alloc);
 	free(p->tasks);
+	free(p->order);
+	free(p->cur);
 	free(p->condition);
 }
 

@@ -11,10 +11,12 @@
  *   t_ms agent task run value
  *
  * t_ms: milliseconds since the start at the run's end (float, >= 0);
- * agent: 0-based; task: an id unique in the trace, a new one larger than
- * every one before it (the runs of one task, on one agent, share its
- * level); run: the index within its task, from 0, increasing; value: the
- * metric, higher is better, > 0.
+ * agent: 0-based; task: an id unique in the trace, numbered in the order
+ * tasks started (so two agents' lines interleave, but an agent's tasks
+ * come back to back, each larger than the one before; the runs of one
+ * task share its level); run: the index within its task, from 0,
+ * increasing (a failed run is left out); value: the metric, higher is
+ * better, > 0.
  */
 #ifndef BENCH_TRACE_H
 #define BENCH_TRACE_H

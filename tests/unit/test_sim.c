@@ -287,7 +287,8 @@ static void test_trace_errors(void **state)
 	bad("10 0 0 0 abc\n", "t.trace:1: expected");
 	bad("10 0 0 0 0\n", "t.trace:1: value must be > 0");
 	bad("10 0 0 0 -3\n", "t.trace:1: value must be > 0");
-	bad("10 0 5 0 1\n20 1 3 0 1\n", "t.trace:2: task 3 is new but not larger than task 5");
+	bad("10 0 5 0 1\n20 0 3 0 1\n", "t.trace:2: task 3 is new but not larger than task 5 agent 0 had");
+	bad("10 0 4 0 1\n11 0 6 0 1\n12 0 4 1 1\n", "t.trace:3: task 4 of agent 0 again after its task 6");
 	bad("10 0 5 0 1\n20 1 5 1 1\n", "t.trace:2: task 5 is agent 0's, not agent 1's");
 	bad("10 0 5 0 1\n20 0 5 0 1\n", "t.trace:2: run 0 of task 5 after its run 0");
 	bad("-1 0 0 0 1\n", "t.trace:1: t_ms is negative");
@@ -318,6 +319,12 @@ static void test_trace_read(void **state)
 	near(tr->task_noise, sqrt(0.02), 1e-9, "task noise");
 	near(tr->run_noise, 0, 1e-9, "run noise");
 	near(tr->v[0][1] * tr->median, 100, 1e-9, "agent 0's second run");
+	trace_free(tr);
+	/* Tasks numbered as they started: the two agents' lines interleave, and a later id may come first. */
+	assert_int_equal(read_string(&tr, "10 1 5 0 2\n11 0 4 0 1\n12 1 5 1 2\n13 0 4 1 1\n14 0 6 0 1\n"), 0);
+	assert_int_equal(tr->nr_tasks, 3);
+	assert_int_equal(tr->n[0], 3);
+	assert_int_equal(tr->n[1], 2);
 	trace_free(tr);
 	/* One task of two runs, ln values +-0.1: all of its noise is the runs'. */
 	assert_int_equal(read_string(&tr, "1 0 7 0 1.1051709180756477\n2 0 7 3 0.9048374180359595\n"), 0);
