@@ -253,8 +253,8 @@ static void usage(void)
 		"           --traces DIR's), trace:NAME (one of them)\n"
 		"  --quick: a smoke run of about a minute: normal and bimodal at four pairs, and N=64, linear,\n"
 		"           %d trials, at 7%%/4%% and 30%%/4%% for every structured model, 30%% for a trace\n"
-		"  BENCH_WHY=1 (2: also the undecided) says why a wrong answer came out; BENCH_TRACE=C\n"
-		"  prints every decision of the trials whose culprit is C\n", QUICK_TRIALS_NEW);
+		"  BENCH_WHY=1 (2: also the undecided and capped) says why a wrong answer came out;\n"
+		"  BENCH_TRACE=C prints every decision and run of the trials whose culprit is C\n", QUICK_TRIALS_NEW);
 	exit(2);
 }
 
@@ -434,13 +434,20 @@ static int quick_case(const struct opts *o, enum sim_noise noise, int n_cand, en
 	return pair;
 }
 
-/* Is the trace called name wanted by --noise (or --traces)? */
+/*
+ * Is the trace called name wanted? With no --noise, or --noise trace, all
+ * are; --noise trace:NAME picks some; --traces DIR adds all of DIR's to a
+ * --noise that names no trace.
+ */
 static int trace_wanted(const struct opts *o, const char *name)
 {
 	char buf[64];
+	int named = 0;
 
+	for (int i = 0; i < o->noise.nr; i++)
+		named |= sim_noise_parse(o->noise.item[i]) == NOISE_TRACE;
 	snprintf(buf, sizeof(buf), "trace:%s", name);
-	return o->traces || o->noise.nr == 0 || wanted(&o->noise, "trace") || wanted(&o->noise, buf);
+	return o->noise.nr == 0 || wanted(&o->noise, "trace") || wanted(&o->noise, buf) || (o->traces && !named);
 }
 
 static void add_case(struct bench *B, struct sim_dag *dags[][SHAPE_MAX], enum sim_noise noise,

@@ -399,8 +399,8 @@ static const char *verdict_name(enum bisect_verdict v)
 }
 
 /*
- * BENCH_WHY=1: why a wrong answer came out, or a trial was capped;
- * BENCH_WHY=2: also why nothing was named (to study the engine).
+ * BENCH_WHY=1: why a wrong answer came out; BENCH_WHY=2: also why nothing
+ * was named, capped or not (to study the engine).
  */
 static void why(const struct sim_lab *lab, int k, const struct sim_answer *ans, const struct bisect_result *r,
 		const char *how)
@@ -408,7 +408,7 @@ static void why(const struct sim_lab *lab, int k, const struct sim_answer *ans, 
 	const char *env = getenv("BENCH_WHY");
 	int named = ans->verdict == SIM_CULPRIT || ans->verdict == SIM_RANGE;
 
-	if (!env || sim_answer_right(ans, lab->culprit) || (!named && !ans->capped && atoi(env) < 2))
+	if (!env || sim_answer_right(ans, lab->culprit) || (!named && atoi(env) < 2))
 		return;
 	fprintf(stderr, "why: %s N=%d %.0f%%/%.0f%% k=%d culprit %d: %s %s %d (%.4f; set of %d, mass %.4f), "
 		"%ld runs, effect %.4f [%.4f, %.4f], task_cv %.4f run_cv %.4f, budget %ld, more %ld, "
