@@ -244,9 +244,10 @@ static void *worker(void *arg)
 
 /* --- options ------------------------------------------------------------ */
 
-static void usage(void)
+/* The usage text: on stdout with status 0 for --help, on stderr with 2 for a mistake. */
+static void usage(int status)
 {
-	fprintf(stderr,
+	fprintf(status ? stderr : stdout,
 		"usage: bench-bisect [--quick] [--trials N] [--trials-big N] [--seed S] [--threads T]\n"
 		"                    [--agents K] [--noise LIST] [--n LIST] [--shape LIST]\n"
 		"                    [--change LIST] [--cv LIST] [--policy LIST] [--traces DIR] [--selftest]\n"
@@ -257,7 +258,7 @@ static void usage(void)
 		"           %d trials, at 7%%/4%% and 30%%/4%% for every structured model, 30%% for a trace\n"
 		"  BENCH_WHY=1 (2: also the undecided and capped) says why a wrong answer came out;\n"
 		"  BENCH_TRACE=C prints every decision and run of the trials whose culprit is C\n", QUICK_TRIALS_NEW);
-	exit(2);
+	exit(status);
 }
 
 static void split_list(struct filter *f, char *s)
@@ -313,7 +314,7 @@ static void parse_args(struct opts *o, int argc, char **argv)
 		char *v = i + 1 < argc ? argv[i + 1] : NULL;
 
 		if (!strcmp(a, "--help") || !strcmp(a, "-h"))
-			usage();
+			usage(0);
 		if (!strcmp(a, "--quick")) {
 			o->quick = 1;
 			continue;
@@ -323,7 +324,7 @@ static void parse_args(struct opts *o, int argc, char **argv)
 			continue;
 		}
 		if (!v)
-			usage();
+			usage(2);
 		i++;
 		if (!strcmp(a, "--trials")) {
 			o->trials = parse_int(v, 1);
@@ -354,7 +355,7 @@ static void parse_args(struct opts *o, int argc, char **argv)
 		else if (!strcmp(a, "--traces"))
 			o->traces = v;
 		else
-			usage();
+			usage(2);
 	}
 	if (o->agents > 16)
 		o->agents = 16;
