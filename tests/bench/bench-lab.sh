@@ -26,10 +26,11 @@ load. One line per job as it ends, then a table per case.
                      small: 5% slower; none: no change
                      buildfail: 15%, and the culprit's parent does not build
   --reps N         repetitions of every case, or CASE=N,... per case
-                   (default: big=$DEF_BIG,small=$DEF_SMALL,none=$DEF_NONE,buildfail=$DEF_BF: about 10
-                   minutes here when every job ends in 20 s, 20 when every
-                   small job runs into the timeout)
-  --quick          one repetition of every case (1-5 minutes)
+                   (default: big=$DEF_BIG,small=$DEF_SMALL,none=$DEF_NONE,buildfail=$DEF_BF; a repetition is
+                   about 50 s here, a bisectd job of 25-40 s and both
+                   baselines, so about 17 minutes in all; each bisectd job
+                   that runs into the timeout adds about 2 minutes)
+  --quick          one repetition of every case (about 3 minutes)
   --seed S         loadgen's seed for repetition 1; repetition r uses S+r-1 (default 1)
   --timeout SEC    a job (bisectd's or a baseline's) still running after SEC
                    is cancelled and counted failed (default $TIMEOUT)

@@ -31,8 +31,19 @@ def classify(path, truth, rc, timed_out):
     if state in ("failed", "cancelled", "queued", "running") and verdict == "":
         return "failed", None, (job.get("error") or state).replace("\t", " ")[:60]
     if state == "undecided" or verdict == "undecided" or rc == 4:
-        conf = rep.get("confidence", rep.get("set_mass"))
-        return "undecided", conf, "set of %d" % len(rep.get("range") or [])
+        # No answer; what the posterior held: its best commit, and the culprit's share.
+        top = [x for x in rep.get("top") or [] if isinstance(x, dict)]
+        conf, bits = None, []
+        if top:
+            conf = top[0].get("p")
+            bits.append("top %s p %.4f" % ((top[0].get("sha") or "?")[:12], float(conf or 0)))
+            held = [x for x in top if x.get("sha") == truth]
+            if truth != "none":
+                bits.append("culprit p %.4f" % float(held[0].get("p") or 0) if held else "culprit not in top")
+        why = (rep.get("why") or "").replace("\t", " ").replace("\n", " ")
+        if why:
+            bits.append(why[:100])
+        return "undecided", conf, "; ".join(bits) or "no numbers"
     if verdict == "not-reproduced" or state == "not-reproduced":
         return "not-reproduced", None, "ends %+.1f%%" % float(rep.get("ends_change_pct", rep.get("change_pct", 0)) or 0)
     if verdict == "culprit":
