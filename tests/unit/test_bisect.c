@@ -346,7 +346,8 @@ static double slow_parent_value(void *arg, int c)
  * pairs' mean and spread say "no change" for rounds. On a machine that
  * has shown slow runs (one at the bad end, 35% slow) it is more likely
  * one of them than a run of either group: its pair is set aside, and the
- * next three confirm.
+ * first look of the paired test (about 7 pairs here) confirms; counted,
+ * it fails that look and the second takes twice as many.
  */
 static void test_slow_run_in_the_confirmation(void **state)
 {
@@ -373,7 +374,8 @@ static void test_slow_run_in_the_confirmation(void **state)
 		if (r.verdict != VERDICT_CULPRIT)
 			fail_msg("seed %d: verdict %d: %s", (int)seed, r.verdict, r.why);
 		assert_int_equal(r.culprit, 40);
-		assert_true(x.parent_runs <= 4);
+		if (x.parent_runs > 10)
+			fail_msg("seed %d: %d runs of the parent", (int)seed, x.parent_runs);
 		bisect_free(b);
 	}
 	dag_free(d);
@@ -502,7 +504,8 @@ static void test_four_agents_take_fewer_rounds(void **state)
 			bisect_free(b);
 		}
 	print_message("rounds: %ld with 1 agent, %ld with 4\n", rounds[0], rounds[1]);
-	assert_true(rounds[1] * 2 <= rounds[0]);
+	/* The confirmation's pairs run on one agent whatever k is: they take a share of the rounds. */
+	assert_true(rounds[1] * 3 <= rounds[0] * 2);
 	dag_free(d);
 }
 
@@ -603,6 +606,138 @@ static void test_ends_refreshed_with_four_agents(void **state)
 	dag_free(d);
 }
 
+/* Two commits that measure the same: 39 and 40 both from N(965, 4%), the rest as runs_around_40() has them. */
+static double equal_pair_value(void *arg, int c)
+{
+	struct rng *rng = arg;
+
+	return (c == 39 || c == 40 ? 965 : c > 40 ? 930 : 1000) * (1 + 0.04 * rng_normal(rng));
+}
+
+/*
+ * The confirmation is a test, not a direction check: with the posterior
+ * holding 40 and its parent 39 measuring exactly like it, the
+ * interleaved pairs must not name 40. (Below 3 sigmas the old check
+ * passed when the parent's mean of at most four runs was above the
+ * culprit's, which two equal commits do half the time.)
+ */
+static void test_confirmation_rejects_equal_commits(void **state)
+{
+	struct dag *d = linear(65);
+	int named = 0, undecided = 0;
+
+	(void)state;
+	for (uint64_t seed = 1; seed <= 20; seed++) {
+		struct bisect_opts o = BISECT_OPTS_INIT;
+		struct bisect_query q[BISECT_MAX_QUERIES(1)];
+		struct bisect_result r;
+		struct bisect *b;
+		struct rng rng;
+		int nq, rounds = 0;
+
+		rng_seed(&rng, seed);
+		assert_int_equal(bisect_new(&b, d->n, d->par, d->npar, &o), 0);
+		runs_around_40(b, &rng, 930, 0);
+		while ((nq = bisect_next(b, q, 1, NULL)) > 0 && ++rounds < 400)
+			feed(b, q, nq, equal_pair_value, &rng);
+		bisect_result(b, &r);
+		named += r.verdict == VERDICT_CULPRIT && r.culprit == 40;
+		undecided += r.verdict == VERDICT_UNDECIDED;
+		bisect_free(b);
+	}
+	print_message("40 named %d times in 20, undecided %d\n", named, undecided);
+	assert_int_equal(named, 0);
+	dag_free(d);
+}
+
+/* A two-state lab: slow periods 25% down, entered with 3% a run, left with 8%, for every agent at once. */
+struct burstctx {
+	int culprit, slow;
+	double change;
+	struct rng *rng;
+};
+
+static double burst_value(void *arg, int c)
+{
+	struct burstctx *x = arg;
+
+	if (!x->slow && rng_uniform(x->rng) < 0.03)
+		x->slow = 1;
+	else if (x->slow && rng_uniform(x->rng) < 0.08)
+		x->slow = 0;
+	return (c >= x->culprit ? 1000 * (1 - x->change) : 1000) * (1 + 0.03 * rng_normal(x->rng)) *
+	       (x->slow ? 0.75 : 1);
+}
+
+/*
+ * On a lab with bursts of slow periods the engine finds a culprit the
+ * bursts cannot hide (30%), and where they swamp it (3%, with a budget
+ * of 300 runs) it ends undecided with its numbers, never with a culprit.
+ * (The old engine named wrong commits at 0.99+ on such labs: 44 of 85
+ * answers at 7% / 4% with 20% bursts.)
+ */
+static void test_bursty_lab_right_or_undecided(void **state)
+{
+	struct dag *d = linear(65);
+
+	(void)state;
+	for (uint64_t seed = 1; seed <= 4; seed++)
+		for (int big = 0; big < 2; big++) {
+			struct bisect_opts o = BISECT_OPTS_INIT;
+			struct bisect_query q[BISECT_MAX_QUERIES(2)];
+			struct bisect_result r;
+			struct bisect *b;
+			struct rng rng;
+			struct burstctx x = { 20 + 7 * (int)seed, 0, big ? 0.30 : 0.03, &rng };
+			int nq;
+
+			rng_seed(&rng, seed);
+			o.build_cost = o.run_cost = 1;
+			o.budget_runs = 300;
+			assert_int_equal(bisect_new(&b, d->n, d->par, d->npar, &o), 0);
+			while ((nq = bisect_next(b, q, 2, NULL)) > 0)
+				feed(b, q, nq, burst_value, &x);
+			bisect_result(b, &r);
+			if (big && (r.verdict != VERDICT_CULPRIT || r.culprit != x.culprit))
+				fail_msg("30%%, seed %d: verdict %d, %d for %d: %s", (int)seed, r.verdict, r.culprit,
+					 x.culprit, r.why);
+			if (!big) {
+				if (r.verdict == VERDICT_CULPRIT)
+					fail_msg("3%%, seed %d: named %d (culprit %d) at %.4f: %s", (int)seed, r.culprit,
+						 x.culprit, r.confidence, r.why);
+				assert_true(r.verdict == VERDICT_UNDECIDED);
+				assert_true(r.runs <= 300 + 2 * 8);
+				assert_true(r.task_cv > 0 || r.run_cv > 0);
+				assert_true(r.budget_runs == 300);
+			}
+			bisect_free(b);
+		}
+	dag_free(d);
+}
+
+/*
+ * With no budget given the engine derives one from the range and the
+ * noise, and when it is spent says undecided with what it would take.
+ */
+static void test_derived_budget_ends_undecided(void **state)
+{
+	struct dag *d = linear(1025);
+	struct sim s = sim(400, 3);
+	struct bisect *b;
+	struct bisect_result r;
+
+	(void)state;
+	s.change = 0.02;
+	s.cv = 0.13;
+	r = run_sim(&b, d, &s);
+	assert_int_equal(r.verdict, VERDICT_UNDECIDED);
+	assert_true(r.budget_runs >= 60 && r.budget_runs <= 5000);
+	assert_true(r.runs <= r.budget_runs + 2 * 10);
+	assert_true(isfinite(r.effect_lo) && r.effect_lo <= r.effect_hi);
+	bisect_free(b);
+	dag_free(d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -617,6 +752,9 @@ int main(void)
 		cmocka_unit_test(test_four_agents_take_fewer_rounds),
 		cmocka_unit_test(test_early_pair_is_not_the_confirmation),
 		cmocka_unit_test(test_ends_refreshed_with_four_agents),
+		cmocka_unit_test(test_confirmation_rejects_equal_commits),
+		cmocka_unit_test(test_bursty_lab_right_or_undecided),
+		cmocka_unit_test(test_derived_budget_ends_undecided),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
