@@ -252,7 +252,7 @@ record() {
 	load2=$(cut -d' ' -f1-3 /proc/loadavg)
 	builds=""
 	if [ "$1" = kbuild ]; then
-		n=$(grep -c '^build' "$w/kbuild.out" 2> /dev/null)
+		n=$(grep -c '^build' "$w/kbuild.out" 2> /dev/null | head -n 1 | tr -dc 0-9)
 		builds=" (${n:-0} whole builds finished)"
 	fi
 	stop_groups
@@ -266,7 +266,7 @@ record() {
 		echo "# host: $(uname -r), $CPUS cpus, $date"
 		echo "# agents: 2, runs per task: $rdesc"
 		echo "# agent 0 pinned to CPU 0, agent 1 to CPU $CPU1; each run holds an exclusive flock on a shared lock file"
-		echo "# load: $load$builds"
+		echo "# load: $load$builds" | tr -d '\r' | head -n 1
 		echo "# seconds: $SECONDS_PER"
 		echo "# loadavg start: $load1"
 		echo "# loadavg end: $load2"
