@@ -1061,9 +1061,19 @@ static int engine_step(struct sched *s, struct jobctx *c)
 	k = (pool ? live_agents(s, pool) : 1) - (int)taken;
 	if ((rc = engine_load(s, c, &b)))
 		goto out;
-	q = xcalloc((size_t)BISECT_MAX_QUERIES(k > 0 ? k : 0), sizeof(*q));
-	nq = bisect_next(b, q, k > 0 ? k : 0, busy);
+	/*
+	 * With every agent busy the engine is still asked, for one: it only
+	 * decides with k > 0, and an end found unmeasurable or a spent budget
+	 * should end the job now, not once the chain that keeps the agents
+	 * busy is through (ten boots of a kernel that cannot run). The
+	 * queries it chose then wait for an idle agent: the next step asks
+	 * again, from the store.
+	 */
+	q = xcalloc((size_t)BISECT_MAX_QUERIES(k > 0 ? k : 1), sizeof(*q));
+	nq = bisect_next(b, q, k > 0 ? k : 1, busy);
 	bisect_result(b, &res);
+	if (k <= 0 && res.state != BISECT_DONE)
+		nq = 0;
 	if (res.state != BISECT_DONE && budget_seconds_of(c, &res) > 0 && job_elapsed(c) > budget_seconds_of(c, &res)) {
 		json_t *rep = engine_report(s, c, b, &res);
 		char why[160];
