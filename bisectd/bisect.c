@@ -1356,7 +1356,8 @@ static double bits_per_run(const struct bisect *b)
  * The runs budget: the job's, or BUDGET_FACTOR times what locating the
  * culprit and its confidence takes at the effect and per-task noise seen
  * (log2 of the candidates plus log2 of 1 / (1 - confidence) bits, at the
- * best query's bits per run), plus the ends' runs and a confirmation.
+ * best query's bits per run), plus the ends' runs and a whole
+ * confirmation (both its looks).
  */
 static void set_budget(struct bisect *b)
 {
@@ -1366,7 +1367,7 @@ static void set_budget(struct bisect *b)
 		b->budget = b->o.budget_runs > 0 ? b->o.budget_runs : 0;
 		return;
 	}
-	need = BUDGET_FACTOR * (bits / bits_per_run(b) + 2 * pairs_needed(b)) + 2 * b->o.end_runs_max;
+	need = BUDGET_FACTOR * bits / bits_per_run(b) + 2 * 2 * pairs_needed(b) + 2 * b->o.end_runs_max;
 	b->budget = need < BUDGET_MIN ? BUDGET_MIN : need > BUDGET_MAX ? BUDGET_MAX : (long)ceil(need);
 }
 
@@ -1578,12 +1579,24 @@ int bisect_next(struct bisect *b, struct bisect_query *out, int k, const unsigne
 	estimate_more(b);
 	p_top = best_post(b, &top);
 
-	if (budget_spent(b)) {
+	/*
+	 * A derived budget does not cut a confirmation short: the pairs have
+	 * their own bound (twice what the power needs), and the budget, made
+	 * again at each step from the noise as it is now, can shrink under a
+	 * confirmation that a burst of load made long (a 15% culprit at
+	 * 1.0000 ended undecided at 156 runs on the local lab). A job's own
+	 * budget holds whatever the phase.
+	 */
+	if (budget_spent(b) && !(b->o.budget_runs == 0 && p_top >= CONFIRM_START)) {
 		char why[200];
 
 		b->culprit = top;
-		snprintf(why, sizeof(why), "the budget is spent (%ld runs) with commit %d at %.4f, short of %.4g: "
-			 "undecided", b->runs, top, p_top, b->o.confidence);
+		if (p_top >= stop)
+			snprintf(why, sizeof(why), "the budget is spent (%ld runs) while commit %d, at %.4f, was being "
+				 "confirmed against its parent: undecided", b->runs, top, p_top);
+		else
+			snprintf(why, sizeof(why), "the budget is spent (%ld runs) with commit %d at %.4f, short of "
+				 "%.4g: undecided", b->runs, top, p_top, b->o.confidence);
 		return finish(b, VERDICT_UNDECIDED, why);
 	}
 	if (p_top >= CONFIRM_START)
