@@ -1456,6 +1456,23 @@ static void estimate_more(struct bisect *b)
 	b->more_runs = (long)ceil((h + log2(1 / (1 - b->o.confidence))) / bits_per_run(b)) + 2 * pairs_needed(b);
 }
 
+/*
+ * At the ends: about how many more runs there would show the shift seen at
+ * the job's alpha (the sd shrinks as the square root of the runs), -1 when
+ * the shift is not even one sd from nothing.
+ */
+static void estimate_more_ends(struct bisect *b)
+{
+	double z = 2.326, ratio;
+	long have = b->c[0].nx + b->c[b->n - 1].nx;
+
+	b->more_runs = -1;
+	if (!(b->delta_sd > 0) || fabs(b->delta) < b->delta_sd)
+		return;
+	ratio = z * b->delta_sd / fabs(b->delta);
+	b->more_runs = ratio * ratio > 1 ? (long)ceil(have * (ratio * ratio - 1)) : 2 * b->o.end_runs;
+}
+
 static int budget_spent(const struct bisect *b)
 {
 	return (b->budget > 0 && b->runs >= b->budget) ||
@@ -1563,6 +1580,10 @@ static int ends_step(struct bisect *b, struct bisect_query *out, int k, const un
 	if (busy && (busy[0] || busy[b->n - 1]))
 		return 0;
 	if (b->o.budget_runs > 0 && b->runs >= b->o.budget_runs) {
+		if (tasks_at(b, 0) >= 2 && tasks_at(b, b->n - 1) >= 2) {
+			ends_test(b);  /* the numbers an undecided answer is read with */
+			estimate_more_ends(b);
+		}
 		snprintf(why, sizeof(why), "the budget of %ld runs is spent at the ends, which differ by %+.2f%% "
 			 "(P(not worse)=%.4f): undecided", b->o.budget_runs, 100 * b->ends_change, b->ends_p);
 		b->budget = b->o.budget_runs;
@@ -1586,6 +1607,7 @@ static int ends_step(struct bisect *b, struct bisect_query *out, int k, const un
 			return finish(b, VERDICT_NOT_REPRODUCED, why);
 		}
 		if (b->c[0].nx >= b->o.end_runs_max && b->c[b->n - 1].nx >= b->o.end_runs_max) {
+			estimate_more_ends(b);
 			snprintf(why, sizeof(why), "after %d runs at each end they differ by %+.2f%% (P(not worse)="
 				 "%.4f): neither a regression of %.1f%% nor shown to be less: undecided",
 				 b->o.end_runs_max, 100 * b->ends_change, b->ends_p, 100 * b->o.min_effect);
