@@ -445,11 +445,18 @@ static double ax(const struct bisect *b, const struct cdata *c, int r)
  * agent, each end kept only one agent's runs, and a 15% regression came
  * out as a 70% improvement, "shown" not to be a regression.
  */
+/* The group of commit i for agent_offsets(): 1 bad, 0 good, -1 neither (not an end, with no split). */
+static int offset_group(const struct bisect *b, int i, int map)
+{
+	if (map > 0)
+		return has_bit(b->c[i].anc, map);
+	return i == b->n - 1 ? 1 : i == 0 ? 0 : -1;
+}
+
 static void agent_offsets(struct bisect *b, int map)
 {
-	int m = 0;
+	int m = 0, ng = 0, nb = 0;
 	double *gx, *bx, *res, med[2];
-	int ng = 0, nb = 0;
 
 	memset(b->off, 0, sizeof(b->off));
 	for (int k = 0; k < b->nr_measured; k++)
@@ -458,14 +465,11 @@ static void agent_offsets(struct bisect *b, int map)
 	bx = xmalloc((size_t)(m + 1) * sizeof(double));
 	res = xmalloc((size_t)(m + 1) * sizeof(double));
 	for (int k = 0; k < b->nr_measured; k++) {
-		int i = b->measured[k];
-		const struct cdata *c = &b->c[i];
-		int bad = map > 0 ? has_bit(c->anc, map) : i == b->n - 1;
+		const struct cdata *c = &b->c[b->measured[k]];
+		int g = offset_group(b, b->measured[k], map);
 
-		if (map <= 0 && i != 0 && i != b->n - 1)
-			continue;
-		for (int r = 0; r < c->nx; r++) {
-			if (bad)
+		for (int r = 0; g >= 0 && r < c->nx; r++) {
+			if (g)
 				bx[nb++] = c->x[r];
 			else
 				gx[ng++] = c->x[r];
@@ -477,15 +481,12 @@ static void agent_offsets(struct bisect *b, int map)
 		int n = 0;
 
 		for (int k = 0; k < b->nr_measured; k++) {
-			int i = b->measured[k];
-			const struct cdata *c = &b->c[i];
-			int bad = map > 0 ? has_bit(c->anc, map) : i == b->n - 1;
+			const struct cdata *c = &b->c[b->measured[k]];
+			int g = offset_group(b, b->measured[k], map);
 
-			if (map <= 0 && i != 0 && i != b->n - 1)
-				continue;
-			for (int r = 0; r < c->nx; r++)
+			for (int r = 0; g >= 0 && r < c->nx; r++)
 				if (b->tasks[c->task[r]].agent == a)
-					res[n++] = c->x[r] - med[bad];
+					res[n++] = c->x[r] - med[g];
 		}
 		b->off[a] = median_of(res, n);
 	}
