@@ -54,7 +54,7 @@ static const double lambdas[] = { 0, 0.5, 3, 20 };
 #define SPECULATE 0.5     /* with 3+ agents, pair the likely culprit with its parent from here */
 #define CONFIRM_START 0.9 /* confirm the most probable commit from here on */
 #define CONFIRM_ALPHA 0.02 /* the paired test of the confirmation, over both its looks */
-#define CONFIRM_MIN_PAIRS 3
+#define CONFIRM_MIN_PAIRS 4  /* one A B A B and one B A B A round: a level moving within pairs cancels */
 #define CONFIRM_MAX_PAIRS 24
 #define BUDGET_FACTOR 4.0 /* the derived budget: this many times what the noise needs at the least */
 #define BUDGET_MIN 60
