@@ -1035,6 +1035,11 @@ static void update_posterior(struct bisect *b)
 		if (b->outliers)
 			map = split_posterior(b);
 	}
+	/* With the far runs set aside no split may be left that both groups hold runs of. */
+	if (map <= 0) {
+		b->map = map;
+		return;
+	}
 	group_means(b, map);
 	b->map = map;
 	b->run_sigma = b->tot.dofw > 0 ? sqrt(b->tot.ssw / b->tot.dofw) : 0;
