@@ -129,7 +129,6 @@ struct bisect {
 	double ends_change, ends_p;
 	double mu_g, mu_b, sigma;  /* of the most probable split (run level, robust, agents' levels out) */
 	double off[AGENT_SLOTS];   /* each agent's level against the others, for the outlier rules (ax()) */
-	double run_sigma;          /* within-unit sd of a run, from the units with several */
 	double scale2, unit1_var;  /* the model's s^2, and the variance of a one-run task's mean */
 	double task_var;           /* ... and of a task of runs_max runs */
 	double lambda;             /* posterior mean of lambda at the most probable split */
@@ -1042,7 +1041,6 @@ static void update_posterior(struct bisect *b)
 	}
 	group_means(b, map);
 	b->map = map;
-	b->run_sigma = b->tot.dofw > 0 ? sqrt(b->tot.ssw / b->tot.dofw) : 0;
 	if (map > 0)
 		shift_of(b, &b->tot, b->sp + (size_t)map * (size_t)(b->nr_slots ? b->nr_slots : 1) * NV,
 			 NULL, 0, NULL);
