@@ -194,20 +194,9 @@ elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
 
 # --- one bisectd job -----------------------------------------------------
 
+# The local lab's agents, building one at a time as well (build_lock).
 start_agent() {
-	cat > "$LAB/$1.yaml" <<EOC
-coordinator: $LAB_URL
-name: $1
-labels: [lab]
-workdir: $LAB/agents/$1
-heartbeat: 2
-poll_wait: 5
-cpu: $2
-measure_lock: $LAB/measure.lock
-build_lock: $LAB/build.lock
-EOC
-	"$BUILD/bisect-agent" -f "$LAB/$1.yaml" > "$LAB/$1.log" 2>&1 &
-	LAB_PIDS="$LAB_PIDS $!"
+	lab_start_agent "$1" "$2" "build_lock: $LAB/build.lock"
 }
 
 q() { sqlite3 "$LAB/bisectd.db" "$1"; }

@@ -59,8 +59,9 @@ lab_start_bisectd() {
 	return 1
 }
 
-# lab_start_agent NAME CPU: an agent with its own work dir, pinned to CPU,
-# sharing the host's measurement lock with the other agents.
+# lab_start_agent NAME CPU [EXTRA_YAML]: an agent with its own work dir,
+# pinned to CPU, sharing the host's measurement lock with the other agents;
+# EXTRA_YAML (lines) goes at the end of its config.
 lab_start_agent() {
 	cat > "$LAB/$1.yaml" <<EOC
 coordinator: $LAB_URL
@@ -71,6 +72,7 @@ heartbeat: 2
 poll_wait: 5
 cpu: $2
 measure_lock: $LAB/measure.lock
+${3:-}
 EOC
 	"$BUILD/bisect-agent" -f "$LAB/$1.yaml" > "$LAB/$1.log" 2>&1 &
 	LAB_PIDS="$LAB_PIDS $!"
