@@ -457,7 +457,7 @@ static void add_run(struct bisect *b, struct sim_lab *lab, const struct bisect_q
 {
 	double v = sim_lab_run(lab, q->commit, agent, task);
 
-	if (getenv("BENCH_TRACE") && atoi(getenv("BENCH_TRACE")) == lab->culprit)
+	if (getenv("BENCH_TRACE") && (atoi(getenv("BENCH_TRACE")) == lab->culprit || atoi(getenv("BENCH_TRACE")) < 0))
 		fprintf(stderr, "run %ld: commit %d agent %d task %ld kind %d: %.2f\n", lab->runs, q->commit, agent,
 			task, q->confirm, v);
 	bisect_add_run(b, q->commit, v, task, agent, q->confirm);
@@ -483,7 +483,7 @@ static int trial_bisectd(struct sim_answer *ans, struct sim_lab *lab, int k, con
 		int nq = bisect_next(b, q, k, NULL), agent[MAX_QUERIES], next_agent = 0, most = 0;
 
 		/* BENCH_TRACE=C: each decision of the trials whose culprit is C (to study the engine). */
-		if (getenv("BENCH_TRACE") && atoi(getenv("BENCH_TRACE")) == lab->culprit) {
+		if (getenv("BENCH_TRACE") && (atoi(getenv("BENCH_TRACE")) == lab->culprit || atoi(getenv("BENCH_TRACE")) < 0)) {
 			bisect_result(b, &r);
 			fprintf(stderr, "trace k=%d round %d, %ld runs: %s |", k, lab->round, lab->runs, r.why);
 			for (int i = 0; i < nq; i++) {
