@@ -783,6 +783,54 @@ static void test_agent_at_two_levels_at_the_ends(void **state)
 	dag_free(d);
 }
 
+/*
+ * On one agent, runs that follow runs at the same commit join their unit
+ * and share its level, so once the lab is seen to move between units,
+ * more runs there are worth little: the search measures elsewhere and
+ * comes back. (It used to re-measure one commit in one-run queries, 23 in
+ * a row here, while the unit's mean could not tell the groups apart.)
+ */
+static void test_search_does_not_pile_runs_into_one_unit(void **state)
+{
+	struct dag *d = linear(1025);
+	int worst = 0;
+
+	(void)state;
+	for (uint64_t seed = 1; seed <= 6; seed++) {
+		struct bisect_opts o = BISECT_OPTS_INIT;
+		struct bisect_query q[BISECT_MAX_QUERIES(1)];
+		struct bisect_result r;
+		struct bisect *b;
+		struct rng rng;
+		struct sim s = sim(100 + 150 * (int)seed, seed);
+		struct simctx x = { d, &s, &rng, 0 };
+		int nq, last = -1, streak = 0;
+
+		s.change = 0.07;
+		rng_seed(&rng, seed);
+		o.build_cost = 30;
+		o.run_cost = 10;
+		assert_int_equal(bisect_new(&b, d->n, d->par, d->npar, &o), 0);
+		while ((nq = bisect_next(b, q, 1, NULL)) > 0) {
+			if (nq == 1 && q[0].confirm == BISECT_Q_SEARCH && !q[0].chain && q[0].commit > 0 &&
+			    q[0].commit < d->n - 1) {
+				streak = q[0].commit == last ? streak + 1 : 0;
+				last = q[0].commit;
+				worst = streak > worst ? streak : worst;
+			} else {
+				last = -1;
+			}
+			feed(b, q, nq, sim_value, &x);
+		}
+		bisect_result(b, &r);
+		assert_true(r.verdict != VERDICT_CULPRIT || r.culprit == s.culprit);
+		bisect_free(b);
+	}
+	if (worst > 3)
+		fail_msg("the search extended one commit's unit with %d queries in a row", worst);
+	dag_free(d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -801,6 +849,7 @@ int main(void)
 		cmocka_unit_test(test_bursty_lab_right_or_undecided),
 		cmocka_unit_test(test_derived_budget_ends_undecided),
 		cmocka_unit_test(test_agent_at_two_levels_at_the_ends),
+		cmocka_unit_test(test_search_does_not_pile_runs_into_one_unit),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
