@@ -38,7 +38,8 @@ endif
 # The core library both programs and the tests link.
 LIB_SRC := bisectd/err.c bisectd/log.c bisectd/run.c bisectd/conf.c \
            bisectd/yamltree.c bisectd/jsonx.c bisectd/stats.c \
-           bisectd/store.c bisectd/schema_sql.c bisectd/repo.c \
+           bisectd/store.c bisectd/store_jobs.c bisectd/store_tasks.c bisectd/store_results.c \
+           bisectd/store_agents.c bisectd/schema_sql.c bisectd/repo.c \
            bisectd/policy.c bisectd/bisect.c bisectd/client.c bisectd/util.c bisectd/rng.c \
            bisectd/gitx.c bisectd/kconfig.c
 D_SRC   := bisectd/bisectd.c bisectd/http.c bisectd/api.c bisectd/sched.c

@@ -21,6 +21,7 @@
 #include "policy.h"
 #include "repo.h"
 #include "sched.h"
+#include "store_internal.h"
 #include "stats.h"
 #include "util.h"
 
