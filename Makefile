@@ -42,7 +42,10 @@ LIB_SRC := bisectd/err.c bisectd/log.c bisectd/run.c bisectd/conf.c \
            bisectd/store_agents.c bisectd/schema_sql.c bisectd/repo.c \
            bisectd/policy.c bisectd/bisect.c bisectd/client.c bisectd/util.c bisectd/rng.c \
            bisectd/gitx.c bisectd/kconfig.c
-D_SRC   := bisectd/bisectd.c bisectd/http.c bisectd/api.c bisectd/sched.c
+COORD_SRC := bisectd/coord.c bisectd/coord_mirror.c bisectd/coord_jobs.c bisectd/coord_steps.c \
+           bisectd/coord_engine.c bisectd/coord_split.c bisectd/coord_tasks.c bisectd/coord_intake.c \
+           bisectd/coord_report.c bisectd/coord_agents.c
+D_SRC   := bisectd/bisectd.c bisectd/http.c bisectd/api.c bisectd/api_req.c $(COORD_SRC)
 CTL_SRC := bisectd/bisectctl.c
 AG_SRC  := agents/agent.c agents/worktree.c agents/workload.c agents/boot.c agents/netparse.c \
            agents/initramfs.c agents/qemu.c agents/kbuild.c
