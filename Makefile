@@ -81,9 +81,20 @@ $(BUILD)/bisectctl: $(call obj,$(CTL_SRC)) $(LIB)
 $(BUILD)/bisect-agent: $(call obj,$(AG_SRC)) $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
 
-$(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(call obj,tests/unit/gitsh.c $(filter-out bisectd/bisectd.c,$(D_SRC)) $(filter-out agents/agent.c,$(AG_SRC))) $(LIB)
+# A unit test links the library and the module it tests, nothing more:
+# the modules outside the library each test needs are named below.
+$(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS) -lcmocka
+	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(LIB) $(LIBS) -lcmocka
+
+$(BUILD)/tests/test_repo: $(call obj,tests/unit/gitsh.c)
+$(BUILD)/tests/test_worktree: $(call obj,tests/unit/gitsh.c agents/worktree.c)
+# (a workload finds its boot method, and the boot table holds qemu's)
+$(BUILD)/tests/test_workload: $(call obj,agents/workload.c agents/boot.c agents/netparse.c agents/qemu.c agents/initramfs.c)
+$(BUILD)/tests/test_netparse: $(call obj,agents/netparse.c)
+$(BUILD)/tests/test_qemu: $(call obj,agents/qemu.c)
+$(BUILD)/tests/test_initramfs: $(call obj,agents/initramfs.c)
+$(BUILD)/tests/test_kbuild: $(call obj,agents/kbuild.c)
 
 # tests/t0100-qemu-boot.sh drives the qemu boot method through this helper.
 QEMU_HELPER := $(BUILD)/tests/qemu-boot
