@@ -95,6 +95,8 @@ $(BUILD)/tests/test_netparse: $(call obj,agents/netparse.c)
 $(BUILD)/tests/test_qemu: $(call obj,agents/qemu.c)
 $(BUILD)/tests/test_initramfs: $(call obj,agents/initramfs.c)
 $(BUILD)/tests/test_kbuild: $(call obj,agents/kbuild.c)
+# the API's routes and request checks, against a coordinator of stubs
+$(BUILD)/tests/test_api: $(call obj,bisectd/api.c bisectd/api_req.c)
 
 # tests/t0100-qemu-boot.sh drives the qemu boot method through this helper.
 QEMU_HELPER := $(BUILD)/tests/qemu-boot
