@@ -38,10 +38,14 @@ endif
 # The core library both programs and the tests link.
 LIB_SRC := bisectd/err.c bisectd/log.c bisectd/run.c bisectd/conf.c \
            bisectd/yamltree.c bisectd/jsonx.c bisectd/stats.c \
-           bisectd/store.c bisectd/schema_sql.c bisectd/repo.c \
+           bisectd/store.c bisectd/store_jobs.c bisectd/store_tasks.c bisectd/store_results.c \
+           bisectd/store_agents.c bisectd/schema_sql.c bisectd/repo.c \
            bisectd/policy.c bisectd/bisect.c bisectd/client.c bisectd/util.c bisectd/rng.c \
            bisectd/gitx.c bisectd/kconfig.c
-D_SRC   := bisectd/bisectd.c bisectd/http.c bisectd/api.c bisectd/sched.c
+COORD_SRC := bisectd/coord.c bisectd/coord_mirror.c bisectd/coord_jobs.c bisectd/coord_steps.c \
+           bisectd/coord_engine.c bisectd/coord_split.c bisectd/coord_tasks.c bisectd/coord_intake.c \
+           bisectd/coord_report.c bisectd/coord_agents.c
+D_SRC   := bisectd/bisectd.c bisectd/http.c bisectd/api.c bisectd/api_req.c $(COORD_SRC)
 CTL_SRC := bisectd/bisectctl.c
 AG_SRC  := agents/agent.c agents/worktree.c agents/workload.c agents/boot.c agents/netparse.c \
            agents/initramfs.c agents/qemu.c agents/kbuild.c
@@ -77,9 +81,22 @@ $(BUILD)/bisectctl: $(call obj,$(CTL_SRC)) $(LIB)
 $(BUILD)/bisect-agent: $(call obj,$(AG_SRC)) $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
 
-$(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(call obj,tests/unit/gitsh.c $(filter-out bisectd/bisectd.c,$(D_SRC)) $(filter-out agents/agent.c,$(AG_SRC))) $(LIB)
+# A unit test links the library and the module it tests, nothing more:
+# the modules outside the library each test needs are named below.
+$(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS) -lcmocka
+	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(LIB) $(LIBS) -lcmocka
+
+$(BUILD)/tests/test_repo: $(call obj,tests/unit/gitsh.c)
+$(BUILD)/tests/test_worktree: $(call obj,tests/unit/gitsh.c agents/worktree.c)
+# (a workload finds its boot method, and the boot table holds qemu's)
+$(BUILD)/tests/test_workload: $(call obj,agents/workload.c agents/boot.c agents/netparse.c agents/qemu.c agents/initramfs.c)
+$(BUILD)/tests/test_netparse: $(call obj,agents/netparse.c)
+$(BUILD)/tests/test_qemu: $(call obj,agents/qemu.c)
+$(BUILD)/tests/test_initramfs: $(call obj,agents/initramfs.c)
+$(BUILD)/tests/test_kbuild: $(call obj,agents/kbuild.c)
+# the API's routes and request checks, against a coordinator of stubs
+$(BUILD)/tests/test_api: $(call obj,bisectd/api.c bisectd/api_req.c)
 
 # tests/t0100-qemu-boot.sh drives the qemu boot method through this helper.
 QEMU_HELPER := $(BUILD)/tests/qemu-boot

@@ -6,7 +6,8 @@
 #include "err.h"
 #include "jsonx.h"
 #include "log.h"
-#include "sched.h"
+#include "api_req.h"
+#include "coord.h"
 #include "util.h"
 
 #define MAX_WAIT_S 60
@@ -63,9 +64,45 @@ static int body_json(json_t **req, const struct http_request *r)
 	return jsonx_parse_object(req, r->body, r->body_len, (size_t)-1);
 }
 
+/* The bodies that come with a request, validated at the edge before the coordinator sees them. */
+static int job_create(struct coord *s, json_t **reply, json_t *body)
+{
+	struct job_request req;
+	int rc = api_req_job(&req, body);
+
+	return rc ? rc : coord_job_create(s, reply, &req);
+}
+
+static int agent_register(struct coord *s, json_t **reply, json_t *body)
+{
+	struct register_request req;
+	int rc = api_req_register(&req, body);
+
+	return rc ? rc : coord_agent_register(s, reply, &req);
+}
+
+static int agent_heartbeat(struct coord *s, json_t **reply, const char *name, json_t *body)
+{
+	struct heartbeat_request req;
+	int rc = api_req_heartbeat(&req, body);
+
+	return rc ? rc : coord_agent_heartbeat(s, reply, name, &req);
+}
+
+static int task_result(struct coord *s, json_t **reply, long long id, json_t *body)
+{
+	struct result_request req;
+	int rc = api_req_result(&req, body);
+
+	if (rc == 0)
+		rc = coord_task_result(s, reply, id, &req);
+	result_request_release(&req);
+	return rc;
+}
+
 void api_handle(struct http_response *res, const struct http_request *r, void *arg)
 {
-	struct sched *s = arg;
+	struct coord *s = arg;
 	char *path = xstrdup(r->path), *seg[5] = { 0 };
 	int post = !strcmp(r->method, "POST"), get = !strcmp(r->method, "GET");
 	json_t *req = NULL, *reply = NULL;
@@ -87,26 +124,26 @@ void api_handle(struct http_response *res, const struct http_request *r, void *a
 		goto fail;
 	if (!strcmp(seg[2], "jobs")) {
 		if (n == 3 && get)
-			rc = sched_job_list(s, &reply);
+			rc = coord_job_list(s, &reply);
 		else if (n == 3 && post)
-			rc = sched_job_create(s, &reply, req);
+			rc = job_create(s, &reply, req);
 		else if (n >= 4 && (rc = parse_id(&id, seg[3])))
 			;
 		else if (n == 4 && get)
-			rc = sched_job_get(s, &reply, id);
+			rc = coord_job_get(s, &reply, id);
 		else if (n == 5 && post && !strcmp(seg[4], "cancel"))
-			rc = sched_job_cancel(s, &reply, id);
+			rc = coord_job_cancel(s, &reply, id);
 		else if (n == 5 && get && !strcmp(seg[4], "report"))
-			rc = sched_job_report_text(s, &text, id);
+			rc = coord_job_report_text(s, &text, id);
 		else
 			routed = 0;
 	} else if (!strcmp(seg[2], "agents")) {
 		if (n == 3 && get)
-			rc = sched_agent_list(s, &reply);
+			rc = coord_agent_list(s, &reply);
 		else if (n == 4 && post && !strcmp(seg[3], "register"))
-			rc = sched_agent_register(s, &reply, req);
+			rc = agent_register(s, &reply, req);
 		else if (n == 5 && post && !strcmp(seg[4], "heartbeat"))
-			rc = sched_agent_heartbeat(s, &reply, seg[3], req);
+			rc = agent_heartbeat(s, &reply, seg[3], req);
 		else if (n == 5 && post && !strcmp(seg[4], "claim")) {
 			const char *w = http_query(r, "wait");
 			char *end = NULL;
@@ -115,12 +152,12 @@ void api_handle(struct http_response *res, const struct http_request *r, void *a
 			if (w && (*end || wait < 0 || wait > MAX_WAIT_S))
 				rc = err_set(ERR_INVALID, "wait must be 0..%d seconds", MAX_WAIT_S);
 			else
-				rc = sched_agent_claim(s, &reply, seg[3], (int)wait);
+				rc = coord_agent_claim(s, &reply, seg[3], (int)wait);
 		} else
 			routed = 0;
 	} else if (!strcmp(seg[2], "tasks")) {
 		if (n == 5 && post && !strcmp(seg[4], "result") && !(rc = parse_id(&id, seg[3])))
-			rc = sched_task_result(s, &reply, id, req);
+			rc = task_result(s, &reply, id, req);
 		else if (n != 5 || !post || strcmp(seg[4], "result"))
 			routed = 0;
 	} else {

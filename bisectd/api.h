@@ -1,12 +1,12 @@
 /*
- * api: the routes of the versioned JSON API (see API.md) on top of sched.
+ * api: the routes of the versioned JSON API (see API.md) on top of the coordinator (coord.h).
  */
 #ifndef BISECT_API_H
 #define BISECT_API_H
 
 #include "http.h"
 
-/* The http handler; arg is the struct sched. */
+/* The http handler; arg is the struct coord. */
 void api_handle(struct http_response *res, const struct http_request *req, void *arg);
 
 #endif

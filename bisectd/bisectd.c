@@ -15,7 +15,7 @@
 #include "err.h"
 #include "http.h"
 #include "log.h"
-#include "sched.h"
+#include "coord.h"
 #include "store.h"
 #include "util.h"
 
@@ -42,7 +42,7 @@ int main(int argc, char **argv)
 	const char *path = "etc/bisectd.yaml", *listen_arg = NULL, *db_arg = NULL;
 	struct conf_bisectd conf;
 	struct store *st = NULL;
-	struct sched *s = NULL;
+	struct coord *s = NULL;
 	struct http_server *srv = NULL;
 	struct sigaction sa;
 	int check = 0, verbose = 0, opt, lvl;
@@ -90,22 +90,22 @@ int main(int argc, char **argv)
 
 	if (store_open(&st, conf.database))
 		fatal("%s", err_msg());
-	sched_new(&s, &conf, st);
-	if (sched_sync_conf(s))
+	coord_new(&s, &conf, st);
+	if (coord_sync_conf(s))
 		fatal("%s", err_msg());
 	if (http_start(&srv, conf.listen, conf.max_body, api_handle, s))
 		fatal("%s", err_msg());
 	log_info("listening on http://%s, database %s (schema version %d)", conf.listen, conf.database,
 		 store_version(st));
-	sched_start_mirrors(s);
+	coord_start_mirrors(s);
 	while (!stopping) {
-		sched_tick(s);
+		coord_tick(s);
 		sleep(1);
 	}
 	log_info("stopping");
-	sched_wake_all(s);
+	coord_wake_all(s);
 	http_stop(srv);
-	sched_free(s);
+	coord_free(s);
 	store_close(st);
 	conf_bisectd_release(&conf);
 	return 0;

@@ -1,20 +1,21 @@
-/* store: SQLite behind a small API; the only file that speaks sqlite3. */
+/*
+ * store: the database's core: opening, migrations, transactions, and the
+ * statement helpers the table files (store_jobs.c, store_tasks.c,
+ * store_results.c, store_agents.c) are written with.
+ */
 #include <sqlite3.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "err.h"
 #include "log.h"
 #include "store.h"
+#include "store_internal.h"
 #include "util.h"
 
-struct store {
-	sqlite3 *db;
-	char *path;
-};
-
-static int db_err(struct store *s, const char *what)
+int store_db_err(struct store *s, const char *what)
 {
 	int rc = sqlite3_errcode(s->db);
 
@@ -28,7 +29,7 @@ static int prepare(struct store *s, sqlite3_stmt **st, const char *sql, const ch
 	int rc, i = 1;
 
 	if (sqlite3_prepare_v2(s->db, sql, -1, st, NULL) != SQLITE_OK)
-		return db_err(s, "prepare");
+		return store_db_err(s, "prepare");
 	for (const char *t = types; t && *t; t++, i++) {
 		switch (*t) {
 		case 'i':
@@ -52,13 +53,49 @@ static int prepare(struct store *s, sqlite3_stmt **st, const char *sql, const ch
 			return err_set(ERR_INVALID, "store: bad parameter type '%c'", *t);
 		}
 		if (rc != SQLITE_OK) {
-			rc = db_err(s, "bind");
+			rc = store_db_err(s, "bind");
 			sqlite3_finalize(*st);
 			*st = NULL;
 			return rc;
 		}
 	}
 	return 0;
+}
+
+int store_prepare(struct store *s, sqlite3_stmt **st, const char *sql, const char *types, ...)
+{
+	va_list ap;
+	int rc;
+
+	va_start(ap, types);
+	rc = prepare(s, st, sql, types, ap);
+	va_end(ap);
+	return rc;
+}
+
+int store_step(struct store *s, sqlite3_stmt *st)
+{
+	int rc = sqlite3_step(st);
+
+	if (rc == SQLITE_ROW)
+		return 1;
+	if (rc == SQLITE_DONE)
+		return 0;
+	return store_db_err(s, "query");
+}
+
+char *store_col_text(sqlite3_stmt *st, int i)
+{
+	const unsigned char *t = sqlite3_column_text(st, i);
+
+	return t ? xstrdup((const char *)t) : NULL;
+}
+
+void store_col_buf(char *buf, size_t n, sqlite3_stmt *st, int i)
+{
+	const unsigned char *t = sqlite3_column_text(st, i);
+
+	snprintf(buf, n, "%s", t ? (const char *)t : "");
 }
 
 /* 0 when no row breaks a foreign key; the first that does is the error. */
@@ -68,7 +105,7 @@ static int foreign_key_check(struct store *s, const char *what)
 	int rc;
 
 	if (sqlite3_prepare_v2(s->db, "PRAGMA foreign_key_check", -1, &st, NULL) != SQLITE_OK)
-		return db_err(s, what);
+		return store_db_err(s, what);
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW)
 		rc = err_set(ERR_FAIL, "store %s: %s: row %lld of %s breaks its foreign key to %s", s->path, what,
@@ -77,7 +114,7 @@ static int foreign_key_check(struct store *s, const char *what)
 	else if (rc == SQLITE_DONE)
 		rc = 0;
 	else
-		rc = db_err(s, what);
+		rc = store_db_err(s, what);
 	sqlite3_finalize(st);
 	return rc;
 }
@@ -94,7 +131,7 @@ static int migrate(struct store *s)
 	int v = store_version(s), rc = 0;
 
 	if (sqlite3_exec(s->db, "PRAGMA foreign_keys = OFF", NULL, NULL, NULL) != SQLITE_OK)
-		return db_err(s, "foreign keys off");
+		return store_db_err(s, "foreign keys off");
 	for (int i = 0; i < store_nr_migrations; i++) {
 		const struct store_migration *m = &store_migrations[i];
 		char *sql;
@@ -104,13 +141,13 @@ static int migrate(struct store *s)
 		if ((rc = store_begin(s)))
 			goto out;
 		if (sqlite3_exec(s->db, m->sql, NULL, NULL, NULL) != SQLITE_OK) {
-			rc = db_err(s, m->name);
+			rc = store_db_err(s, m->name);
 			store_rollback(s);
 			goto out;
 		}
 		sql = xasprintf("PRAGMA user_version = %d", m->version);
 		if (sqlite3_exec(s->db, sql, NULL, NULL, NULL) != SQLITE_OK)
-			rc = db_err(s, "user_version");
+			rc = store_db_err(s, "user_version");
 		free(sql);
 		if (rc || (rc = foreign_key_check(s, m->name)) || (rc = store_commit(s))) {
 			store_rollback(s);
@@ -120,7 +157,7 @@ static int migrate(struct store *s)
 	}
 out:
 	if (sqlite3_exec(s->db, "PRAGMA foreign_keys = ON", NULL, NULL, NULL) != SQLITE_OK && rc == 0)
-		rc = db_err(s, "foreign keys on");
+		rc = store_db_err(s, "foreign keys on");
 	return rc;
 }
 
@@ -140,7 +177,7 @@ int store_open(struct store **out, const char *path)
 	sqlite3_busy_timeout(s->db, 5000);
 	if (sqlite3_exec(s->db, "PRAGMA journal_mode = WAL; PRAGMA foreign_keys = ON;"
 			 "PRAGMA synchronous = NORMAL;", NULL, NULL, NULL) != SQLITE_OK) {
-		rc = db_err(s, "pragmas");
+		rc = store_db_err(s, "pragmas");
 		goto fail;
 	}
 	if (store_version(s) > store_migrations[store_nr_migrations - 1].version) {
@@ -182,14 +219,14 @@ int store_version(struct store *s)
 int store_begin(struct store *s)
 {
 	if (sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
-		return db_err(s, "begin");
+		return store_db_err(s, "begin");
 	return 0;
 }
 
 int store_commit(struct store *s)
 {
 	if (sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
-		return db_err(s, "commit");
+		return store_db_err(s, "commit");
 	return 0;
 }
 
@@ -214,7 +251,7 @@ int store_exec(struct store *s, const char *sql, const char *types, ...)
 	if (rc == SQLITE_DONE || rc == SQLITE_ROW)
 		rc = sqlite3_changes(s->db);
 	else
-		rc = db_err(s, "exec");
+		rc = store_db_err(s, "exec");
 	sqlite3_finalize(st);
 	return rc;
 }
@@ -242,7 +279,7 @@ int store_int(struct store *s, long long *out, const char *sql, const char *type
 	} else if (rc == SQLITE_ROW || rc == SQLITE_DONE) {
 		rc = err_set(ERR_NOTFOUND, "no such row");
 	} else {
-		rc = db_err(s, "query");
+		rc = store_db_err(s, "query");
 	}
 	sqlite3_finalize(st);
 	return rc;
@@ -299,7 +336,7 @@ static int rows_va(struct store *s, json_t **out, int max, const char *sql, cons
 	if (max >= 0 && (int)json_array_size(arr) >= max)
 		rc = SQLITE_DONE;
 	if (rc != SQLITE_DONE) {
-		rc = db_err(s, "query");
+		rc = store_db_err(s, "query");
 		json_decref(arr);
 	} else {
 		rc = 0;
@@ -362,7 +399,7 @@ int store_doubles(struct store *s, double **out, size_t *n, const char *sql, con
 		(*out)[(*n)++] = sqlite3_column_double(st, 0);
 	}
 	if (rc != SQLITE_DONE) {
-		rc = db_err(s, "query");
+		rc = store_db_err(s, "query");
 		free(*out);
 		*out = NULL;
 		*n = 0;
@@ -371,4 +408,29 @@ int store_doubles(struct store *s, double **out, size_t *n, const char *sql, con
 	}
 	sqlite3_finalize(st);
 	return rc;
+}
+
+void store_parse_ints(int **out, int *n, const char *text)
+{
+	json_t *a = text ? json_loads(text, JSON_DECODE_ANY, NULL) : NULL, *v;
+	size_t i;
+
+	*n = 0;
+	*out = xcalloc(json_array_size(a) + 1, sizeof(int));
+	json_array_foreach(a, i, v)
+		(*out)[(*n)++] = (int)json_integer_value(v);
+	json_decref(a);
+}
+
+char **store_parse_strv(const char *text)
+{
+	json_t *a = text ? json_loads(text, JSON_DECODE_ANY, NULL) : NULL, *v;
+	char **out = xcalloc(json_array_size(a) + 1, sizeof(char *));
+	size_t i, k = 0;
+
+	json_array_foreach(a, i, v)
+		if (json_is_string(v))
+			out[k++] = xstrdup(json_string_value(v));
+	json_decref(a);
+	return out;
 }

@@ -3,9 +3,15 @@
  * numbered migrations of schema/ applied at open and recorded in
  * PRAGMA user_version.
  *
- * Statements take their parameters through a type string, one letter per
- * '?': 'i' long long, 'd' double, 's' const char * (NULL binds NULL),
- * 'n' NULL (no argument). sqlite's errors are translated here, once.
+ * The store owns every SQL statement: the rest of bisectd calls the typed
+ * functions below, by table group (store_jobs.c: repos, jobs, their
+ * commits, decisions, events; store_tasks.c: tasks and their leases;
+ * store_results.c: samples and summaries; store_agents.c: agents).
+ * Functions return 0 or a negative code with the message set (sqlite's
+ * errors are translated here, once: ERR_BUSY, ERR_EXISTS for a broken
+ * constraint, ERR_FAIL); output parameters come first and are the
+ * caller's. Strings in a struct the store filled are heap copies that its
+ * _release() or _free() frees; strings the caller passes in are borrowed.
  * A struct store is not thread-safe: the coordinator serialises its use.
  */
 #ifndef BISECT_STORE_H
@@ -13,6 +19,8 @@
 
 #include <jansson.h>
 #include <stddef.h>
+
+#include "stats.h"
 
 struct store_migration {
 	int version;
@@ -35,23 +43,216 @@ int store_commit(struct store *s);
 /* Rolls back the open transaction, if any. */
 void store_rollback(struct store *s);
 
-/* Runs one statement; returns the number of rows changed (>= 0) or a code. */
-int store_exec(struct store *s, const char *sql, const char *types, ...);
-long long store_last_id(struct store *s);
+/* --- repos and events (store_jobs.c) ------------------------------------ */
 
-/* The first column of the first row as an integer; ERR_NOTFOUND when no row or NULL. */
-int store_int(struct store *s, long long *out, const char *sql, const char *types, ...);
+/* Adds the repo, or sets its url when it is known. */
+int store_repo_put(struct store *s, const char *name, const char *url);
+/* ERR_NOTFOUND when no repo has the name. */
+int store_repo_id(long long *id, struct store *s, const char *name);
+
+/* Adds an event to a job's log (job 0: the coordinator's own). */
+int store_event_add(struct store *s, long long job, long long time, const char *kind, const char *msg);
+
+/* --- jobs (store_jobs.c) ---------------------------------------------- */
+
+struct job {
+	long long id, repo_id;
+	char *workload, *pool;
+	char *good, *bad;            /* full commit ids */
+	char *good_ref, *bad_ref;    /* as the user wrote them */
+	long long runs;              /* per task */
+	char *unit;
+	int higher;                  /* direction: higher is better */
+	char state[16];              /* queued, running, done, failed, not-reproduced, undecided, cancelled */
+	long long created;
+	long long finished;          /* 0: not yet */
+	int culprit;                 /* idx of the culprit; -1: none */
+	char *error;                 /* NULL: none */
+	char policy[16];             /* bisectd, split */
+	double confidence, alpha, min_effect;
+	long long budget_runs, budget_builds, budget_seconds;   /* 0: none given */
+	char *append;                /* kernel command line variant; NULL: none */
+};
+
+/* The job; ERR_NOTFOUND when there is none. Release with store_job_release(). */
+int store_job_get(struct job *job, struct store *s, long long id);
+void store_job_release(struct job *job);
+/* Adds a job from job's fields (id, state, finished, culprit and error are not read); *id is its id. */
+int store_job_insert(long long *id, struct store *s, const struct job *job);
+/* Ends the job: its state, when, the culprit (-1: none), the report (JSON text, NULL: none) and error. */
+int store_job_finish(struct store *s, long long id, const char *state, long long finished, int culprit,
+		     const char *report, const char *error);
+/* A queued job starts running (its first claim); a job in any other state stays as it is. */
+int store_job_set_running(struct store *s, long long id);
+/* Keeps the budgets the engine derived (0: none), changing the row only when they differ. */
+int store_job_set_auto_budgets(struct store *s, long long id, long long runs, long long seconds);
+/* The newest jobs' ids, newest first, at most max; *ids is the caller's. */
+int store_job_ids(long long **ids, size_t *n, struct store *s, int max);
+/* 1 in *yes when the job has a decision past the ends (they differed at an earlier step). */
+int store_job_reproduced(int *yes, struct store *s, long long id);
+
+/* --- a job's commits (store_jobs.c) --------------------------------- */
+
+struct job_commit {
+	int idx;                     /* 0 the good end, n-1 the bad end */
+	char state[16];              /* untested, queued, good, bad, skipped */
+	int *parents;                /* idx of the parents inside the set */
+	int nr_parents;
+};
+
+/* The job's commits by idx; free with store_job_commits_free(). */
+int store_job_commits(struct job_commit **out, int *n, struct store *s, long long job);
+void store_job_commits_free(struct job_commit *c, int n);
+/* Adds commit idx of a job; parents NULL: none recorded (the column's default, an empty list). */
+int store_job_commit_add(struct store *s, long long job, int idx, const char *sha, const char *subject,
+			 const int *parents, int nr_parents);
+int store_job_commit_set_state(struct store *s, long long job, int idx, const char *state);
+/* An untested commit becomes queued; one in any other state stays. */
+int store_job_commit_queued(struct store *s, long long job, int idx);
+
+/* Records an engine decision; queries and top are JSON text. */
+int store_decision_add(struct store *s, long long job, long long time, const char *state, const char *queries,
+		       const char *top, const char *why);
 
 /*
- * Every row as a JSON object keyed by column name, in an array the caller
- * owns. A column whose name ends in "_json" holds JSON text and is stored
- * parsed under the name without the suffix.
+ * The documents the API shows (API.md), as JSON the caller owns:
+ * a job's row with its repo's name and its report parsed; ERR_NOTFOUND
+ * when the job does not exist.
  */
-int store_rows(struct store *s, json_t **out, const char *sql, const char *types, ...);
-/* The first row as an object; ERR_NOTFOUND when none. */
-int store_row(struct store *s, json_t **out, const char *sql, const char *types, ...);
+int store_job_doc(json_t **out, struct store *s, long long id);
+/* The job's commit count (both ends included). */
+int store_job_nr_commits(long long *n, struct store *s, long long id);
+/* {idx, sha, subject} of commit idx. */
+int store_job_commit_doc(json_t **out, struct store *s, long long job, int idx);
+/* {idx, sha, subject, state, n, failures, hmean, amean, cv} of commit idx (no summary: nulls). */
+int store_job_commit_summary_doc(json_t **out, struct store *s, long long job, int idx);
+/* {tasks_done, tasks_total, samples, classified, measured}. */
+int store_job_progress_doc(json_t **out, struct store *s, long long id);
+/* The job's claimed tasks: [{task, idx, agent, claimed, progress}]. */
+int store_job_running_doc(json_t **out, struct store *s, long long id);
+/* The commits measured, decided or at an end, with their summaries. */
+int store_job_commits_doc(json_t **out, struct store *s, long long id);
+/* The last 50 decisions and the last 200 events, oldest first. */
+int store_job_decisions_doc(json_t **out, struct store *s, long long id);
+int store_job_events_doc(json_t **out, struct store *s, long long id);
 
-/* The first column of every row as doubles; *out is the caller's (NULL when none). */
-int store_doubles(struct store *s, double **out, size_t *n, const char *sql, const char *types, ...);
+/* --- tasks and leases (store_tasks.c) ---------------------------------- */
+
+struct task {
+	long long id, job;
+	int idx;
+	long long runs, attempt;
+	char state[16];              /* queued, claimed, done, skipped, failed, cancelled */
+	long long agent;             /* agent_id; 0: none */
+	/* Filled by the functions that say so, from the rows the task joins: */
+	char job_state[16];
+	char *unit;                  /* the job's */
+	char *pool, *workload, *append;
+	char *repo, *url, *sha;
+	char *agent_name;            /* NULL: no agent */
+};
+
+void store_task_release(struct task *t);
+void store_tasks_free(struct task *t, size_t n);
+
+/*
+ * Queues a task of runs of commit idx, created at time; after > 0 chains
+ * it behind that task (on the same agent); confirm keeps the kind of
+ * query it answers. *id is the new task's.
+ */
+int store_task_add(long long *id, struct store *s, long long job, int idx, long long runs, long long time,
+		   int confirm, long long after);
+/* The task with its job's state and unit; ERR_NOTFOUND when none. */
+int store_task_get(struct task *t, struct store *s, long long id);
+/* Queued or claimed tasks per commit of the job, into out[0..n) (zeroed first). */
+int store_tasks_outstanding(int *out, int n, struct store *s, long long job);
+/* The job's queued or claimed tasks, a chain (links waiting on each other) counted once. */
+int store_tasks_busy(long long *n, struct store *s, long long job);
+/* Cancels the job's queued tasks. */
+int store_tasks_cancel_queued(struct store *s, long long job, long long time);
+/*
+ * The queued tasks of live jobs an agent may take, oldest first, at most
+ * 500, with pool, workload, append, repo, url and sha: a link of a chain
+ * only once the link before is through, and only by its agent, unless
+ * that one was last seen before seen_since.
+ */
+int store_tasks_claimable(struct task **out, size_t *n, struct store *s, long long agent, long long seen_since);
+/* Gives the task to the agent as attempt, leased until lease. */
+int store_task_claim(struct store *s, long long id, long long attempt, long long agent, long long lease,
+		     long long time);
+/*
+ * Extends the lease of a task the agent holds as attempt, and sets its
+ * progress (NULL: keeps it); *held 0 when the agent does not hold it.
+ */
+int store_task_heartbeat(int *held, struct store *s, long long id, long long agent, long long attempt,
+			 long long lease, const char *progress);
+/* Back to the queue, with why it could not be done. */
+int store_task_requeue(struct store *s, long long id, const char *why);
+/* Failed for good, with why. */
+int store_task_fail(struct store *s, long long id, long long time, const char *why);
+/* Done or skipped (state), with what it cost and said. */
+int store_task_finish(struct store *s, long long id, const char *state, long long time, double build_s,
+		      double run_s, const char *error, const char *log_tail);
+/* The claimed tasks whose lease is before time, with agent_name. */
+int store_tasks_expired(struct task **out, size_t *n, struct store *s, long long time);
+/* The error of the job's last task on commit idx that gave one; *out NULL when none. Caller frees. */
+int store_task_last_error(char **out, struct store *s, long long job, int idx);
+
+/* What building and running cost on a job so far, in seconds; 0 unknown. */
+struct task_costs {
+	double build;      /* mean build_s of its done tasks that ran */
+	double run;        /* run_s per run */
+	double per_build;  /* mean build_s of the done tasks that built */
+};
+int store_task_costs(struct task_costs *out, struct store *s, long long job);
+
+/* --- samples and summaries (store_results.c) ---------------------------- */
+
+struct sample {
+	long long id, task, attempt, run, job;
+	int idx;
+	double value;                /* <= 0: a failed run */
+	const char *unit, *error;    /* store_sample_add() only; borrowed */
+	long long created;
+	/* store_job_samples() only, from the sample's task: */
+	long long agent;             /* 0: none */
+	int confirm;                 /* the kind of query the task answered */
+};
+
+int store_sample_add(struct store *s, const struct sample *x);
+/* The samples of a job in the order they were taken, with agent and confirm; *out is the caller's. */
+int store_job_samples(struct sample **out, size_t *n, struct store *s, long long job);
+/* The values of commit idx in the order they were taken; *out is the caller's (NULL when none). */
+int store_commit_values(double **out, size_t *n, struct store *s, long long job, int idx);
+/* How many samples an attempt of a task uploaded. */
+int store_task_nr_samples(long long *n, struct store *s, long long task, long long attempt);
+/* The error of the last failed run of commit idx; *out NULL when none. Caller frees. */
+int store_sample_last_error(char **out, struct store *s, long long job, int idx);
+
+/* Sets commit idx's summary (n, failures, hmean, amean, cv). */
+int store_summary_put(struct store *s, long long job, int idx, const struct summary *sum);
+/* The job's summaries into sum[0..n) by idx (zeroed first); rows outside are ignored. */
+int store_summaries(struct summary *sum, int n, struct store *s, long long job);
+
+/* --- agents (store_agents.c) ------------------------------------------ */
+
+struct agent {
+	long long id;
+	char *name;
+	char **labels;               /* NULL-terminated */
+	long long registered, last_seen;
+};
+
+void store_agent_release(struct agent *a);
+void store_agents_free(struct agent *a, size_t n);
+/* Registers the agent, or sets its labels (JSON text) and last_seen when it is known. */
+int store_agent_put(struct store *s, const char *name, const char *labels, long long time);
+/* ERR_NOTFOUND when no agent has the name. */
+int store_agent_get(struct agent *a, struct store *s, const char *name);
+int store_agent_seen(struct store *s, long long id, long long time);
+/* The agents seen at or after since. */
+int store_agents_live(struct agent **out, size_t *n, struct store *s, long long since);
+/* The API's agent list: [{name, labels, last_seen, task}] by name, task the one it holds or null. */
+int store_agents_doc(json_t **out, struct store *s);
 
 #endif

@@ -306,3 +306,16 @@ int path_inside(const char *p)
 	}
 	return 1;
 }
+
+int is_valid_name(const char *name)
+{
+	size_t n = strlen(name);
+
+	if (n == 0 || n > 64)
+		return 0;
+	for (const char *p = name; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		      (*p >= '0' && *p <= '9') || *p == '.' || *p == '_' || *p == '-'))
+			return 0;
+	return 1;
+}

@@ -54,4 +54,7 @@ int path_inside(const char *p);
 /* Is s a string of 40 lowercase hex digits? */
 int is_sha1_hex(const char *s);
 
+/* Is name 1..64 of [A-Za-z0-9._-] (an agent's name, a label)? */
+int is_valid_name(const char *name);
+
 #endif

@@ -14,6 +14,7 @@
 
 #include "err.h"
 #include "store.h"
+#include "store_internal.h"
 #include "util.h"
 
 static char *tmpdb(void)

@@ -1,0 +1,113 @@
+/*
+ * coord: the coordinator's life: start, the configured repos, the events
+ * log, lease expiry's tick and shutdown. Its rooms: coord_mirror.c (the
+ * repos' mirrors), coord_jobs.c (create, cancel, show), coord_steps.c with
+ * coord_engine.c and coord_split.c (the policies that drive a job),
+ * coord_tasks.c (claims and leases), coord_intake.c (results),
+ * coord_report.c (the text report), coord_agents.c (the registry).
+ *
+ * Everything that touches the store runs under s->lock, and every change
+ * that belongs together (samples, their summary, the decision they lead
+ * to, the tasks it queues) is one transaction: a crash leaves the job as it
+ * was before the upload, and the agent's retried upload replays it.
+ */
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coord_internal.h"
+#include "err.h"
+#include "log.h"
+#include "util.h"
+
+int coord_new(struct coord **out, const struct conf_bisectd *conf, struct store *st)
+{
+	struct coord *s = xcalloc(1, sizeof(*s));
+	pthread_condattr_t ca;
+
+	s->conf = conf;
+	s->st = st;
+	pthread_mutex_init(&s->lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&s->cond, &ca);
+	pthread_condattr_destroy(&ca);
+	s->mirrors = xcalloc(conf->nr_repos + 1, sizeof(*s->mirrors));
+	for (size_t i = 0; i < conf->nr_repos; i++) {
+		s->mirrors[i].conf = &conf->repos[i];
+		pthread_mutex_init(&s->mirrors[i].lock, NULL);
+	}
+	*out = s;
+	return 0;
+}
+
+void coord_free(struct coord *s)
+{
+	if (!s)
+		return;
+	if (s->warming) {
+		s->stop_warm = 1;
+		pthread_join(s->warm, NULL);
+	}
+	for (size_t i = 0; i < s->conf->nr_repos; i++) {
+		repo_free(s->mirrors[i].repo);
+		pthread_mutex_destroy(&s->mirrors[i].lock);
+	}
+	free(s->mirrors);
+	pthread_cond_destroy(&s->cond);
+	pthread_mutex_destroy(&s->lock);
+	free(s);
+}
+
+int coord_event(struct coord *s, long long job, const char *kind, const char *fmt, ...)
+{
+	va_list ap;
+	char *msg;
+	int rc;
+
+	va_start(ap, fmt);
+	if (vasprintf(&msg, fmt, ap) < 0)
+		msg = NULL;
+	va_end(ap);
+	if (!msg)
+		return err_set(ERR_FAIL, "out of memory");
+	if (job > 0)
+		log_info("job %lld: %s: %s", job, kind, msg);
+	else
+		log_info("%s: %s", kind, msg);
+	rc = store_event_add(s->st, job, (long long)now_unix(), kind, msg);
+	free(msg);
+	return rc;
+}
+
+int coord_sync_conf(struct coord *s)
+{
+	int rc = 0;
+
+	pthread_mutex_lock(&s->lock);
+	if ((rc = store_begin(s->st)))
+		goto out;
+	for (size_t i = 0; i < s->conf->nr_repos; i++) {
+		const struct conf_repo *r = &s->conf->repos[i];
+
+		if ((rc = store_repo_put(s->st, r->name, r->url)))
+			break;
+	}
+	if (rc == 0)
+		rc = store_commit(s->st);
+	if (rc)
+		store_rollback(s->st);
+out:
+	pthread_mutex_unlock(&s->lock);
+	return rc;
+}
+
+void coord_wake_all(struct coord *s)
+{
+	pthread_mutex_lock(&s->lock);
+	s->shutdown = 1;
+	pthread_cond_broadcast(&s->cond);
+	pthread_mutex_unlock(&s->lock);
+}

@@ -1,0 +1,104 @@
+/*
+ * coord: the coordinator's state machine. Jobs, agents, task leases and
+ * the bisection steps, on top of the store. One lock serialises it; claim
+ * long-polls wait on a condition variable that new tasks signal.
+ *
+ * Requests come in as the structs below, their fields checked already at
+ * the API's edge (api_req.h) for type, bounds and syntax. What needs the
+ * configuration or the store (an unknown repo, a stale attempt) is
+ * checked here: on bad input a function returns ERR_INVALID /
+ * ERR_NOTFOUND / ERR_UNPROCESSABLE / ERR_CONFLICT with a message for the
+ * user, having changed nothing in the store. Replies are JSON the caller
+ * owns. Strings in a request are borrowed for the call.
+ */
+#ifndef BISECT_COORD_H
+#define BISECT_COORD_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#include "conf.h"
+#include "store.h"
+
+/* The most wall time a job may ask for: a year. */
+#define COORD_BUDGET_S_MAX 31536000
+
+struct coord;
+
+/* conf and st are borrowed and must outlive the coordinator. */
+int coord_new(struct coord **out, const struct conf_bisectd *conf, struct store *st);
+void coord_free(struct coord *s);
+/* Makes the repos' mirrors in a thread of their own; coord_free() waits for it. */
+void coord_start_mirrors(struct coord *s);
+
+/* Records the configured repos in the store. */
+int coord_sync_conf(struct coord *s);
+
+/* POST /jobs. */
+struct job_request {
+	const char *repo, *good, *bad, *workload;
+	const char *pool;            /* NULL: the first configured */
+	long long runs;              /* 0: the configured default */
+	const char *policy;          /* a name coord_policy_valid() knows */
+	double confidence, alpha, min_effect;
+	long long budget_runs, budget_builds, budget_seconds;
+	const char *direction;       /* "higher", "lower"; NULL: the workload's */
+	const char *append;          /* NULL: none */
+};
+
+/* 1 when a job may name this policy; the names for a message ("bisectd or split"). */
+int coord_policy_valid(const char *name);
+const char *coord_policy_names(void);
+
+int coord_job_create(struct coord *s, json_t **reply, const struct job_request *req);
+int coord_job_list(struct coord *s, json_t **reply);
+int coord_job_get(struct coord *s, json_t **reply, long long id);
+int coord_job_cancel(struct coord *s, json_t **reply, long long id);
+/* The culprit report as text; caller frees. ERR_CONFLICT while the job runs. */
+int coord_job_report_text(struct coord *s, char **out, long long id);
+
+/* POST /agents/register. */
+#define COORD_MAX_LABELS 32
+struct register_request {
+	const char *name;
+	const char *labels[COORD_MAX_LABELS];
+	size_t nr_labels;
+};
+
+/* POST /agents/NAME/heartbeat: task 0 when the agent holds none. */
+struct heartbeat_request {
+	long long task, attempt;
+	const char *progress;        /* NULL: keep what it said last */
+};
+
+int coord_agent_list(struct coord *s, json_t **reply);
+int coord_agent_register(struct coord *s, json_t **reply, const struct register_request *req);
+int coord_agent_heartbeat(struct coord *s, json_t **reply, const char *name, const struct heartbeat_request *req);
+/* Waits up to wait_s seconds for a task; *reply NULL when none came. */
+int coord_agent_claim(struct coord *s, json_t **reply, const char *name, int wait_s);
+
+/* POST /tasks/ID/result. */
+struct result_sample {
+	double value;
+	const char *unit;            /* NULL: the job's */
+	const char *error;           /* NULL: none */
+};
+struct result_request {
+	const char *agent;
+	long long attempt;
+	const char *status;          /* "ok", "skipped", "failed" */
+	struct result_sample *samples;  /* owned: result_request_release() */
+	size_t nr_samples;
+	double build_s, run_s;
+	const char *error, *log_tail;   /* NULL: none */
+};
+void result_request_release(struct result_request *req);
+
+int coord_task_result(struct coord *s, json_t **reply, long long task_id, const struct result_request *req);
+
+/* Returns expired leases to the queue; called about once a second. */
+void coord_tick(struct coord *s);
+/* Wakes every long poll (at shutdown). */
+void coord_wake_all(struct coord *s);
+
+#endif

@@ -1,0 +1,104 @@
+/*
+ * coord_agents: the registry of agents: registration with labels, when
+ * each was last seen (any call it makes), heartbeats that keep a lease,
+ * and the list the API shows.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coord_internal.h"
+#include "err.h"
+#include "jsonx.h"
+#include "util.h"
+
+int coord_agent_list(struct coord *s, json_t **reply)
+{
+	json_t *rows = NULL, *r;
+	long long cutoff = now_unix() - s->conf->lease_seconds;
+	size_t i;
+	int rc;
+
+	pthread_mutex_lock(&s->lock);
+	rc = store_agents_doc(&rows, s->st);
+	pthread_mutex_unlock(&s->lock);
+	if (rc)
+		return rc;
+	json_array_foreach(rows, i, r) {
+		const char *st = json_integer_value(json_object_get(r, "last_seen")) < cutoff ? "offline" :
+				 json_is_null(json_object_get(r, "task")) ? "idle" : "busy";
+
+		json_object_set_new(r, "state", json_string(st));
+	}
+	*reply = json_pack("{s:o}", "agents", rows);
+	return 0;
+}
+
+int coord_agent_register(struct coord *s, json_t **reply, const struct register_request *req)
+{
+	json_t *labels = json_array();
+	char *lj;
+	int rc;
+
+	*reply = NULL;
+	for (size_t i = 0; i < req->nr_labels; i++)
+		json_array_append_new(labels, json_string(req->labels[i]));
+	lj = jsonx_dump(labels);
+	json_decref(labels);
+	pthread_mutex_lock(&s->lock);
+	if ((rc = store_begin(s->st)) == 0) {
+		rc = store_agent_put(s->st, req->name, lj, (long long)now_unix());
+		if (rc == 0)
+			rc = coord_event(s, 0, "agent", "%s registered with labels %s", req->name, lj);
+		if (rc || (rc = store_commit(s->st)))
+			store_rollback(s->st);
+	}
+	pthread_mutex_unlock(&s->lock);
+	free(lj);
+	if (rc < 0)
+		return rc;
+	*reply = json_pack("{s:s, s:i, s:i}", "name", req->name, "heartbeat", 5, "lease", s->conf->lease_seconds);
+	return 0;
+}
+
+int coord_agent_seen(struct coord *s, long long *id, char ***labels, const char *name)
+{
+	struct agent a;
+	int rc;
+
+	if (!is_valid_name(name))
+		return err_set(ERR_INVALID, "agent name must be 1-64 of [A-Za-z0-9._-]");
+	rc = store_agent_get(&a, s->st, name);
+	if (rc == ERR_NOTFOUND)
+		return err_set(ERR_NOTFOUND, "agent '%s' is not registered: POST /api/v1/agents/register first", name);
+	if (rc)
+		return rc;
+	*id = a.id;
+	if (labels) {
+		*labels = a.labels;
+		a.labels = NULL;
+	}
+	store_agent_release(&a);
+	return store_agent_seen(s->st, *id, (long long)now_unix());
+}
+
+int coord_agent_heartbeat(struct coord *s, json_t **reply, const char *name, const struct heartbeat_request *req)
+{
+	long long agent;
+	int held, cancel = 0, rc;
+
+	*reply = NULL;
+	pthread_mutex_lock(&s->lock);
+	if ((rc = coord_agent_seen(s, &agent, NULL, name)))
+		goto out;
+	if (req->task > 0) {
+		if ((rc = store_task_heartbeat(&held, s->st, req->task, agent, req->attempt,
+					       (long long)(now_unix() + s->conf->lease_seconds), req->progress)))
+			goto out;
+		cancel = !held;
+	}
+	*reply = json_pack("{s:b, s:b}", "ok", 1, "cancel", cancel);
+out:
+	pthread_mutex_unlock(&s->lock);
+	return rc;
+}

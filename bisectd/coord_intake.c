@@ -1,0 +1,144 @@
+/*
+ * coord_intake: what an agent reports of a task: its samples, their
+ * commit's summary and the step they lead to, in one transaction; a
+ * failure back to the queue (or, after the last attempt, the commit
+ * skipped); a retried upload answered as a duplicate, a stale one
+ * refused.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coord_internal.h"
+#include "err.h"
+#include "util.h"
+
+void result_request_release(struct result_request *req)
+{
+	if (!req)
+		return;
+	free(req->samples);
+	req->samples = NULL;
+	req->nr_samples = 0;
+}
+
+static int update_summary(struct coord *s, long long job, int idx)
+{
+	struct summary sum;
+	double *v = NULL;
+	size_t n;
+	int rc;
+
+	if ((rc = store_commit_values(&v, &n, s->st, job, idx)))
+		return rc;
+	stats_summary(&sum, v, n);
+	free(v);
+	return store_summary_put(s->st, job, idx, &sum);
+}
+
+int coord_task_retry(struct coord *s, long long task, long long job, int idx, long long attempt, const char *why)
+{
+	int rc;
+
+	if (attempt < MAX_ATTEMPTS) {
+		rc = store_task_requeue(s->st, task, why);
+		if (rc == 0)
+			rc = coord_event(s, job, "retry", "task %lld attempt %lld: %s", task, attempt, why);
+		pthread_cond_broadcast(&s->cond);
+		return rc;
+	}
+	rc = store_task_fail(s->st, task, (long long)now_unix(), why);
+	if (rc == 0)
+		rc = store_job_commit_set_state(s->st, job, idx, "skipped");
+	if (rc == 0)
+		rc = coord_event(s, job, "skip", "commit %d: task %lld failed %d times, last: %s", idx, task,
+				 MAX_ATTEMPTS, why);
+	return rc;
+}
+
+/* 1 when the upload was taken already; ERR_CONFLICT when the task is not the agent's to report. */
+static int check_task(const struct task *t, const struct result_request *req, long long agent, long long nr_samples)
+{
+	if (nr_samples > 0)
+		return 1;
+	if (t->attempt == req->attempt && (!strcmp(t->state, "done") || !strcmp(t->state, "skipped") ||
+					   (!strcmp(t->state, "queued") && !strcmp(req->status, "failed"))))
+		return 1;
+	if (t->attempt != req->attempt || strcmp(t->state, "claimed") || t->agent != agent)
+		return err_set(ERR_CONFLICT, "task %lld attempt %lld is not yours any more (now attempt %lld, %s)",
+			       t->id, req->attempt, t->attempt, t->state);
+	if (strcmp(t->job_state, "queued") && strcmp(t->job_state, "running"))
+		return err_set(ERR_CONFLICT, "job %lld has ended (%s): result dropped", t->job, t->job_state);
+	return 0;
+}
+
+/* Records what the agent measured, or that it skipped the commit. */
+static int take_samples(struct coord *s, const struct task *t, const struct result_request *req)
+{
+	int rc = store_task_finish(s->st, t->id, !strcmp(req->status, "ok") ? "done" : "skipped",
+				   (long long)now_unix(), req->build_s, req->run_s, req->error, req->log_tail);
+
+	for (size_t i = 0; i < req->nr_samples && rc == 0; i++) {
+		struct sample x = {
+			.task = t->id, .attempt = req->attempt, .run = (long long)i, .job = t->job, .idx = t->idx,
+			.value = req->samples[i].value,
+			.unit = req->samples[i].unit ? req->samples[i].unit : t->unit,
+			.error = req->samples[i].error, .created = (long long)now_unix(),
+		};
+
+		rc = store_sample_add(s->st, &x);
+	}
+	if (rc == 0 && !strcmp(req->status, "skipped")) {
+		rc = store_job_commit_set_state(s->st, t->job, t->idx, "skipped");
+		if (rc == 0)
+			rc = coord_event(s, t->job, "skip", "commit %d: %s", t->idx,
+					 req->error ? req->error : "skipped by the agent");
+	} else if (rc == 0) {
+		rc = update_summary(s, t->job, t->idx);
+		if (rc == 0)
+			rc = coord_event(s, t->job, "result", "task %lld: %zu runs of commit %d from %s", t->id,
+					 req->nr_samples, t->idx, req->agent);
+	}
+	return rc;
+}
+
+int coord_task_result(struct coord *s, json_t **reply, long long task_id, const struct result_request *req)
+{
+	struct task t = { 0 };
+	long long agent, n;
+	int rc;
+
+	*reply = NULL;
+	pthread_mutex_lock(&s->lock);
+	if ((rc = coord_agent_seen(s, &agent, NULL, req->agent)))
+		goto unlock;
+	if ((rc = store_task_get(&t, s->st, task_id)))
+		goto unlock;
+	if (store_task_nr_samples(&n, s->st, task_id, req->attempt))
+		n = 0;
+	if ((rc = check_task(&t, req, agent, n)) == 1) {
+		rc = 0;
+		*reply = json_pack("{s:b, s:b}", "ok", 1, "duplicate", 1);
+		goto unlock;
+	}
+	if (rc)
+		goto unlock;
+	if ((rc = store_begin(s->st)))
+		goto unlock;
+	if (!strcmp(req->status, "failed"))
+		rc = coord_task_retry(s, task_id, t.job, t.idx, req->attempt,
+				      req->error ? req->error : "the agent could not do the task");
+	else
+		rc = take_samples(s, &t, req);
+	if (rc == 0)
+		rc = coord_job_step(s, t.job);
+	if (rc || (rc = store_commit(s->st))) {
+		store_rollback(s->st);
+		goto unlock;
+	}
+	*reply = json_pack("{s:b, s:b}", "ok", 1, "duplicate", 0);
+unlock:
+	pthread_mutex_unlock(&s->lock);
+	store_task_release(&t);
+	return rc;
+}

@@ -1,0 +1,113 @@
+/*
+ * coord_internal: what the coordinator's rooms share (coord.c and
+ * coord_*.c): the struct, the job context a step works on, and the
+ * helpers more than one room calls. Everything here runs under s->lock
+ * unless it says otherwise.
+ */
+#ifndef BISECT_COORD_INTERNAL_H
+#define BISECT_COORD_INTERNAL_H
+
+#include <jansson.h>
+#include <pthread.h>
+
+#include "conf.h"
+#include "coord.h"
+#include "policy.h"
+#include "repo.h"
+#include "stats.h"
+#include "store.h"
+
+#define MAX_ATTEMPTS 3
+
+struct mirror {
+	const struct conf_repo *conf;
+	struct repo *repo;
+	pthread_mutex_t lock;   /* held while fetching: outside s->lock */
+};
+
+struct coord {
+	const struct conf_bisectd *conf;
+	struct store *st;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;    /* a task was queued, or shutdown */
+	int shutdown;
+	struct mirror *mirrors;
+	pthread_t warm;              /* makes the mirrors at start-up */
+	int warming;                 /* warm was started */
+	volatile int stop_warm;
+};
+
+/* coord.c: logs an event and adds it to the job's (job 0: the coordinator's). */
+int coord_event(struct coord *s, long long job, const char *kind, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/* coord_mirror.c */
+struct mirror *coord_mirror_find(struct coord *s, const char *name);
+/* Resolves the range in the repo's mirror, fetching first. Outside s->lock. */
+int coord_resolve_range(struct coord *s, struct mirror *m, struct repo_range *rr,
+			const char *good_ref, const char *bad_ref);
+
+/* A job as the step function sees it (coord_steps.c). */
+struct jobctx {
+	long long id;
+	struct job job;
+	int n;                       /* commits 0..n-1: 0 good end, n-1 bad end */
+	int runs;
+	int higher;                  /* higher is better */
+	struct job_commit *commits;
+	int **parents;               /* borrowed from commits */
+	int *nr_parents;
+	enum commit_class *cls;
+	struct summary *sum;
+	int *outstanding;            /* queued or claimed tasks per commit */
+	struct policy *pol;
+	int reproduced;              /* engine_load(): the ends differed at an earlier step */
+	double build_cost, run_cost; /* engine_load(): mean seconds per build and per run so far, 0 unknown */
+};
+
+int jobctx_load(struct coord *s, struct jobctx *c, long long id);
+void jobctx_release(struct jobctx *c);
+
+/* A bisection policy, chosen by the job's name for it (coord_steps.c holds the table). */
+struct policy_ops {
+	const char *name;
+	/* One step of a queued or running job after anything changed. */
+	int (*step)(struct coord *s, struct jobctx *c);
+};
+extern const struct policy_ops policy_bisectd;  /* coord_engine.c: the probabilistic engine */
+extern const struct policy_ops policy_split;    /* coord_split.c: the walking skeleton's */
+/* NULL when no policy has the name. */
+const struct policy_ops *coord_policy_find(const char *name);
+
+/* coord_steps.c: what the policies share. */
+int coord_set_commit_state(struct coord *s, struct jobctx *c, int idx, const char *state);
+/* Queues runs of commit idx; after > 0 chains it behind that task, on the same agent. *id may be NULL. */
+int coord_queue_runs(long long *id, struct coord *s, struct jobctx *c, int idx, int runs, int confirm,
+		     long long after);
+int coord_queue_task(struct coord *s, struct jobctx *c, int idx);
+/* Commit idx with its summary, as reports show it; json null when it cannot be read. */
+json_t *coord_commit_json(struct coord *s, struct jobctx *c, int idx);
+/* The two-sample comparison a report shows: change of b against a, and its p-value. */
+int coord_compare(struct coord *s, struct jobctx *c, int a, int b, double *change, double *p, enum stats_alt alt);
+/* Ends the job in state, with its culprit (-1: none), report (borrowed, NULL: none) and error. */
+int coord_finish(struct coord *s, struct jobctx *c, const char *state, int culprit, json_t *report,
+		 const char *error);
+int coord_fail_job(struct coord *s, struct jobctx *c, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Ends the job because end e could not be measured, with the reason its last task gave. */
+int coord_fail_end(struct coord *s, struct jobctx *c, int e);
+/* How many agents of the pool have been seen within a lease. */
+int coord_live_agents(struct coord *s, const struct conf_pool *pool);
+int coord_parent_of(struct jobctx *c, int idx);
+/* One step of a job after anything changed, by the job's policy. */
+int coord_job_step(struct coord *s, long long id);
+
+/* coord_jobs.c: a job as the API shows it; NULL when it does not exist. */
+json_t *coord_job_json(struct coord *s, long long id, int full);
+
+/* coord_agents.c: the agent's id (and labels, unless NULL: strv_free()) as it is seen now. */
+int coord_agent_seen(struct coord *s, long long *id, char ***labels, const char *name);
+
+/* coord_intake.c: a task that could not be done goes back to the queue, or after the last attempt skips its commit. */
+int coord_task_retry(struct coord *s, long long task, long long job, int idx, long long attempt, const char *why);
+
+#endif

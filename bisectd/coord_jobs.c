@@ -1,0 +1,251 @@
+/*
+ * coord_jobs: a job's life as the API sees it: created from a request
+ * (its range resolved in the repo's mirror, both ends queued first),
+ * cancelled, listed and shown.
+ */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coord_internal.h"
+#include "err.h"
+#include "log.h"
+#include "policy.h"
+#include "util.h"
+
+static const char *names_of(struct sbuf *sb, const void *arr, size_t n, size_t stride)
+{
+	for (size_t i = 0; i < n; i++) {
+		const char *name = *(char *const *)(const void *)((const char *)arr + i * stride);
+
+		sbuf_addf(sb, "%s%s", i ? ", " : "", name);
+	}
+	if (n == 0)
+		sbuf_adds(sb, "none");
+	return sb->buf;
+}
+
+/* The job's rows: the job, its commits (0 the good end, 1.. the range), an event. */
+static int insert_job(long long *id, struct coord *s, const struct job *job, const struct repo_range *rr)
+{
+	char *subject = xasprintf("good end (%s)", job->good_ref);
+	int rc;
+
+	if ((rc = store_job_insert(id, s->st, job)))
+		goto out;
+	if ((rc = store_job_commit_add(s->st, *id, 0, rr->good, subject, NULL, 0)))
+		goto out;
+	for (int i = 0; i < rr->nr && rc == 0; i++) {
+		const struct repo_commit *rc_ = &rr->commits[i];
+		int *ps = xcalloc((size_t)rc_->nr_parents + 1, sizeof(int));
+
+		for (int j = 0; j < rc_->nr_parents; j++)
+			ps[j] = rc_->parents[j] + 1;
+		rc = store_job_commit_add(s->st, *id, i + 1, rc_->sha, rc_->subject ? rc_->subject : "",
+					  ps, rc_->nr_parents);
+		free(ps);
+	}
+out:
+	free(subject);
+	return rc;
+}
+
+int coord_job_create(struct coord *s, json_t **reply, const struct job_request *req)
+{
+	const struct conf_workload *w = NULL;
+	const struct conf_pool *p = NULL;
+	struct repo_range rr = { .nr = 0 };
+	struct sbuf names = SBUF_INIT;
+	struct job job = { .culprit = -1 };
+	struct mirror *m;
+	long long runs = req->runs ? req->runs : s->conf->default_runs, id = 0;
+	struct jobctx c;
+	int rc = 0;
+
+	*reply = NULL;
+	if (!(m = coord_mirror_find(s, req->repo)))
+		rc = err_set(ERR_NOTFOUND, "unknown repo '%s' (configured: %s)", req->repo,
+			     names_of(&names, s->conf->repos, s->conf->nr_repos, sizeof(*s->conf->repos)));
+	else if (!(w = conf_workload_find(s->conf, req->workload)))
+		rc = err_set(ERR_NOTFOUND, "unknown workload '%s' (configured: %s)", req->workload,
+			     names_of(&names, s->conf->workloads, s->conf->nr_workloads,
+				      sizeof(*s->conf->workloads)));
+	else if (!req->pool && s->conf->nr_pools == 0)
+		rc = err_set(ERR_INVALID, "no pool given and none configured");
+	else if (!(p = req->pool ? conf_pool_find(s->conf, req->pool) : &s->conf->pools[0]))
+		rc = err_set(ERR_NOTFOUND, "unknown pool '%s' (configured: %s)", req->pool,
+			     names_of(&names, s->conf->pools, s->conf->nr_pools, sizeof(*s->conf->pools)));
+	sbuf_release(&names);
+	if (rc)
+		return rc;
+	if (req->append && strcmp(w->boot, "qemu"))
+		return err_set(ERR_INVALID, "field 'append' is a kernel command line for boot qemu; workload '%s' "
+			       "boots %s", w->name, w->boot);
+	if ((rc = coord_resolve_range(s, m, &rr, req->good, req->bad)))
+		return rc;
+
+	/* The struct's strings are borrowed here: job is not released. */
+	job.workload = (char *)(uintptr_t)req->workload;
+	job.pool = p->name;
+	job.good = rr.good;
+	job.bad = rr.bad;
+	job.good_ref = (char *)(uintptr_t)req->good;
+	job.bad_ref = (char *)(uintptr_t)req->bad;
+	job.runs = runs;
+	job.unit = w->unit;
+	job.higher = req->direction ? !strcmp(req->direction, "higher") : w->direction != DIR_LOWER;
+	job.created = (long long)now_unix();
+	snprintf(job.policy, sizeof(job.policy), "%s", req->policy);
+	job.confidence = req->confidence;
+	job.alpha = req->alpha;
+	job.min_effect = req->min_effect;
+	job.budget_runs = req->budget_runs;
+	job.budget_builds = req->budget_builds;
+	job.budget_seconds = req->budget_seconds;
+	job.append = (char *)(uintptr_t)req->append;
+
+	pthread_mutex_lock(&s->lock);
+	if ((rc = store_begin(s->st)))
+		goto unlock;
+	if ((rc = store_repo_id(&job.repo_id, s->st, req->repo)))
+		goto rollback;
+	if ((rc = insert_job(&id, s, &job, &rr)))
+		goto rollback;
+	if ((rc = coord_event(s, id, "created", "%s %s..%s (%d candidates), workload %s, pool %s, %lld runs per task",
+			      req->repo, req->good, req->bad, rr.nr, req->workload, p->name, runs)))
+		goto rollback;
+	/* Both ends first: the job never bisects a difference it has not seen. */
+	if ((rc = jobctx_load(s, &c, id)))
+		goto rollback;
+	rc = coord_queue_task(s, &c, 0);
+	if (rc == 0)
+		rc = coord_queue_task(s, &c, c.n - 1);
+	jobctx_release(&c);
+	if (rc || (rc = store_commit(s->st)))
+		goto rollback;
+	*reply = coord_job_json(s, id, 0);
+	goto unlock;
+rollback:
+	store_rollback(s->st);
+unlock:
+	pthread_mutex_unlock(&s->lock);
+	repo_range_release(&rr);
+	return rc;
+}
+
+json_t *coord_job_json(struct coord *s, long long id, int full)
+{
+	json_t *j = NULL, *x = NULL;
+	long long v;
+
+	if (store_job_doc(&j, s->st, id))
+		return NULL;
+	if (!full || json_is_null(json_object_get(j, "report")))
+		json_object_del(j, "report");
+	if (store_job_nr_commits(&v, s->st, id) == 0)
+		json_object_set_new(j, "nr_commits", json_integer(v - 1));
+	if (!json_is_null(json_object_get(j, "culprit")) &&
+	    store_job_commit_doc(&x, s->st, id, (int)json_integer_value(json_object_get(j, "culprit"))) == 0)
+		json_object_set_new(j, "culprit", x);
+	x = NULL;
+	if (store_job_progress_doc(&x, s->st, id) == 0) {
+		/* The budgets in force: the job's own, else what the engine derived at its last step. */
+		json_t *br = json_object_get(j, "budget_runs"), *bs = json_object_get(j, "budget_seconds");
+
+		json_object_set(x, "budget_runs", json_integer_value(br) > 0 ? br : json_object_get(j, "budget_runs_auto"));
+		json_object_set(x, "budget_seconds", json_integer_value(bs) > 0 ? bs :
+				json_object_get(j, "budget_seconds_auto"));
+		json_object_set_new(x, "elapsed_seconds", json_integer((json_is_integer(json_object_get(j, "finished")) ?
+			json_integer_value(json_object_get(j, "finished")) : (long long)now_unix()) -
+			json_integer_value(json_object_get(j, "created"))));
+		json_object_set_new(j, "progress", x);
+	}
+	x = NULL;
+	if (store_job_running_doc(&x, s->st, id) == 0)
+		json_object_set_new(j, "running", x);
+	if (full) {
+		struct jobctx c;
+
+		x = NULL;
+		if (jobctx_load(s, &c, id) == 0) {
+			unsigned char *in_c = xcalloc((size_t)c.n, 1);
+
+			json_object_set_new(json_object_get(j, "progress"), "candidates",
+					    json_integer(policy_candidates(c.pol, c.cls, in_c)));
+			free(in_c);
+			jobctx_release(&c);
+		}
+		if (store_job_commits_doc(&x, s->st, id) == 0)
+			json_object_set_new(j, "commits", x);
+		x = NULL;
+		if (store_job_decisions_doc(&x, s->st, id) == 0)
+			json_object_set_new(j, "decisions", x);
+		x = NULL;
+		if (store_job_events_doc(&x, s->st, id) == 0)
+			json_object_set_new(j, "events", x);
+	}
+	return j;
+}
+
+int coord_job_list(struct coord *s, json_t **reply)
+{
+	json_t *jobs = json_array();
+	long long *ids = NULL;
+	size_t n = 0;
+	int rc;
+
+	pthread_mutex_lock(&s->lock);
+	rc = store_job_ids(&ids, &n, s->st, 500);
+	for (size_t i = 0; rc == 0 && i < n; i++) {
+		json_t *j = coord_job_json(s, ids[i], 0);
+
+		if (j)
+			json_array_append_new(jobs, j);
+	}
+	pthread_mutex_unlock(&s->lock);
+	free(ids);
+	if (rc) {
+		json_decref(jobs);
+		return rc;
+	}
+	*reply = json_pack("{s:o}", "jobs", jobs);
+	return 0;
+}
+
+int coord_job_get(struct coord *s, json_t **reply, long long id)
+{
+	pthread_mutex_lock(&s->lock);
+	*reply = coord_job_json(s, id, 1);
+	pthread_mutex_unlock(&s->lock);
+	return *reply ? 0 : err_set(ERR_NOTFOUND, "job %lld does not exist", id);
+}
+
+int coord_job_cancel(struct coord *s, json_t **reply, long long id)
+{
+	struct jobctx c;
+	const char *st;
+	int rc;
+
+	*reply = NULL;
+	pthread_mutex_lock(&s->lock);
+	if ((rc = jobctx_load(s, &c, id)))
+		goto unlock;
+	st = c.job.state;
+	if (strcmp(st, "queued") && strcmp(st, "running")) {
+		rc = err_set(ERR_CONFLICT, "job %lld has ended already (%s)", id, st);
+		goto release;
+	}
+	if ((rc = store_begin(s->st)))
+		goto release;
+	if ((rc = coord_finish(s, &c, "cancelled", -1, NULL, NULL)) || (rc = store_commit(s->st)))
+		store_rollback(s->st);
+	else
+		*reply = coord_job_json(s, id, 0);
+release:
+	jobctx_release(&c);
+unlock:
+	pthread_mutex_unlock(&s->lock);
+	return rc;
+}

@@ -1,0 +1,105 @@
+/* store_agents: the agents that registered, their labels and when they were last seen. */
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "conf.h"
+#include "err.h"
+#include "store.h"
+#include "store_internal.h"
+#include "util.h"
+
+void store_agent_release(struct agent *a)
+{
+	if (!a)
+		return;
+	free(a->name);
+	strv_free(a->labels);
+	memset(a, 0, sizeof(*a));
+}
+
+void store_agents_free(struct agent *a, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		store_agent_release(&a[i]);
+	free(a);
+}
+
+static void agent_row(struct agent *a, sqlite3_stmt *st)
+{
+	a->id = sqlite3_column_int64(st, 0);
+	a->name = store_col_text(st, 1);
+	a->labels = store_parse_strv((const char *)sqlite3_column_text(st, 2));
+	a->registered = sqlite3_column_int64(st, 3);
+	a->last_seen = sqlite3_column_int64(st, 4);
+}
+
+int store_agent_put(struct store *s, const char *name, const char *labels, long long time)
+{
+	int rc = store_exec(s, "INSERT INTO agents (name, labels, registered, last_seen) VALUES (?, ?, ?, ?) "
+			    "ON CONFLICT(name) DO UPDATE SET labels = excluded.labels, last_seen = excluded.last_seen",
+			    "ssii", name, labels, time, time);
+
+	return rc < 0 ? rc : 0;
+}
+
+int store_agent_get(struct agent *a, struct store *s, const char *name)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	memset(a, 0, sizeof(*a));
+	if ((rc = store_prepare(s, &st, "SELECT id, name, labels, registered, last_seen FROM agents WHERE name = ?",
+				"s", name)))
+		return rc;
+	rc = store_step(s, st);
+	if (rc == 1) {
+		agent_row(a, st);
+		rc = 0;
+	} else if (rc == 0) {
+		rc = err_set(ERR_NOTFOUND, "agent '%s' does not exist", name);
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
+int store_agent_seen(struct store *s, long long id, long long time)
+{
+	int rc = store_exec(s, "UPDATE agents SET last_seen = ? WHERE id = ?", "ii", time, id);
+
+	return rc < 0 ? rc : 0;
+}
+
+int store_agents_live(struct agent **out, size_t *n, struct store *s, long long since)
+{
+	sqlite3_stmt *st;
+	size_t cap = 0;
+	int rc;
+
+	*out = NULL;
+	*n = 0;
+	if ((rc = store_prepare(s, &st, "SELECT id, name, labels, registered, last_seen FROM agents "
+				"WHERE last_seen >= ?", "i", since)))
+		return rc;
+	while ((rc = store_step(s, st)) == 1) {
+		if (*n == cap) {
+			cap = cap ? 2 * cap : 16;
+			*out = xrealloc(*out, cap * sizeof(**out));
+		}
+		agent_row(&(*out)[(*n)++], st);
+	}
+	sqlite3_finalize(st);
+	if (rc < 0) {
+		store_agents_free(*out, *n);
+		*out = NULL;
+		*n = 0;
+	}
+	return rc;
+}
+
+int store_agents_doc(json_t **out, struct store *s)
+{
+	return store_rows(s, out, "SELECT a.name, a.labels AS labels_json, a.last_seen, "
+			  "(SELECT t.id FROM tasks t WHERE t.agent_id = a.id AND t.state = 'claimed' LIMIT 1) AS task "
+			  "FROM agents a ORDER BY a.name", "");
+}

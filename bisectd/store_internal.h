@@ -1,0 +1,59 @@
+/*
+ * store_internal: what the store's own files (store*.c) share, and the
+ * store's unit test: the struct, and statements with parameters bound
+ * through a type string, one letter per '?': 'i' long long, 'd' double,
+ * 's' const char * (NULL binds NULL), 'n' NULL (no argument).
+ * Nothing outside the store includes this header: the rest of bisectd
+ * calls the typed functions of store.h.
+ */
+#ifndef BISECT_STORE_INTERNAL_H
+#define BISECT_STORE_INTERNAL_H
+
+#include <jansson.h>
+#include <sqlite3.h>
+#include <stddef.h>
+
+#include "store.h"
+
+struct store {
+	sqlite3 *db;
+	char *path;
+};
+
+/* Sets the last error from sqlite's, naming what failed; returns its code (ERR_BUSY, ERR_EXISTS, ERR_FAIL). */
+int store_db_err(struct store *s, const char *what);
+
+/* Prepares sql and binds its parameters; *st is the caller's to sqlite3_finalize(). */
+int store_prepare(struct store *s, sqlite3_stmt **st, const char *sql, const char *types, ...);
+/* Steps st: 1 with a row, 0 when done, a code (message set) on failure. */
+int store_step(struct store *s, sqlite3_stmt *st);
+/* Column i as a heap string the caller frees; NULL for NULL. */
+char *store_col_text(sqlite3_stmt *st, int i);
+/* Column i into buf, truncated to n - 1 bytes; "" for NULL. */
+void store_col_buf(char *buf, size_t n, sqlite3_stmt *st, int i);
+
+/* Runs one statement; returns the number of rows changed (>= 0) or a code. */
+int store_exec(struct store *s, const char *sql, const char *types, ...);
+long long store_last_id(struct store *s);
+
+/* The first column of the first row as an integer; ERR_NOTFOUND when no row or NULL. */
+int store_int(struct store *s, long long *out, const char *sql, const char *types, ...);
+
+/*
+ * Every row as a JSON object keyed by column name, in an array the caller
+ * owns: the documents the API shows. A column whose name ends in "_json"
+ * holds JSON text and is stored parsed under the name without the suffix.
+ */
+int store_rows(struct store *s, json_t **out, const char *sql, const char *types, ...);
+/* The first row as an object; ERR_NOTFOUND when none. */
+int store_row(struct store *s, json_t **out, const char *sql, const char *types, ...);
+
+/* The first column of every row as doubles; *out is the caller's (NULL when none). */
+int store_doubles(struct store *s, double **out, size_t *n, const char *sql, const char *types, ...);
+
+/* A JSON array of integers ("[1,3]") as a heap array the caller frees (empty when unparsable). */
+void store_parse_ints(int **out, int *n, const char *text);
+/* A JSON array of strings as a NULL-terminated heap vector (strv_free()); non-strings are left out. */
+char **store_parse_strv(const char *text);
+
+#endif

@@ -1,0 +1,425 @@
+/*
+ * test_api: the API's routing, status codes and request validation
+ * (api.c, api_req.c), against a coordinator of stubs that records what
+ * it was asked, so that a route and its checks are seen without a store.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api.h"
+#include "coord.h"
+#include "err.h"
+#include "http.h"
+#include "util.h"
+
+/* --- the coordinator, stubbed ------------------------------------------ */
+
+static struct {
+	char call[32];
+	long long id;
+	char name[80];
+	int wait;
+	struct job_request job;
+	char job_repo[80], job_policy[32];
+	struct register_request reg;
+	size_t nr_labels;
+	struct heartbeat_request hb;
+	char progress[64];
+	struct result_request res;
+	size_t nr_samples;
+	char first_unit[16];
+	int rc;                      /* what the stub returns */
+	int no_reply;                /* claim: nothing came */
+} seen;
+
+static const char *query_wait;
+
+const char *http_query(const struct http_request *req, const char *key)
+{
+	(void)req;
+	return !strcmp(key, "wait") ? query_wait : NULL;
+}
+
+static int called(json_t **reply, const char *call)
+{
+	snprintf(seen.call, sizeof(seen.call), "%s", call);
+	if (seen.rc)
+		return err_set(seen.rc, "stub says no");
+	if (reply)
+		*reply = seen.no_reply ? NULL : json_pack("{s:s}", "call", call);
+	return 0;
+}
+
+int coord_policy_valid(const char *name)
+{
+	return !strcmp(name, "bisectd") || !strcmp(name, "split");
+}
+
+const char *coord_policy_names(void)
+{
+	return "bisectd or split";
+}
+
+int coord_job_create(struct coord *s, json_t **reply, const struct job_request *req)
+{
+	(void)s;
+	seen.job = *req;
+	snprintf(seen.job_repo, sizeof(seen.job_repo), "%s", req->repo);
+	snprintf(seen.job_policy, sizeof(seen.job_policy), "%s", req->policy);
+	return called(reply, "job_create");
+}
+
+int coord_job_list(struct coord *s, json_t **reply)
+{
+	(void)s;
+	return called(reply, "job_list");
+}
+
+int coord_job_get(struct coord *s, json_t **reply, long long id)
+{
+	(void)s;
+	seen.id = id;
+	return called(reply, "job_get");
+}
+
+int coord_job_cancel(struct coord *s, json_t **reply, long long id)
+{
+	(void)s;
+	seen.id = id;
+	return called(reply, "job_cancel");
+}
+
+int coord_job_report_text(struct coord *s, char **out, long long id)
+{
+	(void)s;
+	seen.id = id;
+	if (called(NULL, "job_report"))
+		return seen.rc;
+	*out = xstrdup("the report\n");
+	return 0;
+}
+
+int coord_agent_list(struct coord *s, json_t **reply)
+{
+	(void)s;
+	return called(reply, "agent_list");
+}
+
+int coord_agent_register(struct coord *s, json_t **reply, const struct register_request *req)
+{
+	(void)s;
+	snprintf(seen.name, sizeof(seen.name), "%s", req->name);
+	seen.nr_labels = req->nr_labels;
+	return called(reply, "agent_register");
+}
+
+int coord_agent_heartbeat(struct coord *s, json_t **reply, const char *name, const struct heartbeat_request *req)
+{
+	(void)s;
+	snprintf(seen.name, sizeof(seen.name), "%s", name);
+	seen.hb = *req;
+	snprintf(seen.progress, sizeof(seen.progress), "%s", req->progress ? req->progress : "(null)");
+	return called(reply, "agent_heartbeat");
+}
+
+int coord_agent_claim(struct coord *s, json_t **reply, const char *name, int wait_s)
+{
+	(void)s;
+	snprintf(seen.name, sizeof(seen.name), "%s", name);
+	seen.wait = wait_s;
+	return called(reply, "agent_claim");
+}
+
+int coord_task_result(struct coord *s, json_t **reply, long long task_id, const struct result_request *req)
+{
+	(void)s;
+	seen.id = task_id;
+	seen.nr_samples = req->nr_samples;
+	snprintf(seen.first_unit, sizeof(seen.first_unit), "%s",
+		 req->nr_samples && req->samples[0].unit ? req->samples[0].unit : "(null)");
+	return called(reply, "task_result");
+}
+
+void result_request_release(struct result_request *req)
+{
+	free(req->samples);
+	req->samples = NULL;
+}
+
+/* --- requests ------------------------------------------------------------ */
+
+struct answer {
+	int status;
+	char *body;
+	const char *content_type;
+};
+
+static struct answer ask(const char *method, const char *path, const char *body)
+{
+	struct http_request r = { .method = method, .path = path, .body = body ? body : "",
+				  .body_len = body ? strlen(body) : 0 };
+	struct http_response res = { 0 };
+	struct answer a;
+
+	memset(seen.call, 0, sizeof(seen.call));
+	api_handle(&res, &r, NULL);
+	a.status = res.status;
+	a.body = res.body;
+	a.content_type = res.content_type;
+	return a;
+}
+
+/* The answer's "error", or "" when it has none. */
+static const char *error_of(struct answer *a)
+{
+	static char buf[512];
+	json_t *j = a->body ? json_loads(a->body, 0, NULL) : NULL;
+
+	snprintf(buf, sizeof(buf), "%s", json_string_value(json_object_get(j, "error")) ?
+		 json_string_value(json_object_get(j, "error")) : "");
+	json_decref(j);
+	return buf;
+}
+
+static void expect(const char *method, const char *path, const char *body, int status, const char *call,
+		   const char *error)
+{
+	struct answer a = ask(method, path, body);
+
+	if (a.status != status || strcmp(seen.call, call) || (error && !strstr(error_of(&a), error)))
+		print_error("%s %s %s: status %d, call '%s', body %s\n", method, path, body ? body : "",
+			    a.status, seen.call, a.body ? a.body : "(none)");
+	assert_int_equal(a.status, status);
+	assert_string_equal(seen.call, call);
+	if (error)
+		assert_non_null(strstr(error_of(&a), error));
+	free(a.body);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	memset(&seen, 0, sizeof(seen));
+	query_wait = NULL;
+	return 0;
+}
+
+/* --- routing ------------------------------------------------------------- */
+
+static void test_routes(void **state)
+{
+	(void)state;
+	expect("GET", "/api/v1/jobs", NULL, 200, "job_list", NULL);
+	expect("GET", "/api/v1/jobs/12", NULL, 200, "job_get", NULL);
+	assert_int_equal(seen.id, 12);
+	expect("POST", "/api/v1/jobs/7/cancel", NULL, 200, "job_cancel", NULL);
+	assert_int_equal(seen.id, 7);
+	expect("GET", "/api/v1/agents", NULL, 200, "agent_list", NULL);
+	expect("POST", "/api/v1/agents/register", "{\"name\": \"lab1\"}", 200, "agent_register", NULL);
+	expect("POST", "/api/v1/agents/lab1/heartbeat", NULL, 200, "agent_heartbeat", NULL);
+	assert_string_equal(seen.name, "lab1");
+	expect("POST", "/api/v1/agents/lab1/claim", NULL, 200, "agent_claim", NULL);
+	assert_int_equal(seen.wait, 20);
+	expect("POST", "/api/v1/tasks/9/result", "{\"agent\": \"lab1\", \"attempt\": 1, \"status\": \"failed\"}",
+	       200, "task_result", NULL);
+	assert_int_equal(seen.id, 9);
+}
+
+static void test_created_report_and_empty_poll(void **state)
+{
+	struct answer a;
+
+	(void)state;
+	expect("POST", "/api/v1/jobs", "{\"repo\": \"r\", \"good\": \"v1\", \"bad\": \"v2\", \"workload\": \"w\"}",
+	       201, "job_create", NULL);
+	a = ask("GET", "/api/v1/jobs/3/report", NULL);
+	assert_int_equal(a.status, 200);
+	assert_string_equal(a.content_type, "text/plain; charset=utf-8");
+	assert_string_equal(a.body, "the report\n");
+	free(a.body);
+	seen.no_reply = 1;
+	expect("POST", "/api/v1/agents/lab1/claim", NULL, 204, "agent_claim", NULL);
+}
+
+static void test_unknown_routes(void **state)
+{
+	(void)state;
+	expect("GET", "/jobs", NULL, 404, "", "the API is under /api/v1");
+	expect("GET", "/api/v2/jobs", NULL, 404, "", "the API is under /api/v1");
+	expect("GET", "/api/v1/nothing", NULL, 404, "", "no such endpoint or method");
+	expect("DELETE", "/api/v1/jobs", NULL, 405, "", "no such endpoint or method");
+	expect("GET", "/api/v1/jobs/7/cancel", NULL, 404, "", "no such endpoint or method");
+	expect("POST", "/api/v1/tasks/9/results", "{}", 404, "", "no such endpoint or method");
+	expect("GET", "/api/v1/jobs/abc", NULL, 404, "", "'abc' is not an id");
+	expect("GET", "/api/v1/jobs/0", NULL, 404, "", "'0' is not an id");
+	expect("POST", "/api/v1/tasks/x/result", "{}", 404, "", "'x' is not an id");
+}
+
+static void test_codes_of_errors(void **state)
+{
+	struct http_request r = { .method = "POST", .path = "/api/v1/jobs", .body = "", .body_too_large = 1 };
+	struct http_response res = { 0 };
+	static const struct { int code, status; } codes[] = {
+		{ ERR_INVALID, 400 }, { ERR_NOTFOUND, 404 }, { ERR_CONFLICT, 409 }, { ERR_EXISTS, 409 },
+		{ ERR_UNPROCESSABLE, 422 }, { ERR_BUSY, 503 }, { ERR_FAIL, 500 },
+	};
+
+	(void)state;
+	api_handle(&res, &r, NULL);
+	assert_int_equal(res.status, 413);
+	free(res.body);
+	expect("POST", "/api/v1/jobs", "{not json", 400, "", NULL);
+	expect("POST", "/api/v1/jobs", "[1, 2]", 400, "", NULL);
+	for (size_t i = 0; i < sizeof(codes) / sizeof(codes[0]); i++) {
+		seen.rc = codes[i].code;
+		expect("GET", "/api/v1/jobs/1", NULL, codes[i].status, "job_get", "stub says no");
+	}
+}
+
+static void test_claim_wait(void **state)
+{
+	(void)state;
+	query_wait = "0";
+	expect("POST", "/api/v1/agents/a/claim", NULL, 200, "agent_claim", NULL);
+	assert_int_equal(seen.wait, 0);
+	query_wait = "60";
+	expect("POST", "/api/v1/agents/a/claim", NULL, 200, "agent_claim", NULL);
+	assert_int_equal(seen.wait, 60);
+	query_wait = "61";
+	expect("POST", "/api/v1/agents/a/claim", NULL, 400, "", "wait must be 0..60 seconds");
+	query_wait = "5s";
+	expect("POST", "/api/v1/agents/a/claim", NULL, 400, "", "wait must be 0..60 seconds");
+}
+
+/* --- validation ---------------------------------------------------------- */
+
+#define JOB "\"repo\": \"demo\", \"good\": \"v1.0\", \"bad\": \"main\", \"workload\": \"bench\""
+
+static void test_job_defaults(void **state)
+{
+	(void)state;
+	expect("POST", "/api/v1/jobs", "{" JOB ", \"pool\": null}", 201, "job_create", NULL);
+	assert_string_equal(seen.job_repo, "demo");
+	assert_string_equal(seen.job_policy, "bisectd");
+	assert_int_equal(seen.job.runs, 0);    /* the coordinator's default */
+	assert_true(seen.job.confidence == 0.99 && seen.job.alpha == 0.01 && seen.job.min_effect == 0.01);
+	assert_int_equal(seen.job.budget_runs, 0);
+	assert_int_equal(seen.job.budget_seconds, 0);
+	expect("POST", "/api/v1/jobs", "{" JOB ", \"runs\": 7, \"policy\": \"split\", \"confidence\": 0.9, "
+	       "\"budget_seconds\": 3600, \"direction\": \"lower\", \"append\": \"mitigations=off nosmt\"}",
+	       201, "job_create", NULL);
+	assert_int_equal(seen.job.runs, 7);
+	assert_string_equal(seen.job_policy, "split");
+	assert_true(seen.job.confidence == 0.9);
+	assert_int_equal(seen.job.budget_seconds, 3600);
+}
+
+static void test_job_refused(void **state)
+{
+	static const struct { const char *body, *error; } bad[] = {
+		{ "{" JOB ", \"colour\": 1}", "unknown field 'colour' (expected: repo, good, bad, workload, pool, runs," },
+		{ "{\"good\": \"a\", \"bad\": \"b\", \"workload\": \"w\"}", "field 'repo' is required" },
+		{ "{" JOB ", \"runs\": 0}", "runs" },
+		{ "{" JOB ", \"runs\": 101}", "runs" },
+		{ "{" JOB ", \"confidence\": 1}", "confidence" },
+		{ "{" JOB ", \"budget_seconds\": 31536001}", "budget_seconds" },
+		{ "{" JOB ", \"append\": \"a  b\"}", "field 'append' must be kernel parameters" },
+		{ "{" JOB ", \"append\": \"x;reboot\"}", "field 'append' must be kernel parameters" },
+		{ "{" JOB ", \"policy\": \"guess\"}", "field 'policy' must be bisectd or split, not 'guess'" },
+		{ "{" JOB ", \"direction\": \"up\"}", "field 'direction' must be higher or lower" },
+		{ "{\"repo\": \"r\", \"good\": \"\", \"bad\": \"b\", \"workload\": \"w\"}",
+		  "fields 'good' and 'bad' must name commits" },
+		/* The checks run in order: the policy is refused before the direction. */
+		{ "{" JOB ", \"policy\": \"guess\", \"direction\": \"up\"}", "field 'policy'" },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		expect("POST", "/api/v1/jobs", bad[i].body, 400, "", bad[i].error);
+}
+
+static void test_register(void **state)
+{
+	(void)state;
+	expect("POST", "/api/v1/agents/register", "{\"name\": \"lab-1.x\", \"labels\": [\"kvm\", \"big\"]}", 200,
+	       "agent_register", NULL);
+	assert_string_equal(seen.name, "lab-1.x");
+	assert_int_equal(seen.nr_labels, 2);
+	expect("POST", "/api/v1/agents/register", "{\"name\": \"a b\"}", 400, "", "agent name 'a b' must be 1-64");
+	expect("POST", "/api/v1/agents/register", "{}", 400, "", "field 'name' is required");
+	expect("POST", "/api/v1/agents/register", "{\"name\": \"a\", \"labels\": \"kvm\"}", 400, "",
+	       "field 'labels' must be an array of strings");
+	expect("POST", "/api/v1/agents/register", "{\"name\": \"a\", \"labels\": null}", 400, "",
+	       "field 'labels' must be an array of strings");
+	expect("POST", "/api/v1/agents/register", "{\"name\": \"a\", \"labels\": [\"ok\", 3]}", 400, "",
+	       "label 1 must be 1-64");
+	expect("POST", "/api/v1/agents/register", "{\"name\": \"a\", \"labels\": [\"ok\", \"no/slash\"]}", 400, "",
+	       "label 1 must be 1-64");
+	expect("POST", "/api/v1/agents/register", "{\"name\": \"a\", \"labels\": [\"a\",\"a\",\"a\",\"a\",\"a\","
+	       "\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\","
+	       "\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\"]}", 400, "", "at most 32 labels");
+	expect("POST", "/api/v1/agents/register", "{\"name\": \"a\", \"host\": \"x\"}", 400, "",
+	       "unknown field 'host' (expected: name, labels)");
+}
+
+static void test_heartbeat(void **state)
+{
+	(void)state;
+	expect("POST", "/api/v1/agents/a/heartbeat", "{\"task\": 5, \"attempt\": 2, \"progress\": \"building\"}", 200,
+	       "agent_heartbeat", NULL);
+	assert_int_equal(seen.hb.task, 5);
+	assert_int_equal(seen.hb.attempt, 2);
+	assert_string_equal(seen.progress, "building");
+	expect("POST", "/api/v1/agents/a/heartbeat", "{\"task\": -1}", 400, "", "task");
+	expect("POST", "/api/v1/agents/a/heartbeat", "{\"attempt\": 1001}", 400, "", "attempt");
+	expect("POST", "/api/v1/agents/a/heartbeat", "{\"progress\": 3}", 400, "", "progress");
+}
+
+#define RES "\"agent\": \"a\", \"attempt\": 1"
+
+static void test_result(void **state)
+{
+	static const struct { const char *body, *error; } bad[] = {
+		{ "{" RES ", \"status\": \"ok\", \"samples\": []}", "status ok needs at least one sample" },
+		{ "{" RES ", \"status\": \"great\"}", "field 'status' must be ok, skipped or failed, not 'great'" },
+		{ "{\"attempt\": 1, \"status\": \"ok\"}", "field 'agent' is required" },
+		{ "{\"agent\": \"a\", \"status\": \"ok\"}", "field 'attempt' is required" },
+		{ "{" RES ", \"status\": \"ok\", \"samples\": {}}", "field 'samples' must be an array" },
+		{ "{" RES ", \"status\": \"ok\", \"samples\": [1]}", "sample 0 must be an object" },
+		{ "{" RES ", \"status\": \"ok\", \"samples\": [{\"value\": 1}, {\"unit\": \"x\"}]}", "sample 1: " },
+		{ "{" RES ", \"status\": \"failed\", \"log_tail\": 5}", "field 'log_tail' must be a string" },
+		{ "{" RES ", \"status\": \"failed\", \"stdout\": \"\"}", "unknown field 'stdout'" },
+		{ "{" RES ", \"status\": \"failed\", \"build_seconds\": -1}", "build_seconds" },
+	};
+
+	(void)state;
+	expect("POST", "/api/v1/tasks/4/result", "{" RES ", \"status\": \"ok\", \"samples\": [{\"value\": 1.5}, "
+	       "{\"value\": 2, \"unit\": \"Mb/s\"}], \"log_tail\": null}", 200, "task_result", NULL);
+	assert_int_equal(seen.nr_samples, 2);
+	assert_string_equal(seen.first_unit, "(null)");   /* absent: the job's unit */
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		expect("POST", "/api/v1/tasks/4/result", bad[i].body, 400, "", bad[i].error);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup(test_routes, setup),
+		cmocka_unit_test_setup(test_created_report_and_empty_poll, setup),
+		cmocka_unit_test_setup(test_unknown_routes, setup),
+		cmocka_unit_test_setup(test_codes_of_errors, setup),
+		cmocka_unit_test_setup(test_claim_wait, setup),
+		cmocka_unit_test_setup(test_job_defaults, setup),
+		cmocka_unit_test_setup(test_job_refused, setup),
+		cmocka_unit_test_setup(test_register, setup),
+		cmocka_unit_test_setup(test_heartbeat, setup),
+		cmocka_unit_test_setup(test_result, setup),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
