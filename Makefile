@@ -40,7 +40,7 @@ LIB_SRC := bisectd/err.c bisectd/log.c bisectd/run.c bisectd/conf.c \
            bisectd/yamltree.c bisectd/jsonx.c bisectd/stats.c \
            bisectd/store.c bisectd/schema_sql.c bisectd/repo.c \
            bisectd/policy.c bisectd/bisect.c bisectd/client.c bisectd/util.c bisectd/rng.c \
-           bisectd/gitx.c bisectd/kconfig.c
+           bisectd/gitx.c bisectd/kconfig.c bisectd/taskwire.c
 D_SRC   := bisectd/bisectd.c bisectd/http.c bisectd/api.c bisectd/sched.c
 CTL_SRC := bisectd/bisectctl.c
 AG_SRC  := agents/agent.c agents/worktree.c agents/workload.c agents/boot.c agents/netparse.c \

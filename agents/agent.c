@@ -30,13 +30,12 @@
 #include "kbuild.h"
 #include "log.h"
 #include "run.h"
+#include "taskwire.h"
 #include "util.h"
 #include "workload.h"
 #include "worktree.h"
 
 #define MAX_NAME 64
-#define MAX_URL 4096
-#define MAX_RUNS 1000          /* the API takes at most 1000 samples */
 #define MAX_ARGS 256
 #define MAX_ARG_LEN 4096
 #define BUILD_OUTPUT_MAX (16 << 20) /* per stream, kept whole in the build log */
@@ -994,38 +993,26 @@ out:
 	return rc;
 }
 
-/* Reads the claim reply; the id and attempt first, so that the rest can be reported. */
+/* Reads the claim reply (taskwire.h); the id and attempt first, so that the rest can be reported. */
 static int task_parse(struct task *t, json_t *reply)
 {
-	json_t *repo;
+	struct task_wire w;
+	int rc;
 
 	memset(t, 0, sizeof(*t));
-	if (jsonx_int(&t->id, reply, "task", 1, (1LL << 53), 1, 0) < 0 ||
-	    jsonx_int(&t->attempt, reply, "attempt", 1, 1000000, 1, 0) < 0)
-		return ERR_INVALID;
-	t->def = json_object_get(reply, "workload");
-	repo = json_object_get(reply, "repo");
-	if (jsonx_int(&t->runs, reply, "runs", 1, MAX_RUNS, 1, 0) < 0 ||
-	    jsonx_str(&t->commit, reply, "commit", 40, 1, NULL) < 0)
-		return ERR_INVALID;
-	if (!is_sha1_hex(t->commit))
-		return err_set(ERR_INVALID, "'commit' is not a 40-digit hex sha");
-	if (!json_is_object(repo))
-		return err_set(ERR_INVALID, "'repo' must be an object");
-	if (jsonx_str(&t->repo_name, repo, "name", MAX_NAME, 1, NULL) < 0 ||
-	    jsonx_str(&t->repo_url, repo, "url", MAX_URL, 1, NULL) < 0)
-		return ERR_INVALID;
-	if (!valid_name(t->repo_name))
-		return err_set(ERR_INVALID, "repo name '%s' must be 1 to %d of A-Z a-z 0-9 . _ -",
-			       t->repo_name, MAX_NAME);
-	if (!*t->repo_url)
-		return err_set(ERR_INVALID, "repo '%s' has an empty url", t->repo_name);
-	if (!json_is_object(t->def))
-		return err_set(ERR_INVALID, "'workload' must be an object");
-	if (jsonx_str(&t->type, t->def, "type", MAX_NAME, 0, "command") < 0 ||
-	    jsonx_str(&t->boot, t->def, "boot", MAX_NAME, 0, "none") < 0 ||
-	    jsonx_int(&t->build_timeout, t->def, "build_timeout", 1, 7 * 24 * 3600, 0, 1800) < 0)
-		return ERR_INVALID;
+	rc = taskwire_decode(&w, reply);
+	t->id = w.task;
+	t->attempt = w.attempt;
+	if (rc < 0)
+		return rc;
+	t->runs = w.runs;
+	t->commit = w.commit;
+	t->repo_name = w.repo_name;
+	t->repo_url = w.repo_url;
+	t->type = w.type;
+	t->boot = w.boot;
+	t->build_timeout = w.build_timeout;
+	t->def = w.workload;
 	return 0;
 }
 

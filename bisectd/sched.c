@@ -22,6 +22,7 @@
 #include "repo.h"
 #include "sched.h"
 #include "stats.h"
+#include "taskwire.h"
 #include "util.h"
 
 #define MAX_ATTEMPTS 3
@@ -1842,7 +1843,8 @@ out:
 	return rc;
 }
 
-static json_t *workload_json(const struct conf_workload *w)
+/* The definition an agent runs; append (may be NULL) is the job's variant of the command line. */
+static json_t *workload_json(const struct conf_workload *w, const char *append)
 {
 	json_t *j = json_pack("{s:s, s:s, s:s, s:s, s:s, s:i, s:i}", "name", w->name, "type", w->type,
 			      "boot", w->boot, "unit", w->unit,
@@ -1896,6 +1898,13 @@ static json_t *workload_json(const struct conf_workload *w)
 		json_object_set_new(j, "pkt_size", json_integer(w->pkt_size));
 		json_object_set_new(j, "clsact_bpf", json_boolean(w->clsact_bpf));
 	}
+	if (append) {
+		const char *own = json_string_value(json_object_get(j, "append"));
+		char *line = own ? xasprintf("%s %s", own, append) : xstrdup(append);
+
+		json_object_set_new(j, "append", json_string(line));
+		free(line);
+	}
 	return j;
 }
 
@@ -1926,6 +1935,8 @@ static int try_claim(struct sched *s, json_t **reply, long long agent, char **la
 		long long id = json_integer_value(json_object_get(r, "id"));
 		long long job = json_integer_value(json_object_get(r, "job_id"));
 		long long attempt = json_integer_value(json_object_get(r, "attempt")) + 1;
+		struct task_wire tw = { 0 };
+		json_t *def;
 
 		if (!p || !w || !conf_pool_matches(p, labels))
 			continue;
@@ -1945,21 +1956,20 @@ static int try_claim(struct sched *s, json_t **reply, long long agent, char **la
 			store_rollback(s->st);
 			break;
 		}
-		*reply = json_pack("{s:I, s:I, s:I, s:s, s:I, s:i, s:{s:s, s:s}, s:o}", "task", id,
-				   "attempt", attempt, "job", job, "commit", json_string_value(json_object_get(r, "sha")),
-				   "runs", json_integer_value(json_object_get(r, "runs")), "lease", s->conf->lease_seconds,
-				   "repo", "name", json_string_value(json_object_get(r, "repo")),
-				   "url", json_string_value(json_object_get(r, "url")), "workload", workload_json(w));
-		if (json_is_string(json_object_get(r, "append"))) {
-			/* The job's variant after the workload's own parameters: the later one wins. */
-			json_t *wj = json_object_get(*reply, "workload");
-			const char *own = json_string_value(json_object_get(wj, "append"));
-			const char *var = json_string_value(json_object_get(r, "append"));
-			char *line = own ? xasprintf("%s %s", own, var) : xstrdup(var);
-
-			json_object_set_new(wj, "append", json_string(line));
-			free(line);
-		}
+		/* The job's variant after the workload's own parameters: the later one wins. */
+		def = workload_json(w, json_string_value(json_object_get(r, "append")));
+		tw.task = id;
+		tw.attempt = attempt;
+		tw.job = job;
+		tw.commit = json_string_value(json_object_get(r, "sha"));
+		tw.runs = json_integer_value(json_object_get(r, "runs"));
+		tw.lease = s->conf->lease_seconds;
+		tw.repo_name = json_string_value(json_object_get(r, "repo"));
+		tw.repo_url = json_string_value(json_object_get(r, "url"));
+		tw.workload = def;
+		/* Cannot fail on what the store and the config hold; if it does, the lease runs out. */
+		rc = taskwire_encode(reply, &tw);
+		json_decref(def);
 		break;
 	}
 	json_decref(rows);
