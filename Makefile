@@ -28,6 +28,7 @@ endif
 
 CFLAGS   ?= -O2 -g
 ALL_CFLAGS = -std=gnu11 $(CFLAGS) $(WARN) -MMD -MP -D_GNU_SOURCE -iquote bisectd -iquote agents \
+             -iquote agents/workloads -iquote agents/boot \
              $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 LIBS     = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpthread -lm
 ifneq ($(SANITIZE),)
@@ -35,20 +36,26 @@ ALL_CFLAGS += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recov
 LDFLAGS    += -fsanitize=$(SANITIZE)
 endif
 
-# The core library both programs and the tests link.
-LIB_SRC := bisectd/err.c bisectd/log.c bisectd/run.c bisectd/conf.c \
+# The core library both programs and the tests link. The workload kinds
+# (agents/workloads/) are in it: pure code the coordinator checks a
+# workload's definition with at load, and the agent runs a task with.
+WL_SRC  := agents/workloads/workload.c agents/workloads/command.c agents/workloads/iperf3.c \
+           agents/workloads/pktgen.c agents/workloads/netparse.c
+LIB_SRC := $(WL_SRC) bisectd/err.c bisectd/log.c bisectd/run.c bisectd/conf.c \
            bisectd/yamltree.c bisectd/jsonx.c bisectd/stats.c \
            bisectd/store.c bisectd/store_jobs.c bisectd/store_tasks.c bisectd/store_results.c \
            bisectd/store_agents.c bisectd/schema_sql.c bisectd/repo.c \
            bisectd/policy.c bisectd/bisect.c bisectd/client.c bisectd/util.c bisectd/rng.c \
-           bisectd/gitx.c bisectd/kconfig.c
+           bisectd/gitx.c bisectd/kconfig.c bisectd/taskwire.c
 COORD_SRC := bisectd/coord.c bisectd/coord_mirror.c bisectd/coord_jobs.c bisectd/coord_steps.c \
            bisectd/coord_engine.c bisectd/coord_split.c bisectd/coord_tasks.c bisectd/coord_intake.c \
            bisectd/coord_report.c bisectd/coord_agents.c
 D_SRC   := bisectd/bisectd.c bisectd/http.c bisectd/api.c bisectd/api_req.c $(COORD_SRC)
 CTL_SRC := bisectd/bisectctl.c
-AG_SRC  := agents/agent.c agents/worktree.c agents/workload.c agents/boot.c agents/netparse.c \
-           agents/initramfs.c agents/qemu.c agents/kbuild.c
+# The agent: its loop, checkout and builds, and the boot methods (agents/boot/).
+BOOT_SRC := agents/boot/boot.c agents/boot/none.c agents/boot/qemu.c
+AG_SRC  := agents/agent.c agents/worktree.c agents/initramfs.c agents/qemu.c agents/kbuild.c \
+           $(BOOT_SRC)
 UNIT    := $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test_*.c))
 
 LIB      := $(BUILD)/libbisect.a
@@ -89,9 +96,8 @@ $(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(LIB)
 
 $(BUILD)/tests/test_repo: $(call obj,tests/unit/gitsh.c)
 $(BUILD)/tests/test_worktree: $(call obj,tests/unit/gitsh.c agents/worktree.c)
-# (a workload finds its boot method, and the boot table holds qemu's)
-$(BUILD)/tests/test_workload: $(call obj,agents/workload.c agents/boot.c agents/netparse.c agents/qemu.c agents/initramfs.c)
-$(BUILD)/tests/test_netparse: $(call obj,agents/netparse.c)
+# (the workloads are in the library; the boot table holds qemu's)
+$(BUILD)/tests/test_workload: $(call obj,$(BOOT_SRC) agents/qemu.c agents/initramfs.c)
 $(BUILD)/tests/test_qemu: $(call obj,agents/qemu.c)
 $(BUILD)/tests/test_initramfs: $(call obj,agents/initramfs.c)
 $(BUILD)/tests/test_kbuild: $(call obj,agents/kbuild.c)

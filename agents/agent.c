@@ -30,13 +30,12 @@
 #include "kbuild.h"
 #include "log.h"
 #include "run.h"
+#include "taskwire.h"
 #include "util.h"
 #include "workload.h"
 #include "worktree.h"
 
 #define MAX_NAME 64
-#define MAX_URL 4096
-#define MAX_RUNS 1000          /* the API takes at most 1000 samples */
 #define MAX_ARGS 256
 #define MAX_ARG_LEN 4096
 #define BUILD_OUTPUT_MAX (16 << 20) /* per stream, kept whole in the build log */
@@ -599,31 +598,6 @@ static json_t *text_json(const char *s, int keep_lines)
 	return j;
 }
 
-/* The argv of a definition's key: NULL-terminated, strings borrowed; caller frees the array. */
-static int def_argv(const char ***out, json_t *def, const char *key)
-{
-	json_t *arr = json_object_get(def, key), *v;
-	const char **argv;
-	size_t i;
-
-	*out = NULL;
-	if (!json_is_array(arr) || json_array_size(arr) == 0 || json_array_size(arr) > MAX_ARGS)
-		return err_set(ERR_INVALID, "workload: '%s' must be an array of 1 to %d strings",
-			       key, MAX_ARGS);
-	argv = xcalloc(json_array_size(arr) + 1, sizeof(*argv));
-	json_array_foreach(arr, i, v) {
-		if (!json_is_string(v) || json_string_length(v) > MAX_ARG_LEN ||
-		    strlen(json_string_value(v)) != json_string_length(v) ||
-		    (i == 0 && json_string_length(v) == 0)) {
-			free(argv);
-			return err_set(ERR_INVALID, "workload: '%s'[%zu] is not a valid argument", key, i);
-		}
-		argv[i] = json_string_value(v);
-	}
-	*out = argv;
-	return 0;
-}
-
 /* Is a program without a '/' in PATH? One with a '/' may be built yet. */
 /*
  * Host locks. The measure lock is shared while building and exclusive
@@ -715,7 +689,7 @@ static int build(struct agent *a, const struct task *t, const char *dir, struct 
 
 	if (!b || json_is_null(b))
 		return 0;
-	if (def_argv(&argv, t->def, "build") < 0) {
+	if (workload_def_argv(&argv, t->def, "build") < 0) {
 		result_set(r, "failed", "%s", err_msg());
 		return -1;
 	}
@@ -825,7 +799,7 @@ static int kernel_build(struct agent *a, const struct task *t, const char *dir, 
 	return 0;
 }
 
-static json_t *sample_json(struct sample *s)
+static json_t *sample_json(struct run_sample *s)
 {
 	json_t *j = json_pack("{s:f, s:o}", "value", s->value > 0 ? s->value : 0.0,
 			      "unit", text_json(s->unit, 0));
@@ -839,56 +813,17 @@ static json_t *sample_json(struct sample *s)
 	return j;
 }
 
-/*
- * The qemu boot method: one guest boot carries every run, under the
- * measure lock held exclusively from QEMU's start to its exit.
- */
-static int run_guest(struct agent *a, const struct task *t, const char *dir, struct result *r)
+/* Keeps what a boot method's console showed beside the build log. */
+static void keep_console(struct agent *a, const struct task *t, const char *console)
 {
-	char *scratch = xasprintf("%s/qemu", a->conf.workdir);
-	struct boot_qemu_task bt = { t->def, dir, scratch, (int)t->runs, a->conf.cpu };
-	struct boot_qemu_result br;
+	char *path;
 
-	if (abandoned(a, t)) {
-		free(scratch);
-		return ERR_CONFLICT;
-	}
-	set_phase(a, "booting and measuring in QEMU");
-	log_info("task %lld: booting %s in QEMU for %lld run%s", t->id,
-		 json_string_value(json_object_get(t->def, "kernel_image")) ?: "the kernel",
-		 t->runs, t->runs == 1 ? "" : "s");
-	measure_lock(a, LOCK_EX, t);
-	boot_qemu_task(&br, &bt);
-	measure_lock(a, LOCK_UN, t);
-	r->run_s = br.run_s;
-	if (br.console) {
-		char *path = xasprintf("%s/task-%lld-console.log", a->logs, t->id);
-
-		if (file_write_atomic(path, br.console, strlen(br.console)) < 0)
-			log_warn("task %lld: cannot keep the console log: %s", t->id, err_msg());
-		free(path);
-	}
-	if (strcmp(br.status, "ok")) {
-		result_set(r, br.status, "%s", br.error);
-		if (br.log_tail)
-			r->log_tail = xstrdup(br.log_tail);
-	} else {
-		log_info("task %lld: guest ran under %s in %.1f s", t->id, br.accel ? br.accel : "?",
-			 br.run_s);
-		for (int i = 0; i < br.nsamples; i++) {
-			struct sample *s = &br.samples[i];
-
-			if (s->value > 0)
-				log_info("task %lld: run %d/%lld: %g %s", t->id, i + 1, t->runs, s->value, s->unit);
-			else
-				log_warn("task %lld: run %d/%lld failed: %s", t->id, i + 1, t->runs, s->error);
-			json_array_append_new(r->samples, sample_json(s));
-		}
-		r->status = "ok";
-	}
-	boot_qemu_result_release(&br);
-	free(scratch);
-	return 0;
+	if (!console)
+		return;
+	path = xasprintf("%s/task-%lld-console.log", a->logs, t->id);
+	if (file_write_atomic(path, console, strlen(console)) < 0)
+		log_warn("task %lld: cannot keep the console log: %s", t->id, err_msg());
+	free(path);
 }
 
 /*
@@ -900,22 +835,30 @@ static int run_task(struct agent *a, const struct task *t, struct result *r)
 	const struct workload_ops *wl = workload_find(t->type);
 	const struct boot_ops *boot = boot_find(t->boot);
 	char *dir = xasprintf("%s/%s", a->repos, t->repo_name), *image_dir = NULL;
-	struct run_env env = { dir, a->conf.cpu };
-	int guest = !strcmp(t->boot, "qemu"), booted = 0, rc = 0;
+	char *scratch = xasprintf("%s/%s", a->conf.workdir, t->boot);
+	struct boot_task bt = { t->def, wl, dir, scratch, (int)t->runs, a->conf.cpu };
+	struct boot_result br = { 0 };
+	void *session = NULL;
+	int started = 0, rc = 0;
 	int kernel = json_object_get(t->def, "kernel") != NULL;
+	int64_t t0;
 
 	r->samples = json_array();
 	/* Checked before the long steps, reported as those steps would. */
-	if (!guest && !wl) {
+	if (!wl) {
 		result_set(r, "failed", "unknown workload type '%s' on this agent", t->type);
 		goto out;
 	}
-	if (!guest && wl->prepare && wl->prepare(t->def) < 0) {
-		result_set(r, "failed", "%s", err_msg());
+	if (!boot) {
+		result_set(r, "skipped", "unknown boot method '%s'", t->boot);
 		goto out;
 	}
-	if (!guest && !boot) {
-		result_set(r, "skipped", "unknown boot method '%s'", t->boot);
+	if (!(wl->places & boot->places)) {
+		result_set(r, "failed", "boot %s does not run workloads of type %s", boot->name, wl->name);
+		goto out;
+	}
+	if (workload_check_msg(wl, t->def) < 0 || (boot->prepare && boot->prepare(&bt) < 0)) {
+		result_set(r, "failed", "%s", err_msg());
 		goto out;
 	}
 
@@ -946,24 +889,40 @@ static int run_task(struct agent *a, const struct task *t, struct result *r)
 		goto out;
 	}
 	measure_lock(a, LOCK_UN, t);
+	if (image_dir)
+		bt.srcdir = image_dir;
 
-	if (guest) {
-		rc = run_guest(a, t, image_dir ? image_dir : dir, r);
-		goto out;
-	}
+	/* Boot once, run N times, stop. */
 	if (abandoned(a, t)) {
 		rc = ERR_CONFLICT;
 		goto out;
 	}
-	if (boot->boot(t->def, dir) < 0) {
-		result_set(r, "skipped", "boot (%s) failed: %s", boot->name, err_msg());
+	if (boot->what) {
+		set_phase(a, boot->what);
+		log_info("task %lld: boot %s of %s for %lld run%s", t->id, boot->name,
+			 json_string_value(json_object_get(t->def, "kernel_image")) ?: "the build",
+			 t->runs, t->runs == 1 ? "" : "s");
+	}
+	measure_lock(a, LOCK_EX, t);
+	t0 = now_ms();
+	rc = boot->start(&session, &br, &bt);
+	measure_lock(a, LOCK_UN, t);
+	/* A method that measured in start() says how long; else the wall time counts. */
+	r->run_s += br.run_s > 0 ? br.run_s : (double)(now_ms() - t0) / 1000;
+	keep_console(a, t, br.console);
+	if (rc < 0) {
+		result_set(r, br.status ? br.status : "failed", "%s", br.error);
+		if (br.log_tail)
+			r->log_tail = xstrdup(br.log_tail);
+		rc = 0;
 		goto out;
 	}
-	booted = 1;
+	started = 1;
+	if (br.accel)
+		log_info("task %lld: guest ran under %s in %.1f s", t->id, br.accel, br.run_s);
 
 	for (long long i = 1; i <= t->runs; i++) {
-		struct sample s;
-		int64_t t0;
+		struct run_sample s;
 
 		if (abandoned(a, t)) {
 			rc = ERR_CONFLICT;
@@ -971,13 +930,14 @@ static int run_task(struct agent *a, const struct task *t, struct result *r)
 		}
 		measure_lock(a, LOCK_EX, t);
 		t0 = now_ms();
-		if (wl->run(&s, t->def, &env) < 0) {
+		if (boot->run(&s, session, &bt, (int)i) < 0) {
 			memset(&s, 0, sizeof(s));
 			snprintf(s.unit, sizeof(s.unit), "%s",
 				 json_string_value(json_object_get(t->def, "unit")) ?: "ops/s");
 			snprintf(s.error, sizeof(s.error), "%s", err_msg());
 		}
-		r->run_s += (double)(now_ms() - t0) / 1000;
+		if (br.run_s <= 0)
+			r->run_s += (double)(now_ms() - t0) / 1000;
 		measure_lock(a, LOCK_UN, t);
 		if (s.value > 0)
 			log_info("task %lld: run %lld/%lld: %g %s", t->id, i, t->runs, s.value, s.unit);
@@ -987,45 +947,35 @@ static int run_task(struct agent *a, const struct task *t, struct result *r)
 	}
 	r->status = "ok";
 out:
-	if (booted && boot->shutdown)
-		boot->shutdown(t->def, dir);
+	if (started)
+		boot->stop(session, &bt);
+	boot_result_release(&br);
 	free(image_dir);
+	free(scratch);
 	free(dir);
 	return rc;
 }
 
-/* Reads the claim reply; the id and attempt first, so that the rest can be reported. */
+/* Reads the claim reply (taskwire.h); the id and attempt first, so that the rest can be reported. */
 static int task_parse(struct task *t, json_t *reply)
 {
-	json_t *repo;
+	struct task_wire w;
+	int rc;
 
 	memset(t, 0, sizeof(*t));
-	if (jsonx_int(&t->id, reply, "task", 1, (1LL << 53), 1, 0) < 0 ||
-	    jsonx_int(&t->attempt, reply, "attempt", 1, 1000000, 1, 0) < 0)
-		return ERR_INVALID;
-	t->def = json_object_get(reply, "workload");
-	repo = json_object_get(reply, "repo");
-	if (jsonx_int(&t->runs, reply, "runs", 1, MAX_RUNS, 1, 0) < 0 ||
-	    jsonx_str(&t->commit, reply, "commit", 40, 1, NULL) < 0)
-		return ERR_INVALID;
-	if (!is_sha1_hex(t->commit))
-		return err_set(ERR_INVALID, "'commit' is not a 40-digit hex sha");
-	if (!json_is_object(repo))
-		return err_set(ERR_INVALID, "'repo' must be an object");
-	if (jsonx_str(&t->repo_name, repo, "name", MAX_NAME, 1, NULL) < 0 ||
-	    jsonx_str(&t->repo_url, repo, "url", MAX_URL, 1, NULL) < 0)
-		return ERR_INVALID;
-	if (!valid_name(t->repo_name))
-		return err_set(ERR_INVALID, "repo name '%s' must be 1 to %d of A-Z a-z 0-9 . _ -",
-			       t->repo_name, MAX_NAME);
-	if (!*t->repo_url)
-		return err_set(ERR_INVALID, "repo '%s' has an empty url", t->repo_name);
-	if (!json_is_object(t->def))
-		return err_set(ERR_INVALID, "'workload' must be an object");
-	if (jsonx_str(&t->type, t->def, "type", MAX_NAME, 0, "command") < 0 ||
-	    jsonx_str(&t->boot, t->def, "boot", MAX_NAME, 0, "none") < 0 ||
-	    jsonx_int(&t->build_timeout, t->def, "build_timeout", 1, 7 * 24 * 3600, 0, 1800) < 0)
-		return ERR_INVALID;
+	rc = taskwire_decode(&w, reply);
+	t->id = w.task;
+	t->attempt = w.attempt;
+	if (rc < 0)
+		return rc;
+	t->runs = w.runs;
+	t->commit = w.commit;
+	t->repo_name = w.repo_name;
+	t->repo_url = w.repo_url;
+	t->type = w.type;
+	t->boot = w.boot;
+	t->build_timeout = w.build_timeout;
+	t->def = w.workload;
 	return 0;
 }
 

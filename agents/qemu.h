@@ -152,59 +152,22 @@ void qemu_console_release(struct qemu_console *c);
 
 /* --- the /init script ----------------------------------------------------- */
 
-enum qemu_workload {
-	QEMU_WL_IPERF3 = 1,        /* iperf3 -s and iperf3 -c -J over the guest's loopback */
-	QEMU_WL_PKTGEN,            /* pktgen on a dummy device, optionally the seed's clsact + bpf */
-	QEMU_WL_COMMAND,           /* an argv, run as given */
-};
-
-struct qemu_iperf3_opts {
-	const char *path;          /* guest path of iperf3; NULL: /usr/bin/iperf3 */
-	int udp;                   /* -u */
-	int ipv6;                  /* -6 against ::1, else -4 against 127.0.0.1 */
-	int streams;               /* -P, 1..128; 0: 1 */
-	int time_s;                /* -t, 1..3600; 0: 10 */
-	int omit_s;                /* -O, 0..600 */
-	int length;                /* -l in bytes, 0: iperf3's default */
-	const char *bitrate;       /* -b: digits with an optional K/M/G suffix; NULL: iperf3's default */
-	int reverse;               /* -R */
-	int port;                  /* 0: 5201 */
-};
-
-struct qemu_pktgen_opts {
-	const char *tc;            /* iproute2's tc in the guest, by FULL path (busybox's tc knows no clsact); NULL: no qdisc */
-	const char *ip;            /* iproute2's ip by full path; NULL: busybox's ip applet */
-	const char *dev;           /* dummy device to create; NULL: "bisect0" */
-	int clsact_bpf;            /* the seed: clsact qdisc + egress "bpf da bytecode '1,6 0 0 0,'" (needs tc) */
-	unsigned long count;       /* packets per run; 0: 200000 */
-	unsigned pkt_size;         /* 0: 60 */
-	const char *xmit_mode;     /* "queue_xmit" (NULL) or "start_xmit" */
-	const char *dst;           /* IPv4 destination; NULL: 1.1.1.1 */
-	const char *dst_mac;       /* NULL: 11:11:11:11:11:11 */
-	int thread;                /* kpktgend_<thread>, 0..cpus-1 */
-};
-
 struct qemu_script_opts {
-	int workload;              /* enum qemu_workload */
 	int runs;                  /* 1..QEMU_MAX_RUNS */
-	struct qemu_iperf3_opts iperf3;
-	struct qemu_pktgen_opts pktgen;
-	const char *const *command;/* QEMU_WL_COMMAND: argv (argv[0] a full guest path), NULL-terminated */
+	const char *run_once;      /* sh text defining run_once() (a workload's script, workload.h) */
 	int dmesg_level;           /* > 0: `dmesg -n` this before READY, to keep printk off the runs' text */
 };
-#define QEMU_SCRIPT_OPTS_INIT { 0, 1, { NULL, 0, 0, 0, 0, 0, 0, NULL, 0, 0 }, \
-	{ NULL, NULL, NULL, 0, 0, 0, NULL, NULL, NULL, 0 }, NULL, 0 }
+#define QEMU_SCRIPT_OPTS_INIT { 1, NULL, 0 }
 
 /*
  * The /init text (a busybox sh script) for o: mounts proc, sys and
- * devtmpfs, brings lo up, prints READY, then for each run prints BEGIN i,
- * runs the workload with its output to a file, prints that output (and,
+ * devtmpfs, brings lo up, defines o->run_once, prints READY, then for each
+ * run prints BEGIN i, calls run_once with its output to a file, prints that output (and,
  * when the workload failed, its stderr) and END i rc=<status>, then DONE,
  * then `reboot -f` (with -no-reboot QEMU exits; `poweroff -f` would not
- * without ACPI). A workload tool missing from the guest shows in each
- * run's text as "<path> not found in the guest: ...", with rc=127.
- * Every value that reaches the script is checked (numbers in range,
- * names from a small alphabet) or single-quoted. *out is the caller's.
+ * without ACPI). The workload's scripts say a tool missing from the
+ * guest in each run's text as "<path> not found in the guest: ...", with
+ * rc=127. *out is the caller's.
  */
 int qemu_init_script(char **out, const struct qemu_script_opts *o);
 

@@ -21,6 +21,7 @@
 #include "kconfig.h"
 #include "log.h"
 #include "util.h"
+#include "workload.h"
 #include "yamltree.h"
 
 #define CONF_MAX_BYTES (1 << 20)
@@ -40,20 +41,28 @@ static const char *const bisectd_keys[] = {
 	"default_runs", "repos", "workloads", "pools", NULL
 };
 static const char *const repo_keys[] = { "url", NULL };
+/* A workload's common keys; each kind's own (workload.h) follow them. */
 static const char *const workload_keys[] = {
-	"type", "boot", "build", "command", "pattern", "unit", "direction",
-	"build_timeout", "run_timeout", "kernel_image", "qemu", "memory_mb", "cpus", "append",
-	"boot_timeout", "iperf3", "metric", "count", "pkt_size", "clsact_bpf", "kernel", NULL
+	"type", "boot", "build", "direction", "build_timeout", "run_timeout", "kernel_image", "qemu",
+	"memory_mb", "cpus", "append", "boot_timeout", "kernel", NULL
 };
 static const char *const kernel_keys[] = { "base", "fragments", "target", "make_args", NULL };
 static const char *const kernel_bases[] = { "tinyconfig", "defconfig", "allnoconfig", NULL };
 static const char *const qemu_keys[] = {
 	"kernel_image", "memory_mb", "cpus", "append", "boot_timeout", NULL
 };
-static const char *const iperf3_metrics[] = {
-	"KBytes/s", "bits/s", "Kbits/s", "Mbits/s", "Gbits/s", "Bytes/s", "MBytes/s", "GBytes/s", NULL
+
+/*
+ * The agents' boot methods as the coordinator knows them: a name and the
+ * workloads it runs. One line per method of agents/boot/boot.c's table.
+ */
+static const struct boot_place {
+	const char *name;
+	int places;
+} boot_places[] = {
+	{ "none", WORKLOAD_HOST },
+	{ "qemu", WORKLOAD_GUEST },
 };
-static const char *const pktgen_metrics[] = { "pps", "Mb/s", "Kpps", "Mpps", "bps", NULL };
 static const char *const pool_keys[] = { "labels", NULL };
 static const char *const agent_keys[] = {
 	"coordinator", "name", "labels", "workdir", "log_level", "heartbeat",
@@ -374,99 +383,6 @@ static int repo_entry(const struct ctx *x, void *elem, const struct ynode *key, 
 	return 0;
 }
 
-static int check_pattern(const struct ctx *x, const struct ynode *def, const char *pattern,
-			 const char *where)
-{
-	const struct ynode *v = ynode_get(def, "pattern");
-	regex_t re;
-	char buf[256];
-	int e, rc = 0;
-
-	e = regcomp(&re, pattern, REG_EXTENDED);
-	if (e != 0) {
-		regerror(e, &re, buf, sizeof(buf));
-		return at(x, v, "'pattern'%s does not compile as an extended regex: %s", where, buf);
-	}
-	if (re.re_nsub < 1)
-		rc = at(x, v, "'pattern'%s must have a group ( ) around the metric, as in 'ops: ([0-9.]+)'",
-			where);
-	regfree(&re);
-	return rc;
-}
-
-/* A positive decimal below max, all digits. */
-static int opt_num(int *out, const char *s, int max)
-{
-	char *end;
-	long n;
-
-	if (!s || !isdigit((unsigned char)s[0]))
-		return -1;
-	errno = 0;
-	n = strtol(s, &end, 10);
-	if (*end || errno || n < 1 || n > max)
-		return -1;
-	*out = (int)n;
-	return 0;
-}
-
-int conf_iperf3_parse(struct conf_iperf3 *o, size_t *bad, char *const *argv)
-{
-	size_t i;
-
-	memset(o, 0, sizeof(*o));
-	for (i = 0; argv && argv[i]; i++) {
-		const char *a = argv[i], *v = argv[i + 1];
-		int *num = NULL, max = 0;
-
-		if (!strcmp(a, "-u") || !strcmp(a, "--udp")) {
-			o->udp = 1;
-		} else if (!strcmp(a, "-4") || !strcmp(a, "--version4")) {
-			o->ipv6 = 0;
-		} else if (!strcmp(a, "-6") || !strcmp(a, "--version6")) {
-			o->ipv6 = 1;
-		} else if (!strcmp(a, "-R") || !strcmp(a, "--reverse")) {
-			o->reverse = 1;
-		} else if (!strcmp(a, "-t") || !strcmp(a, "--time")) {
-			num = &o->time_s, max = 3600;
-		} else if (!strcmp(a, "-P") || !strcmp(a, "--parallel")) {
-			num = &o->streams, max = 128;
-		} else if (!strcmp(a, "-l") || !strcmp(a, "--length")) {
-			num = &o->length, max = 1 << 20;
-		} else if (!strcmp(a, "-O") || !strcmp(a, "--omit")) {
-			num = &o->omit_s, max = 600;
-		} else if (!strcmp(a, "-p") || !strcmp(a, "--port")) {
-			num = &o->port, max = 65535;
-		} else if (!strcmp(a, "-b") || !strcmp(a, "--bitrate")) {
-			size_t n = v ? strspn(v, "0123456789") : 0;
-
-			if (!v || n == 0 || n > 15 || (v[n] && (!strchr("KMGkmg", v[n]) || v[n + 1]))) {
-				if (bad)
-					*bad = i;
-				return err_set(ERR_INVALID, "iperf3 option '%s' needs a rate: digits with "
-					       "an optional K, M or G", a);
-			}
-			snprintf(o->bitrate, sizeof(o->bitrate), "%s", v);
-			i++;
-		} else {
-			if (bad)
-				*bad = i;
-			return err_set(ERR_INVALID, "iperf3 option '%s' is not one the agent runs (known: "
-				       "-u -4 -6 -R -t -P -l -b -O -p)", a);
-		}
-		if (num) {
-			if (opt_num(num, v, max) < 0) {
-				if (bad)
-					*bad = i;
-				return err_set(ERR_INVALID, "iperf3 option '%s' needs a number from 1 to %d",
-					       a, max);
-			}
-			i++;
-		}
-	}
-	return 0;
-}
-
 static int one_of(const char *s, const char *const *list)
 {
 	for (; *list; list++)
@@ -620,15 +536,167 @@ static int kernel_entry(struct conf_workload *w, const struct ctx *x, const stru
 	return 0;
 }
 
-/* The keys of types iperf3 and pktgen and of boot qemu, checked together. */
-static int guest_entry(struct conf_workload *w, const struct ctx *x, const struct ynode *key,
-		       const struct ynode *def, const char *where)
+int conf_boot_places(const char *name)
+{
+	for (size_t i = 0; name && i < sizeof(boot_places) / sizeof(boot_places[0]); i++)
+		if (!strcmp(boot_places[i].name, name))
+			return boot_places[i].places;
+	return 0;
+}
+
+/* "'a', 'b' or 'c'" (quoted) or "a, b or c" of the names that match places (0: all). */
+static void names_list(struct sbuf *sb, int boots, int places, int quote)
+{
+	const char *names[32];
+	size_t n = 0, nr;
+
+	if (boots) {
+		for (size_t i = 0; i < sizeof(boot_places) / sizeof(boot_places[0]) && n < 32; i++)
+			if (!places || (boot_places[i].places & places))
+				names[n++] = boot_places[i].name;
+	} else {
+		const struct workload_ops *const *all = workload_all(&nr);
+
+		for (size_t i = 0; i < nr && n < 32; i++)
+			if (!places || (all[i]->places & places))
+				names[n++] = all[i]->name;
+	}
+	for (size_t i = 0; i < n; i++)
+		sbuf_addf(sb, "%s%s%s%s", i == 0 ? "" : i + 1 == n ? " or " : ", ", quote ? "'" : "",
+			  names[i], quote ? "'" : "");
+}
+
+/* Every key a workload may hold: the common ones, then each kind's. */
+static char **all_workload_keys(void)
+{
+	const struct workload_ops *const *all;
+	size_t nr, n = 0, cap = 64;
+	char **keys = xcalloc(cap, sizeof(*keys));
+
+	for (const char *const *k = workload_keys; *k; k++)
+		keys[n++] = xstrdup(*k);
+	all = workload_all(&nr);
+	for (size_t i = 0; i < nr; i++) {
+		for (const struct workload_key *k = all[i]->keys; k->name; k++) {
+			int dup = 0;
+
+			for (size_t j = 0; j < n; j++)
+				dup |= !strcmp(keys[j], k->name);
+			if (dup)
+				continue;
+			if (n + 2 > cap)
+				keys = xrealloc(keys, (cap *= 2) * sizeof(*keys));
+			keys[n++] = xstrdup(k->name);
+			keys[n] = NULL;
+		}
+	}
+	keys[n] = NULL;
+	return keys;
+}
+
+static const struct workload_key *own_key(const struct workload_ops *ops, const char *name)
+{
+	for (const struct workload_key *k = ops->keys; k->name; k++)
+		if (!strcmp(k->name, name))
+			return k;
+	return NULL;
+}
+
+/* A key the workload's kind does not own, but another kind does: for that kind. */
+static int foreign_keys(const struct workload_ops *ops, const struct ctx *x, const struct ynode *def,
+			const char *where)
+{
+	const struct workload_ops *const *all;
+	size_t nr;
+
+	all = workload_all(&nr);
+	for (size_t i = 0; i < nr; i++) {
+		if (all[i] == ops)
+			continue;
+		for (const struct workload_key *k = all[i]->keys; k->name; k++)
+			if (ynode_get(def, k->name) && !own_key(ops, k->name))
+				return at(x, ynode_get(def, k->name), "'%s'%s is for type %s, not %s", k->name,
+					  where, all[i]->name, ops->name);
+	}
+	return 0;
+}
+
+/* The kind's own keys from YAML into w->params, typed as the kind says. */
+static int own_params(struct conf_workload *w, const struct workload_ops *ops, const struct ctx *x,
+		      const struct ynode *def, const char *where)
+{
+	w->params = json_object();
+	for (const struct workload_key *k = ops->keys; k->name; k++) {
+		char *str = NULL, **argv = NULL;
+		long long ll = 0;
+		int b = 0, rc = 0;
+		json_t *v = NULL;
+
+		if (!ynode_get(def, k->name))
+			continue;
+		switch (k->kind) {
+		case WKEY_STR:
+			if ((rc = get_str(&str, x, def, k->name, where, 0)) == 0 && str)
+				v = json_string(str);
+			break;
+		case WKEY_INT:
+			if ((rc = get_ll(&ll, x, def, k->name, where, k->min, k->max)) == 0)
+				v = json_integer(ll);
+			break;
+		case WKEY_BOOL:
+			if ((rc = get_bool(&b, x, def, k->name, where)) == 0)
+				v = json_boolean(b);
+			break;
+		case WKEY_ARGV:
+			if ((rc = get_strv(&argv, x, def, k->name, where, 0)) == 0 && argv) {
+				v = json_array();
+				for (char **p = argv; *p; p++)
+					json_array_append_new(v, json_string(*p));
+			}
+			break;
+		}
+		free(str);
+		strv_free(argv);
+		if (rc < 0)
+			return rc;
+		if (!v)
+			return at(x, ynode_get(def, k->name), "'%s'%s is not UTF-8 text", k->name, where);
+		json_object_set_new(w->params, k->name, v);
+	}
+	return 0;
+}
+
+/* The kind's check over w->params, its complaint placed on the key it names. */
+static int check_params(struct conf_workload *w, const struct workload_ops *ops, const struct ctx *x,
+			const struct ynode *key, const struct ynode *def, const char *where)
+{
+	struct workload_bad bad;
+	const struct ynode *n;
+	char *msg;
+	int rc;
+
+	if (workload_check(ops, w->params, &bad) == 0) {
+		free(w->unit);
+		w->unit = xstrdup(json_string_value(json_object_get(w->params, "unit")) ?: "ops/s");
+		return 0;
+	}
+	msg = xstrdup(err_msg());
+	n = bad.key ? ynode_get(def, bad.key) : NULL;
+	if (n && bad.item >= 0 && n->kind == YNODE_SEQ && (size_t)bad.item < n->nr)
+		n = n->items[bad.item];
+	if (bad.missing || !n)
+		rc = at(x, key, "workload '%s' has no '%s' (%s)", w->name, bad.key ? bad.key : "?", msg);
+	else
+		rc = at(x, n, "'%s'%s%s", bad.key, where, msg);
+	free(msg);
+	return rc;
+}
+
+/* The settings of a boot into the built kernel, flat or in a 'qemu' mapping. */
+static int guest_boot_entry(struct conf_workload *w, const struct ctx *x, const struct ynode *def,
+			    const char *where)
 {
 	const struct ynode *q = ynode_get(def, "qemu");
-	const char *const *metrics = strcmp(w->type, "iperf3") ? pktgen_metrics : iperf3_metrics;
-	long long count = w->count;
-	struct conf_iperf3 io;
-	size_t bad = 0;
 	char qwhere[160];
 	int rc;
 
@@ -643,40 +711,6 @@ static int guest_entry(struct conf_workload *w, const struct ctx *x, const struc
 		    (rc = qemu_settings(w, x, q, qwhere)) < 0)
 			return rc;
 	}
-	if ((rc = get_strv(&w->iperf3, x, def, "iperf3", where, 0)) < 0 ||
-	    (rc = get_str(&w->metric, x, def, "metric", where, 0)) < 0 ||
-	    (rc = get_ll(&count, x, def, "count", where, 1, 1000000000)) < 0 ||
-	    (rc = get_int(&w->pkt_size, x, def, "pkt_size", where, 60, 9000)) < 0 ||
-	    (rc = get_bool(&w->clsact_bpf, x, def, "clsact_bpf", where)) < 0)
-		return rc;
-	w->count = (long)count;
-	if (strcmp(w->boot, "qemu"))
-		return at(x, ynode_get(def, "boot") ? ynode_get(def, "boot") : key,
-			  "workload '%s' of type %s needs 'boot: qemu' (it runs inside the built kernel)",
-			  w->name, w->type);
-	if (ynode_get(def, "command") || ynode_get(def, "pattern") || ynode_get(def, "unit"))
-		return at(x, ynode_get(def, "command") ?: ynode_get(def, "pattern") ?: ynode_get(def, "unit"),
-			  "'command', 'pattern' and 'unit' are for type command; type %s%s "
-			  "measures itself and names its unit with 'metric'", w->type, where);
-	if (!strcmp(w->type, "iperf3") &&
-	    conf_iperf3_parse(&io, &bad, w->iperf3) < 0)
-		return at(x, ynode_get(def, "iperf3")->items[bad], "'iperf3'%s: %s", where, err_msg());
-	if (strcmp(w->type, "iperf3") && w->iperf3)
-		return at(x, ynode_get(def, "iperf3"), "'iperf3'%s is for type iperf3", where);
-	if (!w->metric)
-		w->metric = xstrdup(metrics[0]);
-	if (!one_of(w->metric, metrics)) {
-		struct sbuf list = SBUF_INIT;
-
-		for (const char *const *m = metrics; *m; m++)
-			sbuf_addf(&list, "%s%s", m == metrics ? "" : ", ", *m);
-		rc = at(x, ynode_get(def, "metric"), "'metric'%s must be one of %s, not '%s'", where,
-			list.buf, w->metric);
-		sbuf_release(&list);
-		return rc;
-	}
-	free(w->unit);
-	w->unit = xstrdup(w->metric);
 	return 0;
 }
 
@@ -684,8 +718,10 @@ static int workload_entry(const struct ctx *x, void *elem, const struct ynode *k
 			  const struct ynode *def)
 {
 	struct conf_workload *w = elem;
-	char where[128], *direction = NULL;
-	int rc;
+	const struct workload_ops *ops;
+	struct sbuf list = SBUF_INIT, list2 = SBUF_INIT;
+	char where[128], *direction = NULL, **keys = all_workload_keys();
+	int rc, places;
 
 	w->name = xstrdup(key->str);
 	w->type = xstrdup("command");
@@ -698,30 +734,25 @@ static int workload_entry(const struct ctx *x, void *elem, const struct ynode *k
 	w->memory_mb = 512;
 	w->cpus = 2;
 	w->boot_timeout = 120;
-	w->count = 200000;
-	w->pkt_size = 60;
 	snprintf(where, sizeof(where), " in workload '%s'", w->name);
-	if ((rc = check_keys(x, def, workload_keys, where)) < 0 ||
+	if ((rc = check_keys(x, def, (const char *const *)keys, where)) < 0 ||
 	    (rc = get_str(&w->type, x, def, "type", where, 0)) < 0 ||
 	    (rc = get_str(&w->boot, x, def, "boot", where, 0)) < 0 ||
 	    (rc = get_strv(&w->build, x, def, "build", where, 0)) < 0 ||
-	    (rc = get_strv(&w->command, x, def, "command", where, 0)) < 0 ||
-	    (rc = get_str(&w->pattern, x, def, "pattern", where, 0)) < 0 ||
-	    (rc = get_str(&w->unit, x, def, "unit", where, 0)) < 0 ||
 	    (rc = get_str(&direction, x, def, "direction", where, 0)) < 0 ||
 	    (rc = get_int(&w->build_timeout, x, def, "build_timeout", where, 1, 7 * 86400)) < 0 ||
 	    (rc = get_int(&w->run_timeout, x, def, "run_timeout", where, 1, 86400)) < 0)
 		goto out;
 
-	/* Only what the agents implement today; a typo must not reach them. */
-	if (strcmp(w->type, "command") && strcmp(w->type, "iperf3") && strcmp(w->type, "pktgen")) {
-		rc = at(x, ynode_get(def, "type"), "'type'%s must be 'command', 'iperf3' or 'pktgen', not '%s'",
-			where, w->type);
+	/* Only what the agents implement; a typo must not reach them. */
+	if (!(ops = workload_find(w->type))) {
+		names_list(&list, 0, 0, 1);
+		rc = at(x, ynode_get(def, "type"), "'type'%s must be %s, not '%s'", where, list.buf, w->type);
 		goto out;
 	}
-	if (strcmp(w->boot, "none") && strcmp(w->boot, "qemu")) {
-		rc = at(x, ynode_get(def, "boot"), "'boot'%s must be 'none' or 'qemu', not '%s'",
-			where, w->boot);
+	if (!(places = conf_boot_places(w->boot))) {
+		names_list(&list, 1, 0, 1);
+		rc = at(x, ynode_get(def, "boot"), "'boot'%s must be %s, not '%s'", where, list.buf, w->boot);
 		goto out;
 	}
 	if (direction && !strcmp(direction, "lower")) {
@@ -736,38 +767,87 @@ static int workload_entry(const struct ctx *x, void *elem, const struct ynode *k
 		strv_free(w->build);
 		w->build = NULL;
 	}
-	if (strcmp(w->type, "command")) {
-		rc = guest_entry(w, x, key, def, where);
-		goto out;
-	}
-	if (ynode_get(def, "kernel")) {
+	if (places & WORKLOAD_GUEST) {
+		if ((rc = guest_boot_entry(w, x, def, where)) < 0)
+			goto out;
+	} else if (ynode_get(def, "kernel")) {
+		names_list(&list, 0, WORKLOAD_GUEST, 0);
+		names_list(&list2, 1, WORKLOAD_GUEST, 0);
 		rc = at(x, ynode_get(def, "kernel"), "'kernel'%s builds a kernel to boot: it needs type "
-			"iperf3 or pktgen with boot qemu", where);
+			"%s with boot %s", where, list.buf, list2.buf);
 		goto out;
 	}
-	if (!strcmp(w->boot, "qemu")) {
-		rc = at(x, ynode_get(def, "boot"), "'boot: qemu'%s needs type iperf3 or pktgen "
-			"(type command runs on the agent: boot none)", where);
+	if (!(ops->places & places)) {
+		if (ops->places & WORKLOAD_GUEST) {
+			names_list(&list, 1, ops->places, 0);
+			rc = at(x, ynode_get(def, "boot") ? ynode_get(def, "boot") : key,
+				"workload '%s' of type %s needs 'boot: %s' (it runs inside the built kernel)",
+				w->name, w->type, list.buf);
+		} else {
+			names_list(&list, 0, places, 0);
+			names_list(&list2, 1, ops->places, 0);
+			rc = at(x, ynode_get(def, "boot"), "'boot: %s'%s needs type %s (type %s runs on "
+				"the agent: boot %s)", w->boot, where, list.buf, w->type, list2.buf);
+		}
 		goto out;
 	}
-	if (!w->command) {
-		rc = at(x, key, "workload '%s' has no 'command' (required for type command: "
-			"the argv of one run)", w->name);
+	if ((rc = foreign_keys(ops, x, def, where)) < 0 ||
+	    (rc = own_params(w, ops, x, def, where)) < 0)
 		goto out;
-	}
-	if (!w->command[0]) {
-		rc = at(x, ynode_get(def, "command"), "'command'%s must not be empty", where);
-		goto out;
-	}
-	if (!w->pattern) {
-		rc = at(x, key, "workload '%s' has no 'pattern' (required for type command: "
-			"a regex whose first group is the metric)", w->name);
-		goto out;
-	}
-	rc = check_pattern(x, def, w->pattern, where);
+	rc = check_params(w, ops, x, key, def, where);
 out:
+	sbuf_release(&list);
+	sbuf_release(&list2);
+	strv_free(keys);
 	free(direction);
 	return rc;
+}
+
+json_t *conf_workload_def(const struct conf_workload *w, const char *append)
+{
+	json_t *j = json_pack("{s:s, s:s, s:s, s:s, s:s, s:i, s:i}", "name", w->name, "type", w->type,
+			      "boot", w->boot, "unit", w->unit,
+			      "direction", w->direction == DIR_LOWER ? "lower" : "higher",
+			      "build_timeout", w->build_timeout, "run_timeout", w->run_timeout);
+	json_t *b = json_array();
+	const char *own = w->append;
+	char *line = NULL;
+
+	for (char **p = w->build; p && *p; p++)
+		json_array_append_new(b, json_string(*p));
+	json_object_set_new(j, "build", b);
+	if (conf_boot_places(w->boot) & WORKLOAD_GUEST) {
+		json_object_set_new(j, "kernel_image", json_string(w->kernel_image));
+		json_object_set_new(j, "memory_mb", json_integer(w->memory_mb));
+		json_object_set_new(j, "cpus", json_integer(w->cpus));
+		json_object_set_new(j, "boot_timeout", json_integer(w->boot_timeout));
+	}
+	/* The job's variant after the workload's own parameters: the later one wins. */
+	if (own && append)
+		line = xasprintf("%s %s", own, append);
+	if (own || append)
+		json_object_set_new(j, "append", json_string(line ? line : own ? own : append));
+	free(line);
+	if (w->kernel) {
+		const struct conf_kernel *k = w->kernel;
+		json_t *kj = json_pack("{s:s, s:s}", "base", k->base, "target", k->target);
+		json_t *fr = json_array(), *ma = json_array();
+
+		if (k->base_text)
+			json_object_set_new(kj, "base_config", json_string(k->base_text));
+		for (size_t i = 0; k->fragments[i]; i++)
+			json_array_append_new(fr, json_pack("{s:s, s:s}", "name", k->fragments[i],
+							    "text", k->fragment_text[i]));
+		for (char **p = k->make_args; *p; p++)
+			json_array_append_new(ma, json_string(*p));
+		json_object_set_new(kj, "fragments", fr);
+		json_object_set_new(kj, "make_args", ma);
+		json_object_set_new(j, "kernel", kj);
+	}
+	/* The kind's own keys last: they are its whole knowledge. */
+	if (w->params)
+		json_object_update_missing(j, w->params);
+	return j;
 }
 
 static int pool_entry(const struct ctx *x, void *elem, const struct ynode *key, const struct ynode *def)
@@ -878,13 +958,10 @@ void conf_bisectd_release(struct conf_bisectd *c)
 		free(w->boot);
 		strv_free(w->build);
 		kernel_free(w->kernel);
-		strv_free(w->command);
-		free(w->pattern);
 		free(w->unit);
 		free(w->kernel_image);
 		free(w->append);
-		strv_free(w->iperf3);
-		free(w->metric);
+		json_decref(w->params);
 	}
 	for (size_t i = 0; i < c->nr_pools; i++) {
 		free(c->pools[i].name);

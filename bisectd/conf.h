@@ -10,6 +10,8 @@
 
 #include <stddef.h>
 
+#include <jansson.h>
+
 struct conf_repo {
 	char *name;
 	char *url;        /* a URL or a local path libgit2 can clone from */
@@ -35,22 +37,22 @@ struct conf_kernel {
 /*
  * A workload: how an agent builds a commit and measures it. Commands are
  * argv arrays from the coordinator's config, never shell strings from a
- * submitter.
+ * submitter. What a kind of workload (its "type") measures, and its own
+ * keys, belong to its file in agents/workloads/ (workload.h), which checks
+ * them here at load time through the same table the agents use.
  */
 struct conf_workload {
 	char *name;
-	char *type;          /* "command" (default), "iperf3" or "pktgen" (these two need boot qemu) */
-	char *boot;          /* boot method: "none" (default) or "qemu" (type iperf3 or pktgen) */
+	char *type;          /* a kind of workload_find(): "command" (default), "iperf3", "pktgen" */
+	char *boot;          /* a boot method of conf_boot_places(): "none" (default), "qemu" */
 	char **build;        /* argv, NULL-terminated; NULL: nothing to build */
-	struct conf_kernel *kernel; /* a kernel build in place of build; NULL: none */
-	char **command;      /* argv run once per run; required for type command */
-	char *pattern;       /* POSIX extended regex, first group is the metric; required for command */
-	char *unit;          /* "ops/s" by default */
+	struct conf_kernel *kernel; /* a kernel build in place of build; NULL: none (a guest boot only) */
+	char *unit;          /* the metric's unit: "ops/s" by default, or the kind's own (its metric) */
 	enum workload_direction direction; /* "higher" (default) or "lower" is better */
 	int build_timeout;   /* seconds, default 1800 */
 	int run_timeout;     /* seconds per run, default 300 */
 
-	/* boot qemu: flat keys or the same keys in a 'qemu' mapping. */
+	/* A boot into the built kernel (qemu): flat keys or the same keys in a 'qemu' mapping. */
 	char *kernel_image;  /* the built image, relative to the work tree (build) or to the build
 			      * output (kernel): "arch/x86/boot/bzImage" */
 	int memory_mb;       /* guest memory, default 512 */
@@ -58,27 +60,25 @@ struct conf_workload {
 	char *append;        /* extra kernel command line ("mitigations=off"); NULL: none */
 	int boot_timeout;    /* seconds from QEMU's start to the guest's READY, default 120 */
 
-	/* type iperf3 (client over the guest's loopback) and pktgen. */
-	char **iperf3;       /* client options (conf_iperf3_parse()); NULL: TCP, 10 s, 1 stream */
-	char *metric;        /* iperf3: "KBytes/s" (default), "bits/s", ...; pktgen: "pps" (default) or "Mb/s" */
-	long count;          /* pktgen: packets per run, default 200000 */
-	int pkt_size;        /* pktgen: bytes, default 60 */
-	int clsact_bpf;      /* pktgen: clsact qdisc + egress bpf filter first (needs tc), default false */
+	/* The kind's own keys (its ops->keys), checked, defaults filled in; owned. */
+	json_t *params;
 };
 
 /*
- * The iperf3 client options a workload may give, parsed from an argv:
- * -u/--udp, -4, -6, -R/--reverse, -t/--time S, -P/--parallel N,
- * -l/--length BYTES, -b/--bitrate RATE (digits with K/M/G), -O/--omit S,
- * -p/--port N. Anything else is ERR_INVALID naming the option; *bad
- * (may be NULL) gets the index of the offending element.
+ * The coordinator's view of the agents' boot methods (agents/boot/): which
+ * workloads each runs, WORKLOAD_HOST or WORKLOAD_GUEST (workload.h); 0 for
+ * a name that is none. tests/unit/test_workload.c holds it to the agent's
+ * table.
  */
-struct conf_iperf3 {
-	int udp, ipv6, reverse;
-	int time_s, streams, length, omit_s, port; /* 0: iperf3's default */
-	char bitrate[24];    /* "" when not given */
-};
-int conf_iperf3_parse(struct conf_iperf3 *o, size_t *bad, char *const *argv);
+int conf_boot_places(const char *name);
+
+/*
+ * The definition an agent runs for w (the "workload" of a claim reply,
+ * taskwire.h): the common keys, the boot's settings and the kind's own.
+ * append (may be NULL) is the job's variant, after the workload's own
+ * append. A new object, the caller's.
+ */
+json_t *conf_workload_def(const struct conf_workload *w, const char *append);
 
 struct conf_pool {
 	char *name;

@@ -14,6 +14,7 @@
 #include "log.h"
 #include "policy.h"
 #include "util.h"
+#include "workload.h"
 
 static const char *names_of(struct sbuf *sb, const void *arr, size_t n, size_t stride)
 {
@@ -80,7 +81,7 @@ int coord_job_create(struct coord *s, json_t **reply, const struct job_request *
 	sbuf_release(&names);
 	if (rc)
 		return rc;
-	if (req->append && strcmp(w->boot, "qemu"))
+	if (req->append && !(conf_boot_places(w->boot) & WORKLOAD_GUEST))
 		return err_set(ERR_INVALID, "field 'append' is a kernel command line for boot qemu; workload '%s' "
 			       "boots %s", w->name, w->boot);
 	if ((rc = coord_resolve_range(s, m, &rr, req->good, req->bad)))

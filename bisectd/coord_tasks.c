@@ -11,84 +11,33 @@
 #include "coord_internal.h"
 #include "err.h"
 #include "log.h"
+#include "taskwire.h"
 #include "util.h"
 
-static json_t *workload_json(const struct conf_workload *w)
-{
-	json_t *j = json_pack("{s:s, s:s, s:s, s:s, s:s, s:i, s:i}", "name", w->name, "type", w->type,
-			      "boot", w->boot, "unit", w->unit,
-			      "direction", w->direction == DIR_LOWER ? "lower" : "higher",
-			      "build_timeout", w->build_timeout, "run_timeout", w->run_timeout);
-	json_t *b = json_array(), *c = json_array();
-
-	for (char **p = w->build; p && *p; p++)
-		json_array_append_new(b, json_string(*p));
-	for (char **p = w->command; p && *p; p++)
-		json_array_append_new(c, json_string(*p));
-	json_object_set_new(j, "build", b);
-	json_object_set_new(j, "command", c);
-	if (w->pattern)
-		json_object_set_new(j, "pattern", json_string(w->pattern));
-	if (!strcmp(w->boot, "qemu")) {
-		json_object_set_new(j, "kernel_image", json_string(w->kernel_image));
-		json_object_set_new(j, "memory_mb", json_integer(w->memory_mb));
-		json_object_set_new(j, "cpus", json_integer(w->cpus));
-		json_object_set_new(j, "boot_timeout", json_integer(w->boot_timeout));
-		if (w->append)
-			json_object_set_new(j, "append", json_string(w->append));
-	}
-	if (w->kernel) {
-		const struct conf_kernel *k = w->kernel;
-		json_t *kj = json_pack("{s:s, s:s}", "base", k->base, "target", k->target);
-		json_t *fr = json_array(), *ma = json_array();
-
-		if (k->base_text)
-			json_object_set_new(kj, "base_config", json_string(k->base_text));
-		for (size_t i = 0; k->fragments[i]; i++)
-			json_array_append_new(fr, json_pack("{s:s, s:s}", "name", k->fragments[i],
-							    "text", k->fragment_text[i]));
-		for (char **p = k->make_args; *p; p++)
-			json_array_append_new(ma, json_string(*p));
-		json_object_set_new(kj, "fragments", fr);
-		json_object_set_new(kj, "make_args", ma);
-		json_object_set_new(j, "kernel", kj);
-	}
-	if (w->metric)
-		json_object_set_new(j, "metric", json_string(w->metric));
-	if (!strcmp(w->type, "iperf3")) {
-		json_t *o = json_array();
-
-		for (char **p = w->iperf3; p && *p; p++)
-			json_array_append_new(o, json_string(*p));
-		json_object_set_new(j, "iperf3", o);
-	}
-	if (!strcmp(w->type, "pktgen")) {
-		json_object_set_new(j, "count", json_integer(w->count));
-		json_object_set_new(j, "pkt_size", json_integer(w->pkt_size));
-		json_object_set_new(j, "clsact_bpf", json_boolean(w->clsact_bpf));
-	}
-	return j;
-}
-
-/* The claim reply: the task as the agent runs it (attempt, lease, repo, workload). */
+/*
+ * The claim reply for task t: the task as taskwire.h defines it, with the
+ * workload's validated definition (conf_workload_def()) and the job's
+ * variant of the command line after the workload's own parameters (the
+ * later one wins). NULL only if the codec refuses what the store and the
+ * config hold; the lease then runs out and the task is claimed again.
+ */
 static json_t *task_json(const struct task *t, const struct conf_workload *w, long long attempt, int lease)
 {
-	json_t *j = json_pack("{s:I, s:I, s:I, s:s, s:I, s:i, s:{s:s, s:s}, s:o}", "task", t->id,
-			      "attempt", attempt, "job", t->job, "commit", t->sha,
-			      "runs", t->runs, "lease", lease,
-			      "repo", "name", t->repo,
-			      "url", t->url, "workload", workload_json(w));
+	struct task_wire tw = { 0 };
+	json_t *def = conf_workload_def(w, t->append), *j = NULL;
 
-	if (t->append) {
-		/* The job's variant after the workload's own parameters: the later one wins. */
-		json_t *wj = json_object_get(j, "workload");
-		const char *own = json_string_value(json_object_get(wj, "append"));
-		const char *var = t->append;
-		char *line = own ? xasprintf("%s %s", own, var) : xstrdup(var);
-
-		json_object_set_new(wj, "append", json_string(line));
-		free(line);
-	}
+	tw.task = t->id;
+	tw.attempt = attempt;
+	tw.job = t->job;
+	tw.commit = t->sha;
+	tw.runs = t->runs;
+	tw.lease = lease;
+	tw.repo_name = t->repo;
+	tw.repo_url = t->url;
+	tw.workload = def;
+	if (taskwire_encode(&j, &tw) < 0)
+		log_error("task %lld: %s", t->id, err_msg());
+	json_decref(def);
 	return j;
 }
 

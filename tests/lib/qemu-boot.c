@@ -23,6 +23,7 @@
 
 #include "err.h"
 #include "initramfs.h"
+#include "iperf3.h"
 #include "netparse.h"
 #include "qemu.h"
 #include "util.h"
@@ -86,6 +87,8 @@ static int cmd_run(int argc, char **argv)
 	};
 	struct qemu_opts qo = QEMU_OPTS_INIT;
 	struct qemu_script_opts so = QEMU_SCRIPT_OPTS_INIT;
+	struct iperf3_script_opts io = IPERF3_SCRIPT_OPTS_INIT;
+	struct sbuf run_once = SBUF_INIT;
 	struct initramfs_spec spec = INITRAMFS_SPEC_INIT;
 	struct qemu_result res;
 	const char *dir = NULL, *init_file = NULL;
@@ -94,8 +97,7 @@ static int cmd_run(int argc, char **argv)
 	int c, rc, no_iperf3 = 0, ret = 1;
 	int64_t t0;
 
-	so.workload = QEMU_WL_IPERF3;
-	so.iperf3.time_s = 2;
+	io.time_s = 2;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (c) {
 		case 'k': qo.kernel = optarg; break;
@@ -108,11 +110,11 @@ static int cmd_run(int argc, char **argv)
 		case 'A': qo.append = optarg; break;
 		case 'B': qo.boot_timeout_ms = atoi(optarg) * 1000; break;
 		case 'R': qo.run_timeout_ms = atoi(optarg) * 1000; break;
-		case 'u': so.iperf3.udp = 1; break;
-		case 'P': so.iperf3.streams = atoi(optarg); break;
-		case 't': so.iperf3.time_s = atoi(optarg); break;
-		case 'b': so.iperf3.bitrate = optarg; break;
-		case 'l': so.iperf3.length = atoi(optarg); break;
+		case 'u': io.udp = 1; break;
+		case 'P': io.streams = atoi(optarg); break;
+		case 't': io.time_s = atoi(optarg); break;
+		case 'b': io.bitrate = optarg; break;
+		case 'l': io.length = atoi(optarg); break;
 		case 'N': no_iperf3 = 1; break;
 		case 'i': init_file = optarg; break;
 		case 'z': spec.compress = 1; break;
@@ -138,7 +140,12 @@ static int cmd_run(int argc, char **argv)
 			fprintf(stderr, "qemu-boot: %s\n", err_msg());
 			goto out;
 		}
-		so.iperf3.path = iperf3 ? iperf3 : "/usr/bin/iperf3";
+		io.path = iperf3 ? iperf3 : "/usr/bin/iperf3";
+		if (iperf3_script(&run_once, &io) < 0) {
+			fprintf(stderr, "qemu-boot: %s\n", err_msg());
+			goto out;
+		}
+		so.run_once = run_once.buf;
 		if (qemu_init_script(&init, &so) < 0) {
 			fprintf(stderr, "qemu-boot: %s\n", err_msg());
 			goto out;
@@ -198,6 +205,7 @@ static int cmd_run(int argc, char **argv)
 	}
 	qemu_result_release(&res);
 out:
+	sbuf_release(&run_once);
 	free(init);
 	free(initrd);
 	free(iperf3);

@@ -102,6 +102,9 @@ static void expect_a_error(const char *text, const char *prefix, const char *nee
 	assert_null(c.labels);
 }
 
+/* A key of the workload kind's own (workload.h), as the config gave it or its default. */
+#define P(w, key) json_object_get((w)->params, key)
+
 static void test_bisectd_good(void **state)
 {
 	struct conf_bisectd c;
@@ -137,9 +140,9 @@ static void test_bisectd_good(void **state)
 	assert_string_equal(w->build[0], "make");
 	assert_string_equal(w->build[1], "-s");
 	assert_null(w->build[2]);
-	assert_int_equal(strv_len(w->command), 1);
-	assert_string_equal(w->command[0], "./bench");
-	assert_string_equal(w->pattern, "throughput: ([0-9.]+)");
+	assert_int_equal(json_array_size(P(w, "command")), 1);
+	assert_string_equal(json_string_value(json_array_get(P(w, "command"), 0)), "./bench");
+	assert_string_equal(json_string_value(P(w, "pattern")), "throughput: ([0-9.]+)");
 	assert_string_equal(w->unit, "ops/s");
 	assert_int_equal(w->direction, DIR_HIGHER);
 	assert_int_equal(w->build_timeout, 600);
@@ -151,8 +154,8 @@ static void test_bisectd_good(void **state)
 	assert_string_equal(w->type, "command");
 	assert_string_equal(w->boot, "none");
 	assert_null(w->build);
-	assert_int_equal(strv_len(w->command), 2);
-	assert_string_equal(w->command[1], "--latency");
+	assert_int_equal(json_array_size(P(w, "command")), 2);
+	assert_string_equal(json_string_value(json_array_get(P(w, "command"), 1)), "--latency");
 	assert_string_equal(w->unit, "us");
 	assert_int_equal(w->direction, DIR_LOWER);
 	assert_int_equal(w->build_timeout, 1800);
@@ -284,8 +287,8 @@ static void test_workload_typo(void **state)
 		"    comand: [./bench]\n"), ERR_INVALID);
 	assert_string_equal(err_msg(),
 		"t.yaml:4:5: unknown key 'comand' in workload 'bench' (expected one of: type, boot, "
-		"build, command, pattern, unit, direction, build_timeout, run_timeout, kernel_image, qemu, "
-		"memory_mb, cpus, append, boot_timeout, iperf3, metric, count, pkt_size, clsact_bpf, kernel)");
+		"build, direction, build_timeout, run_timeout, kernel_image, qemu, memory_mb, cpus, append, "
+		"boot_timeout, kernel, command, pattern, unit, iperf3, metric, count, pkt_size, clsact_bpf)");
 	expect_b_error("workloads:\n  w:\n    type: iperf3\n    boot: qemu\n    qemu:\n      memory: 1\n",
 		       "t.yaml:6:7: ", "unknown key 'memory' in the qemu settings of workload 'w'");
 	expect_b_error("repos:\n  demo:\n    uri: /x\n", "t.yaml:3:5: ", "unknown key 'uri' in repo 'demo'");
@@ -398,23 +401,23 @@ static void test_qemu_workloads(void **state)
 	assert_int_equal(w->cpus, 2);
 	assert_int_equal(w->boot_timeout, 60);
 	assert_string_equal(w->append, "mitigations=off");
-	assert_int_equal(strv_len(w->iperf3), 10);
-	assert_string_equal(w->metric, "KBytes/s");
+	assert_int_equal(json_array_size(P(w, "iperf3")), 10);
+	assert_string_equal(json_string_value(P(w, "metric")), "KBytes/s");
 	assert_string_equal(w->unit, "KBytes/s");
-	assert_null(w->command);
+	assert_null(P(w, "command"));
 	w = conf_workload_find(&c, "pg");
 	assert_string_equal(w->kernel_image, "out/bzImage");
 	assert_int_equal(w->memory_mb, 512);
 	assert_int_equal(w->cpus, 1);
 	assert_int_equal(w->boot_timeout, 120);
 	assert_null(w->append);
-	assert_int_equal(w->count, 100000);
-	assert_int_equal(w->pkt_size, 64);
-	assert_int_equal(w->clsact_bpf, 1);
+	assert_int_equal(json_integer_value(P(w, "count")), 100000);
+	assert_int_equal(json_integer_value(P(w, "pkt_size")), 64);
+	assert_true(json_is_true(P(w, "clsact_bpf")));
 	assert_string_equal(w->unit, "Mb/s");
 	w = conf_workload_find(&c, "tcp");
-	assert_null(w->iperf3);
-	assert_string_equal(w->metric, "bits/s");
+	assert_null(P(w, "iperf3"));
+	assert_string_equal(json_string_value(P(w, "metric")), "bits/s");
 	conf_bisectd_release(&c);
 
 	expect_b_error("workloads:\n  w:\n    type: iperf3\n", "t.yaml:2:3: ",
@@ -430,7 +433,7 @@ static void test_qemu_workloads(void **state)
 	expect_b_error("workloads:\n  w:\n    type: pktgen\n    boot: qemu\n    clsact_bpf: yes\n",
 		       "t.yaml:5:17: ", "'clsact_bpf' in workload 'w' must be true or false");
 	expect_b_error("workloads:\n  w:\n    type: pktgen\n    boot: qemu\n    command: [x]\n",
-		       "t.yaml:5:14: ", "'command', 'pattern' and 'unit' are for type command");
+		       "t.yaml:5:14: ", "'command' in workload 'w' is for type command, not pktgen");
 	expect_b_error("workloads:\n  w:\n    type: pktgen\n    boot: qemu\n    qemu:\n      cpus: 0\n",
 		       "t.yaml:6:13: ", "'cpus' in the qemu settings of workload 'w' must be an integer from 1 to 64");
 }

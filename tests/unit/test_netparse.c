@@ -513,7 +513,7 @@ static void test_iperf3_mutations(void **state)
 static void test_iperf3_sample(void **state)
 {
 	struct iperf3_result r, bad;
-	struct sample s;
+	struct run_sample s;
 	size_t len;
 	char *text = load(UDP4, &len);
 	json_t *x;
@@ -823,7 +823,7 @@ static void test_pktgen_mutations(void **state)
 static void test_pktgen_sample(void **state)
 {
 	struct pktgen_result r, bad;
-	struct sample s;
+	struct run_sample s;
 	size_t len;
 	char *text = load(PKTGEN, &len);
 

@@ -16,7 +16,10 @@
 #include <unistd.h>
 
 #include "err.h"
+#include "iperf3.h"
+#include "pktgen.h"
 #include "qemu.h"
+#include "workload.h"
 #include "run.h"
 #include "util.h"
 
@@ -261,21 +264,80 @@ static void sh_check(const char *script)
 	unlink(path);
 }
 
-static void test_script_iperf3(void **state)
+/* The /init for runs runs of the run_once text in sb (released). */
+static int init_of(char **s, struct sbuf *sb, int runs, int dmesg)
 {
 	struct qemu_script_opts o = QEMU_SCRIPT_OPTS_INIT;
+	int rc;
+
+	o.runs = runs;
+	o.dmesg_level = dmesg;
+	o.run_once = sb->buf;
+	rc = qemu_init_script(s, &o);
+	sbuf_release(sb);
+	return rc;
+}
+
+static int iperf3_init(char **s, const struct iperf3_script_opts *io, int runs, int dmesg)
+{
+	struct sbuf sb = SBUF_INIT;
+	int rc = iperf3_script(&sb, io);
+
+	if (rc) {
+		sbuf_release(&sb);
+		*s = NULL;
+		return rc;
+	}
+	return init_of(s, &sb, runs, dmesg);
+}
+
+static int pktgen_init(char **s, const struct pktgen_script_opts *po, int runs)
+{
+	struct sbuf sb = SBUF_INIT;
+	int rc = pktgen_script(&sb, po);
+
+	if (rc) {
+		sbuf_release(&sb);
+		*s = NULL;
+		return rc;
+	}
+	return init_of(s, &sb, runs, 0);
+}
+
+/* A command workload's guest script through its table entry. */
+static int command_init(char **s, const char *const *argv, int runs)
+{
+	const struct workload_ops *ops = workload_find("command");
+	json_t *def = json_object(), *a = json_array();
+	struct sbuf sb = SBUF_INIT;
+	int rc;
+
+	for (; argv && *argv; argv++)
+		json_array_append_new(a, json_string(*argv));
+	json_object_set_new(def, "command", a);
+	rc = ops->script(&sb, def, NULL);
+	json_decref(def);
+	if (rc) {
+		sbuf_release(&sb);
+		*s = NULL;
+		return rc;
+	}
+	return init_of(s, &sb, runs, 0);
+}
+
+static void test_script_iperf3(void **state)
+{
+	struct iperf3_script_opts o = IPERF3_SCRIPT_OPTS_INIT;
 	char *s = NULL;
 
 	(void)state;
-	o.workload = QEMU_WL_IPERF3;
-	o.runs = 3;
-	o.iperf3.udp = 1;
-	o.iperf3.streams = 4;
-	o.iperf3.time_s = 3;
-	o.iperf3.bitrate = "0";
-	o.iperf3.length = 8920;
-	o.iperf3.omit_s = 1;
-	assert_int_equal(qemu_init_script(&s, &o), 0);
+	o.udp = 1;
+	o.streams = 4;
+	o.time_s = 3;
+	o.bitrate = "0";
+	o.length = 8920;
+	o.omit_s = 1;
+	assert_int_equal(iperf3_init(&s, &o, 3, 0), 0);
 	assert_contains(s, "#!/bin/sh\n");
 	assert_contains(s, "mount -t proc proc /proc\n");
 	assert_contains(s, "mount -t devtmpfs devtmpfs /dev");
@@ -295,12 +357,11 @@ static void test_script_iperf3(void **state)
 	sh_check(s);
 	free(s);
 
-	o.iperf3.ipv6 = 1;
-	o.iperf3.reverse = 1;
-	o.iperf3.bitrate = "2.5G";
-	o.iperf3.path = "/opt/it's/iperf3";
-	o.dmesg_level = 1;
-	assert_int_equal(qemu_init_script(&s, &o), 0);
+	o.ipv6 = 1;
+	o.reverse = 1;
+	o.bitrate = "2.5G";
+	o.path = "/opt/it's/iperf3";
+	assert_int_equal(iperf3_init(&s, &o, 3, 1), 0);
 	assert_contains(s, "-c ::1 -6");
 	assert_contains(s, "-b 2.5G");
 	assert_contains(s, " -R\n");
@@ -312,72 +373,66 @@ static void test_script_iperf3(void **state)
 
 static void test_script_bad(void **state)
 {
-	struct qemu_script_opts o = QEMU_SCRIPT_OPTS_INIT;
+	struct iperf3_script_opts o = IPERF3_SCRIPT_OPTS_INIT;
+	struct pktgen_script_opts p = PKTGEN_SCRIPT_OPTS_INIT;
+	struct qemu_script_opts q = QEMU_SCRIPT_OPTS_INIT;
 	static const char *const bad_rates[] = { "1G; reboot", "", "G", "1GG", ".5G", "1 G", "$(x)" };
 	char *s = (char *)1;
 
 	(void)state;
-	o.workload = QEMU_WL_IPERF3;
 	for (size_t i = 0; i < sizeof(bad_rates) / sizeof(bad_rates[0]); i++) {
-		o.iperf3.bitrate = bad_rates[i];
-		assert_int_equal(qemu_init_script(&s, &o), ERR_INVALID);
+		o.bitrate = bad_rates[i];
+		assert_int_equal(iperf3_init(&s, &o, 1, 0), ERR_INVALID);
 		assert_null(s);
 	}
-	o.iperf3.bitrate = NULL;
-	o.iperf3.streams = 129;
-	assert_int_equal(qemu_init_script(&s, &o), ERR_INVALID);
-	o.iperf3.streams = 0;
-	o.iperf3.path = "iperf3";
-	assert_int_equal(qemu_init_script(&s, &o), ERR_INVALID);
-	o.iperf3.path = NULL;
-	o.runs = 0;
-	assert_int_equal(qemu_init_script(&s, &o), ERR_INVALID);
-	o.runs = QEMU_MAX_RUNS + 1;
-	assert_int_equal(qemu_init_script(&s, &o), ERR_INVALID);
-	o.runs = 1;
-	o.workload = 99;
-	assert_int_equal(qemu_init_script(&s, &o), ERR_INVALID);
+	o.bitrate = NULL;
+	o.streams = 129;
+	assert_int_equal(iperf3_init(&s, &o, 1, 0), ERR_INVALID);
+	o.streams = 0;
+	o.path = "iperf3";
+	assert_int_equal(iperf3_init(&s, &o, 1, 0), ERR_INVALID);
+	o.path = NULL;
+	assert_int_equal(iperf3_init(&s, &o, 0, 0), ERR_INVALID);
+	assert_int_equal(iperf3_init(&s, &o, QEMU_MAX_RUNS + 1, 0), ERR_INVALID);
+	/* No workload script: no /init. */
+	s = (char *)1;
+	assert_int_equal(qemu_init_script(&s, &q), ERR_INVALID);
+	assert_null(s);
 
-	o.workload = QEMU_WL_PKTGEN;
-	o.pktgen.dev = "foo bar";
-	assert_int_equal(qemu_init_script(&s, &o), ERR_INVALID);
-	o.pktgen.dev = "foo";
-	o.pktgen.clsact_bpf = 1; /* without tc's full path */
-	assert_int_equal(qemu_init_script(&s, &o), ERR_INVALID);
+	p.dev = "foo bar";
+	assert_int_equal(pktgen_init(&s, &p, 1), ERR_INVALID);
+	p.dev = "foo";
+	p.clsact_bpf = 1; /* without tc's full path */
+	assert_int_equal(pktgen_init(&s, &p, 1), ERR_INVALID);
 	assert_contains(err_msg(), "full path");
-	o.pktgen.tc = "tc";
-	assert_int_equal(qemu_init_script(&s, &o), ERR_INVALID);
-	o.pktgen.tc = "/usr/sbin/tc";
-	o.pktgen.xmit_mode = "burst";
-	assert_int_equal(qemu_init_script(&s, &o), ERR_INVALID);
-	o.pktgen.xmit_mode = NULL;
-	o.pktgen.dst = "1.1.1.1;x";
-	assert_int_equal(qemu_init_script(&s, &o), ERR_INVALID);
+	p.tc = "tc";
+	assert_int_equal(pktgen_init(&s, &p, 1), ERR_INVALID);
+	p.tc = "/usr/sbin/tc";
+	p.xmit_mode = "burst";
+	assert_int_equal(pktgen_init(&s, &p, 1), ERR_INVALID);
+	p.xmit_mode = NULL;
+	p.dst = "1.1.1.1;x";
+	assert_int_equal(pktgen_init(&s, &p, 1), ERR_INVALID);
 
-	o.workload = QEMU_WL_COMMAND;
-	o.command = NULL;
-	assert_int_equal(qemu_init_script(&s, &o), ERR_INVALID);
+	assert_int_equal(command_init(&s, NULL, 1), ERR_INVALID);
 	{
 		const char *argv[] = { "relative", NULL };
 
-		o.command = argv;
-		assert_int_equal(qemu_init_script(&s, &o), ERR_INVALID);
+		assert_int_equal(command_init(&s, argv, 1), ERR_INVALID);
 	}
 }
 
 /* The seed's reproducer: dummy device, clsact + bpf by tc's full path, pktgen queue_xmit. */
 static void test_script_pktgen(void **state)
 {
-	struct qemu_script_opts o = QEMU_SCRIPT_OPTS_INIT;
+	struct pktgen_script_opts o = PKTGEN_SCRIPT_OPTS_INIT;
 	char *s = NULL;
 
 	(void)state;
-	o.workload = QEMU_WL_PKTGEN;
-	o.runs = 6;
-	o.pktgen.dev = "foo";
-	o.pktgen.tc = "/usr/sbin/tc";
-	o.pktgen.clsact_bpf = 1;
-	assert_int_equal(qemu_init_script(&s, &o), 0);
+	o.dev = "foo";
+	o.tc = "/usr/sbin/tc";
+	o.clsact_bpf = 1;
+	assert_int_equal(pktgen_init(&s, &o, 6), 0);
 	assert_contains(s, "ip link add dev foo type dummy");
 	assert_contains(s, "'/usr/sbin/tc' qdisc add dev foo clsact");
 	assert_contains(s, "'/usr/sbin/tc' filter add dev foo egress bpf da bytecode '1,6 0 0 0,'");
@@ -398,14 +453,11 @@ static void test_script_pktgen(void **state)
 
 static void test_script_command(void **state)
 {
-	struct qemu_script_opts o = QEMU_SCRIPT_OPTS_INIT;
 	const char *argv[] = { "/usr/bin/xdp-bench", "redirect", "it's", "$HOME", "a b", NULL };
 	char *s = NULL;
 
 	(void)state;
-	o.workload = QEMU_WL_COMMAND;
-	o.command = argv;
-	assert_int_equal(qemu_init_script(&s, &o), 0);
+	assert_int_equal(command_init(&s, argv, 1), 0);
 	assert_contains(s, "'/usr/bin/xdp-bench' 'redirect' 'it'\\''s' '$HOME' 'a b'\n");
 	sh_check(s);
 	free(s);
@@ -414,7 +466,6 @@ static void test_script_command(void **state)
 /* The script really prints the markers: run its loop with sh on the host. */
 static void test_script_runs_on_host(void **state)
 {
-	struct qemu_script_opts o = QEMU_SCRIPT_OPTS_INIT;
 	const char *argv[] = { "/bin/echo", "hello from run", NULL };
 	struct run_opts ro = RUN_OPTS_INIT;
 	struct run_result res;
@@ -424,10 +475,7 @@ static void test_script_runs_on_host(void **state)
 	int fd;
 
 	(void)state;
-	o.workload = QEMU_WL_COMMAND;
-	o.command = argv;
-	o.runs = 2;
-	assert_int_equal(qemu_init_script(&s, &o), 0);
+	assert_int_equal(command_init(&s, argv, 2), 0);
 	/* From run_once on, without the mounts and the reboot; /tmp as the guest has it. */
 	body = strstr(s, "run_once() {");
 	assert_non_null(body);

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "boot.h"
+#include "conf.h"
 #include "err.h"
 #include "util.h"
 #include "workload.h"
@@ -131,22 +132,38 @@ static json_t *def_new(const char *script, const char *pattern)
 	return def;
 }
 
-static void run_one(struct sample *s, json_t *def, const char *srcdir)
+/* One run of def under boot none, pinned to cpu (-1: not). */
+static int run_on(struct run_sample *s, json_t *def, const char *srcdir, int cpu)
 {
 	const struct workload_ops *ops = workload_find("command");
-	struct run_env env = { srcdir, -1 };
+	struct boot_task bt = { def, ops, srcdir, NULL, 1, cpu };
 
 	assert_non_null(ops);
-	assert_int_equal(ops->run(s, def, &env), 0);
+	return boot_find("none")->run(s, NULL, &bt, 1);
+}
+
+static void run_one(struct run_sample *s, json_t *def, const char *srcdir)
+{
+	assert_int_equal(run_on(s, def, srcdir, -1), 0);
+}
+
+/* What the agent checks before the long steps: the definition, then what boot none needs. */
+static int prepare(json_t *def)
+{
+	const struct workload_ops *ops = workload_find("command");
+	struct boot_task bt = { def, ops, NULL, NULL, 1, -1 };
+	int rc = workload_check_msg(ops, def);
+
+	return rc ? rc : boot_find("none")->prepare(&bt);
 }
 
 static void test_command_ok(void **state)
 {
 	json_t *def = def_new("echo warming up; echo throughput: 123.5 ops/s", PAT);
-	struct sample s;
+	struct run_sample s;
 
 	(void)state;
-	assert_int_equal(workload_find("command")->prepare(def), 0);
+	assert_int_equal(prepare(def), 0);
 	run_one(&s, def, NULL);
 	assert_true(s.value == 123.5);
 	assert_string_equal(s.unit, "ops/s");
@@ -160,7 +177,7 @@ static void test_command_unit_and_cwd(void **state)
 	char dir[] = "/tmp/test_workload.XXXXXX";
 	char *file;
 	json_t *def = def_new("cat result.txt", "^([0-9.]+) Mb/s");
-	struct sample s;
+	struct run_sample s;
 
 	(void)state;
 	assert_non_null(mkdtemp(dir));
@@ -180,17 +197,16 @@ static void test_command_pinned(void **state)
 {
 	/* Pinned to one CPU, the child sees exactly one allowed CPU. */
 	json_t *def = def_new("n=$(nproc); echo throughput: $n", PAT);
-	const struct workload_ops *ops = workload_find("command");
-	struct run_env env = { NULL, -1 };
-	struct sample s;
+	struct run_sample s;
 	cpu_set_t set;
+	int cpu = -1;
 
 	(void)state;
 	assert_int_equal(sched_getaffinity(0, sizeof(set), &set), 0);
-	for (int i = 0; i < CPU_SETSIZE && env.cpu < 0; i++)
+	for (int i = 0; i < CPU_SETSIZE && cpu < 0; i++)
 		if (CPU_ISSET(i, &set))
-			env.cpu = i;
-	assert_int_equal(ops->run(&s, def, &env), 0);
+			cpu = i;
+	assert_int_equal(run_on(&s, def, NULL, cpu), 0);
 	assert_true(s.value == 1);
 	json_decref(def);
 }
@@ -198,7 +214,7 @@ static void test_command_pinned(void **state)
 static void test_command_exit_status(void **state)
 {
 	json_t *def = def_new("echo throughput: 5; echo oops >&2; exit 1", PAT);
-	struct sample s;
+	struct run_sample s;
 
 	(void)state;
 	run_one(&s, def, NULL);
@@ -211,7 +227,7 @@ static void test_command_exit_status(void **state)
 static void test_command_no_match(void **state)
 {
 	json_t *def = def_new("echo latency: 3 us", PAT);
-	struct sample s;
+	struct run_sample s;
 
 	(void)state;
 	run_one(&s, def, NULL);
@@ -223,7 +239,7 @@ static void test_command_no_match(void **state)
 static void test_command_timeout(void **state)
 {
 	json_t *def = def_new("echo throughput: 5; exec sleep 30", PAT);
-	struct sample s;
+	struct run_sample s;
 	int64_t t0 = now_ms();
 
 	(void)state;
@@ -238,11 +254,11 @@ static void test_command_timeout(void **state)
 static void test_command_missing_program(void **state)
 {
 	json_t *def = json_pack("{s:[s], s:s}", "command", "./no-such-benchmark", "pattern", PAT);
-	struct sample s;
+	struct run_sample s;
 
 	(void)state;
 	/* With a '/', the program may be a build output: prepare lets it through. */
-	assert_int_equal(workload_find("command")->prepare(def), 0);
+	assert_int_equal(prepare(def), 0);
 	run_one(&s, def, "/tmp");
 	assert_true(s.value == 0);
 	assert_non_null(strstr(s.error, "exit 127"));
@@ -251,29 +267,28 @@ static void test_command_missing_program(void **state)
 
 static void test_command_prepare_rejects(void **state)
 {
-	const struct workload_ops *ops = workload_find("command");
 	json_t *def;
 
 	(void)state;
 	def = def_new("true", NULL);
-	assert_int_equal(ops->prepare(def), ERR_INVALID);
+	assert_int_equal(prepare(def), ERR_INVALID);
 	assert_non_null(strstr(err_msg(), "pattern"));
 	json_decref(def);
 
 	def = def_new("true", "(unclosed");
-	assert_int_equal(ops->prepare(def), ERR_INVALID);
+	assert_int_equal(prepare(def), ERR_INVALID);
 	json_decref(def);
 
 	def = json_pack("{s:s}", "pattern", PAT);
-	assert_int_equal(ops->prepare(def), ERR_INVALID);
+	assert_int_equal(prepare(def), ERR_INVALID);
 	json_object_set_new(def, "command", json_array());
-	assert_int_equal(ops->prepare(def), ERR_INVALID);
+	assert_int_equal(prepare(def), ERR_INVALID);
 	json_object_set_new(def, "command", json_string("sh -c 'echo 1'"));
-	assert_int_equal(ops->prepare(def), ERR_INVALID);
+	assert_int_equal(prepare(def), ERR_INVALID);
 	json_object_set_new(def, "command", json_pack("[s,i]", "echo", 1));
-	assert_int_equal(ops->prepare(def), ERR_INVALID);
+	assert_int_equal(prepare(def), ERR_INVALID);
 	json_object_set_new(def, "command", json_pack("[s]", "no-such-program-bisectd"));
-	assert_int_equal(ops->prepare(def), ERR_NOTFOUND);
+	assert_int_equal(prepare(def), ERR_NOTFOUND);
 	assert_non_null(strstr(err_msg(), "no-such-program-bisectd"));
 	json_decref(def);
 }
@@ -295,11 +310,116 @@ static void test_boot_find(void **state)
 	(void)state;
 	assert_non_null(b);
 	assert_string_equal(b->name, "none");
-	assert_int_equal(b->boot(NULL, "/tmp"), 0);
-	assert_null(b->shutdown);
+	assert_int_equal(b->places, WORKLOAD_HOST);
+	assert_non_null(b = boot_find("qemu"));
+	assert_int_equal(b->places, WORKLOAD_GUEST);
 	assert_null(boot_find("x"));
 	assert_null(boot_find(""));
 	assert_null(boot_find(NULL));
+}
+
+/*
+ * The coordinator's list of boot methods (conf.c) is the agent's table,
+ * and every workload kind has a method that runs it and what its places
+ * need: an argv for the host, tools and a script for a guest, a parser.
+ */
+static void test_tables_agree(void **state)
+{
+	static const char *const names[] = { "none", "qemu", "kexec", "ssh", "x" };
+	const struct workload_ops *const *all;
+	size_t n;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		const struct boot_ops *b = boot_find(names[i]);
+
+		assert_int_equal(b ? b->places : 0, conf_boot_places(names[i]));
+		if (b)
+			assert_true(b->start && b->run && b->stop);
+	}
+	all = workload_all(&n);
+	assert_int_equal(n, 3);
+	for (size_t i = 0; i < n; i++) {
+		const struct workload_ops *w = all[i];
+
+		assert_ptr_equal(workload_find(w->name), w);
+		assert_non_null(w->check);
+		assert_non_null(w->parse);
+		assert_non_null(w->keys);
+		if (w->places & WORKLOAD_HOST)
+			assert_non_null(w->argv);
+		if (w->places & WORKLOAD_GUEST)
+			assert_true(w->tools && w->script);
+		assert_true(w->places & (conf_boot_places("none") | conf_boot_places("qemu")));
+	}
+}
+
+/* The guest kinds fill in their defaults, name their unit by their metric, and refuse bad keys. */
+static void test_guest_kinds_check(void **state)
+{
+	struct workload_bad bad;
+	json_t *def = json_object();
+	const struct workload_ops *pg = workload_find("pktgen"), *ip = workload_find("iperf3");
+	const char *tools[4];
+
+	(void)state;
+	assert_int_equal(workload_check(pg, def, &bad), 0);
+	assert_string_equal(json_string_value(json_object_get(def, "metric")), "pps");
+	assert_string_equal(json_string_value(json_object_get(def, "unit")), "pps");
+	assert_int_equal(json_integer_value(json_object_get(def, "count")), 200000);
+	assert_int_equal(json_integer_value(json_object_get(def, "pkt_size")), 60);
+	assert_int_equal(pg->tools(tools, 4, def), 0);
+	json_object_set_new(def, "clsact_bpf", json_true());
+	assert_int_equal(pg->tools(tools, 4, def), 1);
+	assert_string_equal(tools[0], "tc");
+	/* Idempotent: the agent checks again what the coordinator sent. */
+	assert_int_equal(workload_check(pg, def, &bad), 0);
+	json_object_set_new(def, "pkt_size", json_integer(59));
+	assert_int_equal(workload_check(pg, def, &bad), ERR_INVALID);
+	assert_string_equal(bad.key, "pkt_size");
+	json_object_set_new(def, "pkt_size", json_integer(64));
+	json_object_set_new(def, "metric", json_string("KBytes/s"));
+	assert_int_equal(workload_check(pg, def, &bad), ERR_INVALID);
+	assert_string_equal(bad.key, "metric");
+	json_decref(def);
+
+	def = json_pack("{s:[s,s,s]}", "iperf3", "-u", "-P", "64");
+	assert_int_equal(workload_check(ip, def, &bad), 0);
+	assert_string_equal(json_string_value(json_object_get(def, "unit")), "KBytes/s");
+	json_object_set_new(def, "iperf3", json_pack("[s,s]", "-u", "--bidir"));
+	assert_int_equal(workload_check(ip, def, &bad), ERR_INVALID);
+	assert_string_equal(bad.key, "iperf3");
+	assert_int_equal(bad.item, 1);
+	assert_int_equal(workload_check_msg(ip, def), ERR_INVALID);
+	assert_non_null(strstr(err_msg(), "'iperf3'[1]: iperf3 option '--bidir'"));
+	json_object_set_new(def, "iperf3", json_pack("[s,i]", "-u", 1));
+	assert_int_equal(workload_check(ip, def, &bad), ERR_INVALID);
+	json_decref(def);
+}
+
+/* A run the guest printed becomes a sample through the kind's parser, its exit status told. */
+static void test_guest_kinds_parse(void **state)
+{
+	json_t *def = json_pack("{s:s}", "metric", "Mb/s");
+	const char *text = "Result: OK: 1792112(c1792112+d0) usec, 200000 (60byte,0frags)\n"
+			   "  111600pps 53Mb/sec (53568000bps) errors: 0\n";
+	struct run_output o = { text, strlen(text), NULL, 0, 1, 0, "" };
+	struct run_sample s;
+
+	(void)state;
+	workload_find("pktgen")->parse(&s, def, &o);
+	assert_true(s.value > 53.5 && s.value < 53.6);
+	assert_string_equal(s.unit, "Mb/s");
+	json_decref(s.extra);
+	o.out = "pktgen setup failed (exit 1):\n";
+	o.out_len = strlen(o.out);
+	o.ok = 0;
+	o.rc = 1;
+	workload_find("pktgen")->parse(&s, def, &o);
+	assert_true(s.value == 0);
+	assert_non_null(strstr(s.error, "(exit 1)"));
+	json_decref(s.extra);
+	json_decref(def);
 }
 
 int main(void)
@@ -325,6 +445,9 @@ int main(void)
 		cmocka_unit_test(test_command_prepare_rejects),
 		cmocka_unit_test(test_workload_find),
 		cmocka_unit_test(test_boot_find),
+		cmocka_unit_test(test_tables_agree),
+		cmocka_unit_test(test_guest_kinds_check),
+		cmocka_unit_test(test_guest_kinds_parse),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -464,7 +464,7 @@ static json_t *ull_json(unsigned long long v)
 	return v <= (unsigned long long)LLONG_MAX ? json_integer((json_int_t)v) : json_real((double)v);
 }
 
-static void sample_failed(struct sample *s, const char *msg)
+static void sample_failed(struct run_sample *s, const char *msg)
 {
 	s->value = 0;
 	snprintf(s->error, sizeof(s->error), "%s", msg);
@@ -475,7 +475,7 @@ static const char *proto_name(int p)
 	return p == NETPARSE_UDP ? "udp" : p == NETPARSE_SCTP ? "sctp" : "tcp";
 }
 
-int netparse_iperf3_sample(struct sample *s, const struct iperf3_result *r, const char *unit)
+int netparse_iperf3_sample(struct run_sample *s, const struct iperf3_result *r, const char *unit)
 {
 	const struct unit_scale *u = find_unit(iperf3_units, sizeof(iperf3_units) / sizeof(iperf3_units[0]), unit);
 	json_t *x;
@@ -528,7 +528,7 @@ static const struct unit_scale pktgen_units[] = {
 	{ "Mb/s", 1e-6, 1 },
 };
 
-int netparse_pktgen_sample(struct sample *s, const struct pktgen_result *r, const char *metric)
+int netparse_pktgen_sample(struct run_sample *s, const struct pktgen_result *r, const char *metric)
 {
 	const struct unit_scale *u = find_unit(pktgen_units, sizeof(pktgen_units) / sizeof(pktgen_units[0]), metric);
 	json_t *x;

@@ -122,7 +122,7 @@ int netparse_pktgen(struct pktgen_result *out, const char *text, size_t len);
  *
  * An unknown unit or metric: ERR_INVALID, and s is a failed run saying so.
  */
-int netparse_iperf3_sample(struct sample *s, const struct iperf3_result *r, const char *unit);
-int netparse_pktgen_sample(struct sample *s, const struct pktgen_result *r, const char *metric);
+int netparse_iperf3_sample(struct run_sample *s, const struct iperf3_result *r, const char *unit);
+int netparse_pktgen_sample(struct run_sample *s, const struct pktgen_result *r, const char *metric);
 
 #endif

@@ -1,0 +1,67 @@
+/*
+ * boot: how an agent gets a built commit running and runs a workload on
+ * it, as a table chosen by the definition's "boot" (iperf3's struct
+ * protocol habit). The shape is "boot once, run N times, stop": start()
+ * brings the build up (nothing for none, a QEMU guest for qemu; a
+ * kexec or a device under test later), run() gives one run's sample,
+ * stop() undoes start(). Each method is one file in this folder and one
+ * line in boot.c's table; see docs/EXTENDING.md.
+ *
+ * The agent holds the host's measure lock exclusively around start() and
+ * around each run(), so a method may measure in either.
+ */
+#ifndef AGENT_BOOT_H
+#define AGENT_BOOT_H
+
+#include <jansson.h>
+
+#include "workload.h"
+
+struct boot_task {
+	json_t *def;                    /* the task's workload definition, checked; borrowed */
+	const struct workload_ops *wl;  /* its kind */
+	const char *srcdir;             /* the built tree (a kernel build: its output directory) */
+	const char *workdir;            /* scratch of the method; created as needed */
+	int runs;                       /* how many run() calls follow start() */
+	int cpu;                        /* pin the runs (or the guest) to this host CPU; -1: none */
+};
+
+/* What start() says besides its code. */
+struct boot_result {
+	const char *status;             /* "ok", "skipped" (the commit's fault: no image, no boot) or
+					 * "failed" (this agent's: a tool missing, a bad definition) */
+	char error[1024];               /* why, when not ok */
+	char *log_tail;                 /* the console's tail when it did not boot; owned, may be NULL */
+	char *console;                  /* the whole console, kept by the agent; owned, may be NULL */
+	double run_s;                   /* seconds of measuring start() did itself (a guest's runs) */
+	const char *accel;              /* how it ran ("kvm", "tcg"), for the log; may be NULL */
+};
+
+struct boot_ops {
+	const char *name;               /* the definition's "boot" */
+	int places;                     /* the workloads it runs: WORKLOAD_HOST or WORKLOAD_GUEST */
+	const char *what;               /* the agent's phase during start() ("booting and measuring in QEMU"); may be NULL */
+
+	/*
+	 * Before checkout and build: does this agent have what the method
+	 * and the workload need? 0, or a code with err_msg() (the task fails).
+	 * May be NULL.
+	 */
+	int (*prepare)(const struct boot_task *t);
+	/*
+	 * Boot once. Fills r (always: release it with boot_result_release());
+	 * returns 0 with r->status "ok" and *session set, or ERR_FAIL.
+	 */
+	int (*start)(void **session, struct boot_result *r, const struct boot_task *t);
+	/* Run i (1..t->runs) into s; 0 when a sample (possibly a failed one) was produced. */
+	int (*run)(struct run_sample *s, void *session, const struct boot_task *t, int i);
+	/* Undoes start() and frees session; session may be NULL. */
+	void (*stop)(void *session, const struct boot_task *t);
+};
+
+/* The method of that name; NULL when there is none. Borrowed (static). */
+const struct boot_ops *boot_find(const char *name);
+
+void boot_result_release(struct boot_result *r);
+
+#endif
