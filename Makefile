@@ -27,8 +27,8 @@ WARN += -Werror
 endif
 
 CFLAGS   ?= -O2 -g
-ALL_CFLAGS = -std=gnu11 $(CFLAGS) $(WARN) -MMD -MP -D_GNU_SOURCE -iquote bisectd -iquote agents \
-             -iquote agents/workloads -iquote agents/boot \
+ALL_CFLAGS = -std=gnu11 $(CFLAGS) $(WARN) -MMD -MP -D_GNU_SOURCE -iquote bisectd/lib \
+             -iquote bisectd/daemon -iquote agents -iquote agents/workloads -iquote agents/boot \
              $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 LIBS     = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpthread -lm
 ifneq ($(SANITIZE),)
@@ -36,26 +36,28 @@ ALL_CFLAGS += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recov
 LDFLAGS    += -fsanitize=$(SANITIZE)
 endif
 
-# The core library both programs and the tests link. The workload kinds
-# (agents/workloads/) are in it: pure code the coordinator checks a
-# workload's definition with at load, and the agent runs a task with.
+# Folders say what a file is:
+#   bisectd/lib/        the library both programs and the tests link: pure
+#                       code and the borders of libraries, no program state
+#   agents/workloads/   the workload kinds, also in the library: pure code
+#                       the coordinator checks a definition with at load,
+#                       and the agent runs a task with
+#   bisectd/daemon/     bisectd: the HTTP API and the coordinator's rooms
+#   bisectd/cli/        bisectctl
+#   agents/, agents/boot/  bisect-agent: its loop, checkout, builds, and
+#                       the boot methods
 WL_SRC  := agents/workloads/workload.c agents/workloads/command.c agents/workloads/iperf3.c \
            agents/workloads/pktgen.c agents/workloads/netparse.c
-LIB_SRC := $(WL_SRC) bisectd/err.c bisectd/log.c bisectd/run.c bisectd/conf.c \
-           bisectd/yamltree.c bisectd/jsonx.c bisectd/stats.c \
-           bisectd/store.c bisectd/store_jobs.c bisectd/store_tasks.c bisectd/store_results.c \
-           bisectd/store_agents.c bisectd/schema_sql.c bisectd/repo.c \
-           bisectd/policy.c bisectd/bisect.c bisectd/client.c bisectd/util.c bisectd/rng.c \
-           bisectd/gitx.c bisectd/kconfig.c bisectd/taskwire.c
-COORD_SRC := bisectd/coord.c bisectd/coord_mirror.c bisectd/coord_jobs.c bisectd/coord_steps.c \
-           bisectd/coord_engine.c bisectd/coord_split.c bisectd/coord_tasks.c bisectd/coord_intake.c \
-           bisectd/coord_report.c bisectd/coord_agents.c
-D_SRC   := bisectd/bisectd.c bisectd/http.c bisectd/api.c bisectd/api_req.c $(COORD_SRC)
-CTL_SRC := bisectd/bisectctl.c
-# The agent: its loop, checkout and builds, and the boot methods (agents/boot/).
+LIB_SRC := $(WL_SRC) $(addprefix bisectd/lib/,err.c log.c run.c conf.c yamltree.c jsonx.c stats.c \
+           store.c store_jobs.c store_tasks.c store_results.c store_agents.c schema_sql.c repo.c \
+           policy.c bisect.c client.c util.c rng.c gitx.c kconfig.c taskwire.c)
+COORD_SRC := $(addprefix bisectd/daemon/,coord.c coord_mirror.c coord_jobs.c coord_steps.c \
+           coord_engine.c coord_split.c coord_tasks.c coord_intake.c coord_report.c coord_agents.c)
+D_SRC   := $(addprefix bisectd/daemon/,bisectd.c http.c api.c api_req.c) $(COORD_SRC)
+CTL_SRC := bisectd/cli/bisectctl.c
 BOOT_SRC := agents/boot/boot.c agents/boot/none.c agents/boot/qemu.c
 AG_SRC  := agents/agent.c agents/worktree.c agents/initramfs.c agents/qemu.c agents/kbuild.c \
-           $(BOOT_SRC)
+           agents/kconfig_apply.c $(BOOT_SRC)
 UNIT    := $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test_*.c))
 
 LIB      := $(BUILD)/libbisect.a
@@ -72,7 +74,7 @@ $(BUILD)/obj/%.o: %.c
 
 # Migrations are compiled into the binary so a deployed bisectd never runs
 # against SQL files of another version.
-bisectd/schema_sql.c: $(sort $(wildcard schema/*.sql)) tests/lib/embed-schema.sh
+bisectd/lib/schema_sql.c: $(sort $(wildcard schema/*.sql)) tests/lib/embed-schema.sh
 	sh tests/lib/embed-schema.sh $(sort $(wildcard schema/*.sql)) > $@.tmp && mv $@.tmp $@
 
 $(LIB): $(call obj,$(LIB_SRC))
@@ -100,9 +102,10 @@ $(BUILD)/tests/test_worktree: $(call obj,tests/unit/gitsh.c agents/worktree.c)
 $(BUILD)/tests/test_workload: $(call obj,$(BOOT_SRC) agents/qemu.c agents/initramfs.c)
 $(BUILD)/tests/test_qemu: $(call obj,agents/qemu.c)
 $(BUILD)/tests/test_initramfs: $(call obj,agents/initramfs.c)
-$(BUILD)/tests/test_kbuild: $(call obj,agents/kbuild.c)
+$(BUILD)/tests/test_kbuild: $(call obj,agents/kbuild.c agents/kconfig_apply.c)
+$(BUILD)/tests/test_kconfig: $(call obj,agents/kconfig_apply.c)
 # the API's routes and request checks, against a coordinator of stubs
-$(BUILD)/tests/test_api: $(call obj,bisectd/api.c bisectd/api_req.c)
+$(BUILD)/tests/test_api: $(call obj,bisectd/daemon/api.c bisectd/daemon/api_req.c)
 
 # tests/t0100-qemu-boot.sh drives the qemu boot method through this helper.
 QEMU_HELPER := $(BUILD)/tests/qemu-boot
@@ -205,7 +208,7 @@ check-kernel: deps-kernel
 	BUILD=$(abspath $(BUILD)) prove $(PROVE_FLAGS) --exec sh tests/kernel/klab.sh :: --check
 
 clean:
-	rm -rf build build-san bisectd/schema_sql.c
+	rm -rf build build-san bisectd/lib/schema_sql.c
 
 .PHONY: all deps deps-kernel unit integration check-one check demo demo-kernel check-kernel clean bench-bisect bench-lab record-noise
 .SECONDARY:

@@ -1184,7 +1184,7 @@ static void setup(struct agent *a)
 	a->lock_fd = open_host_lock(a->conf.measure_lock, "measure_lock");
 	a->build_fd = open_host_lock(a->conf.build_lock, "build_lock");
 	if (a->conf.poll_wait > 60) {
-		/* The coordinator holds a claim at most 60 s (API.md). */
+		/* The coordinator holds a claim at most 60 s (docs/API.md). */
 		log_warn("poll_wait %d s is more than a claim can wait; using 60 s", a->conf.poll_wait);
 		a->conf.poll_wait = 60;
 	} else if (a->conf.poll_wait < 0) {

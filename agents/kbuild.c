@@ -13,6 +13,7 @@
 #include "err.h"
 #include "kbuild.h"
 #include "kconfig.h"
+#include "kconfig_apply.h"
 #include "log.h"
 #include "run.h"
 #include "util.h"

@@ -197,7 +197,7 @@ kbuild_prepare() {
 cd "$1" || exit 1
 n=0
 while :; do
-	rm -rf kb bisectd/schema_sql.c
+	rm -rf kb bisectd/lib/schema_sql.c
 	make -s -j2 BUILD=kb all > /dev/null 2>&1
 	n=$((n + 1))
 	echo "build $n done at $(date +%s)"

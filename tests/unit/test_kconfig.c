@@ -17,6 +17,7 @@
 #include "err.h"
 #include "fakekernel.h"
 #include "kconfig.h"
+#include "kconfig_apply.h"
 #include "util.h"
 
 static int parse(struct kconfig *kc, struct kconfig_overrides *ov, const char *text, const char *name)

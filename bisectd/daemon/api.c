@@ -117,7 +117,7 @@ void api_handle(struct http_response *res, const struct http_request *r, void *a
 	}
 	n = split(seg, path);
 	if (n < 3 || strcmp(seg[0], "api") || strcmp(seg[1], "v1")) {
-		reply_error(res, 404, "no such endpoint: the API is under /api/v1 (see API.md)");
+		reply_error(res, 404, "no such endpoint: the API is under /api/v1 (see docs/API.md)");
 		goto out;
 	}
 	if (post && (rc = body_json(&req, r)))
@@ -164,7 +164,7 @@ void api_handle(struct http_response *res, const struct http_request *r, void *a
 		routed = 0;
 	}
 	if (!routed) {
-		reply_error(res, get || post ? 404 : 405, "no such endpoint or method (see API.md)");
+		reply_error(res, get || post ? 404 : 405, "no such endpoint or method (see docs/API.md)");
 		goto out;
 	}
 	if (rc)

@@ -1,6 +1,6 @@
 /*
  * taskwire: the task an agent claims, as it travels in the claim reply
- * (POST /api/v1/agents/NAME/claim, bisectd/API.md). One definition of the
+ * (POST /api/v1/agents/NAME/claim, docs/API.md). One definition of the
  * format for both sides: the coordinator encodes, the agent decodes and
  * validates, so a field renamed on one side cannot go unnoticed.
  */

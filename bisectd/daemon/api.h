@@ -1,5 +1,5 @@
 /*
- * api: the routes of the versioned JSON API (see API.md) on top of the coordinator (coord.h).
+ * api: the routes of the versioned JSON API (see docs/API.md) on top of the coordinator (coord.h).
  */
 #ifndef BISECT_API_H
 #define BISECT_API_H

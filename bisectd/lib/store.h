@@ -115,7 +115,7 @@ int store_decision_add(struct store *s, long long job, long long time, const cha
 		       const char *top, const char *why);
 
 /*
- * The documents the API shows (API.md), as JSON the caller owns:
+ * The documents the API shows (docs/API.md), as JSON the caller owns:
  * a job's row with its repo's name and its report parsed; ERR_NOTFOUND
  * when the job does not exist.
  */

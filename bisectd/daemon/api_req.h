@@ -1,7 +1,7 @@
 /*
  * api_req: request bodies validated into the coordinator's structs
  * (coord.h) at the API's edge: unknown fields, types, bounds and syntax,
- * with the messages API.md promises. What needs the configuration or the
+ * with the messages docs/API.md promises. What needs the configuration or the
  * store is the coordinator's to check.
  *
  * Each returns 0, or ERR_INVALID with the message set. The structs'
