@@ -41,13 +41,14 @@ endif
 #                       code and the borders of libraries, no program state
 #   agents/workloads/   the workload kinds, also in the library: pure code
 #                       the coordinator checks a definition with at load,
-#                       and the agent runs a task with
+#                       and the agent runs a task with; and the boot
+#                       methods' table (agents/boot/methods.c)
 #   bisectd/daemon/     bisectd: the HTTP API and the coordinator's rooms
 #   bisectd/cli/        bisectctl
 #   agents/, agents/boot/  bisect-agent: its loop, checkout, builds, and
 #                       the boot methods
 WL_SRC  := agents/workloads/workload.c agents/workloads/command.c agents/workloads/iperf3.c \
-           agents/workloads/pktgen.c agents/workloads/netparse.c
+           agents/workloads/pktgen.c agents/workloads/netparse.c agents/boot/methods.c
 LIB_SRC := $(WL_SRC) $(addprefix bisectd/lib/,err.c log.c run.c conf.c yamltree.c jsonx.c stats.c \
            store.c store_jobs.c store_tasks.c store_results.c store_agents.c schema_sql.c repo.c \
            policy.c bisect.c client.c util.c rng.c gitx.c kconfig.c taskwire.c)

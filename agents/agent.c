@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "boot.h"
+#include "methods.h"
 #include "client.h"
 #include "conf.h"
 #include "err.h"
@@ -853,7 +854,7 @@ static int run_task(struct agent *a, const struct task *t, struct result *r)
 		result_set(r, "skipped", "unknown boot method '%s'", t->boot);
 		goto out;
 	}
-	if (!(wl->places & boot->places)) {
+	if (!(wl->places & boot_method_find(t->boot)->places)) {
 		result_set(r, "failed", "boot %s does not run workloads of type %s", boot->name, wl->name);
 		goto out;
 	}

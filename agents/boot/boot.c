@@ -1,27 +1,17 @@
 /*
- * boot: the table of boot methods.
+ * boot: a boot method's ops by name (the table is methods.c's).
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "boot.h"
-
-extern const struct boot_ops boot_none, boot_qemu;
-
-/* One line per method: docs/EXTENDING.md. */
-static const struct boot_ops *const boots[] = {
-	&boot_none,
-	&boot_qemu,
-};
+#include "methods.h"
 
 const struct boot_ops *boot_find(const char *name)
 {
-	if (!name)
-		return NULL;
-	for (size_t i = 0; i < sizeof(boots) / sizeof(boots[0]); i++)
-		if (!strcmp(boots[i]->name, name))
-			return boots[i];
-	return NULL;
+	const struct boot_method *m = boot_method_find(name);
+
+	return m ? m->ops : NULL;
 }
 
 void boot_result_release(struct boot_result *r)

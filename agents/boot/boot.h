@@ -5,7 +5,8 @@
  * brings the build up (nothing for none, a QEMU guest for qemu; a
  * kexec or a device under test later), run() gives one run's sample,
  * stop() undoes start(). Each method is one file in this folder and one
- * line in boot.c's table; see docs/EXTENDING.md.
+ * line in methods.c's table, which also says what workloads it runs;
+ * see docs/EXTENDING.md.
  *
  * The agent holds the host's measure lock exclusively around start() and
  * around each run(), so a method may measure in either.
@@ -39,7 +40,6 @@ struct boot_result {
 
 struct boot_ops {
 	const char *name;               /* the definition's "boot" */
-	int places;                     /* the workloads it runs: WORKLOAD_HOST or WORKLOAD_GUEST */
 	const char *what;               /* the agent's phase during start() ("booting and measuring in QEMU"); may be NULL */
 
 	/*
@@ -59,7 +59,7 @@ struct boot_ops {
 	void (*stop)(void *session, const struct boot_task *t);
 };
 
-/* The method of that name; NULL when there is none. Borrowed (static). */
+/* The ops of the method of that name; NULL when there is none. Borrowed (static). */
 const struct boot_ops *boot_find(const char *name);
 
 void boot_result_release(struct boot_result *r);

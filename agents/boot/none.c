@@ -96,7 +96,6 @@ static void stop(void *session, const struct boot_task *t)
 
 const struct boot_ops boot_none = {
 	.name = "none",
-	.places = WORKLOAD_HOST,
 	.what = NULL,
 	.prepare = prepare,
 	.start = start,

@@ -208,7 +208,6 @@ static void stop(void *session, const struct boot_task *t)
 
 const struct boot_ops boot_qemu = {
 	.name = "qemu",
-	.places = WORKLOAD_GUEST,
 	.what = "booting and measuring in QEMU",
 	.prepare = NULL,
 	.start = start,

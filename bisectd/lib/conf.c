@@ -20,6 +20,7 @@
 #include "err.h"
 #include "kconfig.h"
 #include "log.h"
+#include "methods.h"
 #include "util.h"
 #include "workload.h"
 #include "yamltree.h"
@@ -52,17 +53,6 @@ static const char *const qemu_keys[] = {
 	"kernel_image", "memory_mb", "cpus", "append", "boot_timeout", NULL
 };
 
-/*
- * The agents' boot methods as the coordinator knows them: a name and the
- * workloads it runs. One line per method of agents/boot/boot.c's table.
- */
-static const struct boot_place {
-	const char *name;
-	int places;
-} boot_places[] = {
-	{ "none", WORKLOAD_HOST },
-	{ "qemu", WORKLOAD_GUEST },
-};
 static const char *const pool_keys[] = { "labels", NULL };
 static const char *const agent_keys[] = {
 	"coordinator", "name", "labels", "workdir", "log_level", "heartbeat",
@@ -538,10 +528,9 @@ static int kernel_entry(struct conf_workload *w, const struct ctx *x, const stru
 
 int conf_boot_places(const char *name)
 {
-	for (size_t i = 0; name && i < sizeof(boot_places) / sizeof(boot_places[0]); i++)
-		if (!strcmp(boot_places[i].name, name))
-			return boot_places[i].places;
-	return 0;
+	const struct boot_method *m = boot_method_find(name);
+
+	return m ? m->places : 0;
 }
 
 /* "'a', 'b' or 'c'" (quoted) or "a, b or c" of the names that match places (0: all). */
@@ -551,9 +540,12 @@ static void names_list(struct sbuf *sb, int boots, int places, int quote)
 	size_t n = 0, nr;
 
 	if (boots) {
-		for (size_t i = 0; i < sizeof(boot_places) / sizeof(boot_places[0]) && n < 32; i++)
-			if (!places || (boot_places[i].places & places))
-				names[n++] = boot_places[i].name;
+		size_t nm;
+		const struct boot_method *m = boot_methods(&nm);
+
+		for (size_t i = 0; i < nm && n < 32; i++)
+			if (!places || (m[i].places & places))
+				names[n++] = m[i].name;
 	} else {
 		const struct workload_ops *const *all = workload_all(&nr);
 

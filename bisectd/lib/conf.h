@@ -65,10 +65,9 @@ struct conf_workload {
 };
 
 /*
- * The coordinator's view of the agents' boot methods (agents/boot/): which
- * workloads each runs, WORKLOAD_HOST or WORKLOAD_GUEST (workload.h); 0 for
- * a name that is none. tests/unit/test_workload.c holds it to the agent's
- * table.
+ * The workloads the boot method of that name runs, WORKLOAD_HOST or
+ * WORKLOAD_GUEST (workload.h), from the one table of boot methods
+ * (agents/boot/methods.c); 0 for a name that is none.
  */
 int conf_boot_places(const char *name);
 

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "boot.h"
+#include "methods.h"
 #include "conf.h"
 #include "err.h"
 #include "util.h"
@@ -310,9 +311,10 @@ static void test_boot_find(void **state)
 	(void)state;
 	assert_non_null(b);
 	assert_string_equal(b->name, "none");
-	assert_int_equal(b->places, WORKLOAD_HOST);
+	assert_int_equal(boot_method_find("none")->places, WORKLOAD_HOST);
 	assert_non_null(b = boot_find("qemu"));
-	assert_int_equal(b->places, WORKLOAD_GUEST);
+	assert_string_equal(b->name, "qemu");
+	assert_int_equal(boot_method_find("qemu")->places, WORKLOAD_GUEST);
 	assert_null(boot_find("x"));
 	assert_null(boot_find(""));
 	assert_null(boot_find(NULL));
@@ -325,18 +327,23 @@ static void test_boot_find(void **state)
  */
 static void test_tables_agree(void **state)
 {
-	static const char *const names[] = { "none", "qemu", "kexec", "ssh", "x" };
 	const struct workload_ops *const *all;
 	size_t n;
+	const struct boot_method *m = boot_methods(&n);
 
 	(void)state;
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		const struct boot_ops *b = boot_find(names[i]);
+	for (size_t i = 0; i < n; i++) {
+		const struct boot_ops *b = boot_find(m[i].name);
 
-		assert_int_equal(b ? b->places : 0, conf_boot_places(names[i]));
-		if (b)
-			assert_true(b->start && b->run && b->stop);
+		/* linked with the agent's boot files, every method in the table has its ops */
+		assert_non_null(b);
+		assert_string_equal(b->name, m[i].name);
+		assert_true(b->start && b->run && b->stop);
+		assert_int_equal(conf_boot_places(m[i].name), m[i].places);
+		assert_true(m[i].places == WORKLOAD_HOST || m[i].places == WORKLOAD_GUEST);
 	}
+	assert_null(boot_find("kexec-not-yet"));
+	assert_int_equal(conf_boot_places("x"), 0);
 	all = workload_all(&n);
 	assert_int_equal(n, 3);
 	for (size_t i = 0; i < n; i++) {

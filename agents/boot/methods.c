@@ -1,0 +1,36 @@
+/*
+ * methods: the table of boot methods. It is in the library, so that the
+ * coordinator knows each method's name and the workloads it runs without
+ * linking the agent's code: each method's ops (boot_NAME in
+ * agents/boot/NAME.c) are weak references here, NULL in bisectd and the
+ * method's own in bisect-agent.
+ */
+#include <string.h>
+
+#include "methods.h"
+#include "workload.h"
+
+/* One line per method: its name (its file, and boot_NAME in it) and the workloads it runs. */
+#define BOOT_METHODS(X)                 \
+	X(none, WORKLOAD_HOST)          \
+	X(qemu, WORKLOAD_GUEST)
+
+#define DECLARE(name, places) extern const struct boot_ops boot_##name __attribute__((weak));
+BOOT_METHODS(DECLARE)
+
+#define ENTRY(name, places) { #name, places, &boot_##name },
+static const struct boot_method methods[] = { BOOT_METHODS(ENTRY) };
+
+const struct boot_method *boot_method_find(const char *name)
+{
+	for (size_t i = 0; name && i < sizeof(methods) / sizeof(methods[0]); i++)
+		if (!strcmp(methods[i].name, name))
+			return &methods[i];
+	return NULL;
+}
+
+const struct boot_method *boot_methods(size_t *n)
+{
+	*n = sizeof(methods) / sizeof(methods[0]);
+	return methods;
+}

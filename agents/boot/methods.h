@@ -1,0 +1,26 @@
+/*
+ * methods: the boot methods by name, the one table both sides read. The
+ * coordinator checks a workload's "boot" and what it may run against it
+ * at config load; the agent takes each method's ops from it. One line per
+ * method in methods.c (docs/EXTENDING.md).
+ */
+#ifndef AGENT_BOOT_METHODS_H
+#define AGENT_BOOT_METHODS_H
+
+#include <stddef.h>
+
+struct boot_ops;
+
+struct boot_method {
+	const char *name;               /* the definition's "boot" */
+	int places;                     /* the workloads it runs: WORKLOAD_HOST or WORKLOAD_GUEST */
+	const struct boot_ops *ops;     /* agents/boot/NAME.c's; NULL where it is not linked (bisectd) */
+};
+
+/* The method of that name; NULL when there is none. Borrowed (static). */
+const struct boot_method *boot_method_find(const char *name);
+
+/* All of them, in the table's order; *n gets their number. Borrowed (static). */
+const struct boot_method *boot_methods(size_t *n);
+
+#endif
