@@ -172,11 +172,7 @@ static void parse(struct run_sample *s, json_t *def, const struct run_output *o)
 
 	netparse_pktgen(&pr, o->out, o->out ? o->out_len : 0);
 	netparse_pktgen_sample(s, &pr, workload_def_str(def, "metric", metrics[0]));
-	if (s->value <= 0 && o->rc > 0) {
-		size_t n = strlen(s->error);
-
-		snprintf(s->error + n, sizeof(s->error) - n, " (exit %d)", o->rc);
-	}
+	workload_note_exit(s, o);
 }
 
 const struct workload_ops workload_pktgen = {

@@ -239,3 +239,12 @@ int workload_only(const char *s, const char *alphabet, size_t maxlen)
 {
 	return s && *s && strlen(s) <= maxlen && strspn(s, alphabet) == strlen(s);
 }
+
+void workload_note_exit(struct run_sample *s, const struct run_output *o)
+{
+	if (s->value <= 0 && o->rc > 0) {
+		size_t n = strlen(s->error);
+
+		snprintf(s->error + n, sizeof(s->error) - n, " (exit %d)", o->rc);
+	}
+}

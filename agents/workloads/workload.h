@@ -132,6 +132,8 @@ int workload_def_argv(const char ***out, json_t *def, const char *key);
 const char *workload_def_str(json_t *def, const char *key, const char *dflt);
 /* s failed: value 0 and the message. */
 void workload_sample_fail(struct run_sample *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A failed run's error gets " (exit N)" when the run's program exited N > 0. */
+void workload_note_exit(struct run_sample *s, const struct run_output *o);
 
 /* s single-quoted for sh, appended to sb. */
 void workload_sh_quote(struct sbuf *sb, const char *s);
