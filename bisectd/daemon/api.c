@@ -135,6 +135,8 @@ void api_handle(struct http_response *res, const struct http_request *r, void *a
 			rc = coord_job_cancel(s, &reply, id);
 		else if (n == 5 && get && !strcmp(seg[4], "report"))
 			rc = coord_job_report_text(s, &text, id);
+		else if (n == 5 && get && !strcmp(seg[4], "samples"))
+			rc = coord_job_samples(s, &reply, id);
 		else
 			routed = 0;
 	} else if (!strcmp(seg[2], "agents")) {

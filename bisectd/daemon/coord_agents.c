@@ -21,6 +21,8 @@ int coord_agent_list(struct coord *s, json_t **reply)
 
 	pthread_mutex_lock(&s->lock);
 	rc = store_agents_doc(&rows, s->st);
+	if (rc == 0)
+		coord_dash_agents(s, rows);
 	pthread_mutex_unlock(&s->lock);
 	if (rc)
 		return rc;

@@ -94,6 +94,13 @@ int coord_job_cancel(struct coord *s, json_t **reply, long long id)
 	return called(reply, "job_cancel");
 }
 
+int coord_job_samples(struct coord *s, json_t **reply, long long id)
+{
+	(void)s;
+	seen.id = id;
+	return called(reply, "job_samples");
+}
+
 int coord_job_report_text(struct coord *s, char **out, long long id)
 {
 	(void)s;
@@ -219,6 +226,8 @@ static void test_routes(void **state)
 	assert_int_equal(seen.id, 12);
 	expect("POST", "/api/v1/jobs/7/cancel", NULL, 200, "job_cancel", NULL);
 	assert_int_equal(seen.id, 7);
+	expect("GET", "/api/v1/jobs/5/samples", NULL, 200, "job_samples", NULL);
+	assert_int_equal(seen.id, 5);
 	expect("GET", "/api/v1/agents", NULL, 200, "agent_list", NULL);
 	expect("POST", "/api/v1/agents/register", "{\"name\": \"lab1\"}", 200, "agent_register", NULL);
 	expect("POST", "/api/v1/agents/lab1/heartbeat", NULL, 200, "agent_heartbeat", NULL);
