@@ -54,7 +54,9 @@ LIB_SRC := $(WL_SRC) $(addprefix bisectd/lib/,err.c log.c run.c conf.c yamltree.
            policy.c bisect.c client.c util.c rng.c gitx.c kconfig.c taskwire.c)
 COORD_SRC := $(addprefix bisectd/daemon/,coord.c coord_mirror.c coord_jobs.c coord_steps.c \
            coord_engine.c coord_split.c coord_tasks.c coord_intake.c coord_report.c coord_agents.c coord_dash.c)
-D_SRC   := $(addprefix bisectd/daemon/,bisectd.c http.c api.c api_req.c) $(COORD_SRC)
+# The dashboard: its routes, its event streams, its files (generated from bisectd/web/).
+WEB_SRC := $(addprefix bisectd/daemon/,web.c events.c web_assets.c)
+D_SRC   := $(addprefix bisectd/daemon/,bisectd.c http.c api.c api_req.c) $(COORD_SRC) $(WEB_SRC)
 CTL_SRC := bisectd/cli/bisectctl.c
 BOOT_SRC := agents/boot/boot.c agents/boot/none.c agents/boot/qemu.c
 AG_SRC  := agents/agent.c agents/worktree.c agents/initramfs.c agents/qemu.c agents/kbuild.c \
@@ -77,6 +79,11 @@ $(BUILD)/obj/%.o: %.c
 # against SQL files of another version.
 bisectd/lib/schema_sql.c: $(sort $(wildcard schema/*.sql)) tests/lib/embed-schema.sh
 	sh tests/lib/embed-schema.sh $(sort $(wildcard schema/*.sql)) > $@.tmp && mv $@.tmp $@
+
+# So are the dashboard's files: the page always matches the API it calls.
+WEB_FILES := $(sort $(wildcard bisectd/web/*.html bisectd/web/*.css bisectd/web/*.js))
+bisectd/daemon/web_assets.c: $(WEB_FILES) tests/lib/embed-web.sh
+	sh tests/lib/embed-web.sh $(WEB_FILES) > $@.tmp && mv $@.tmp $@
 
 $(LIB): $(call obj,$(LIB_SRC))
 	@rm -f $@
@@ -106,7 +113,7 @@ $(BUILD)/tests/test_initramfs: $(call obj,agents/initramfs.c)
 $(BUILD)/tests/test_kbuild: $(call obj,agents/kbuild.c agents/kconfig_apply.c)
 $(BUILD)/tests/test_kconfig: $(call obj,agents/kconfig_apply.c)
 # the API's routes and request checks, against a coordinator of stubs
-$(BUILD)/tests/test_api: $(call obj,bisectd/daemon/api.c bisectd/daemon/api_req.c)
+$(BUILD)/tests/test_api: $(call obj,bisectd/daemon/api.c bisectd/daemon/api_req.c $(WEB_SRC))
 
 # tests/t0100-qemu-boot.sh drives the qemu boot method through this helper.
 QEMU_HELPER := $(BUILD)/tests/qemu-boot
@@ -209,7 +216,7 @@ check-kernel: deps-kernel
 	BUILD=$(abspath $(BUILD)) prove $(PROVE_FLAGS) --exec sh tests/kernel/klab.sh :: --check
 
 clean:
-	rm -rf build build-san bisectd/lib/schema_sql.c
+	rm -rf build build-san bisectd/lib/schema_sql.c bisectd/daemon/web_assets.c
 
 .PHONY: all deps deps-kernel unit integration check-one check demo demo-kernel check-kernel clean bench-bisect bench-lab record-noise
 .SECONDARY:

@@ -9,6 +9,7 @@
 #include "api_req.h"
 #include "coord.h"
 #include "util.h"
+#include "web.h"
 
 #define MAX_WAIT_S 60
 
@@ -116,6 +117,12 @@ void api_handle(struct http_response *res, const struct http_request *r, void *a
 		goto out;
 	}
 	n = split(seg, path);
+	/* The dashboard (web.c): its page, its files and the event stream. */
+	if (get && web_route(&rc, res, r, s, seg, n)) {
+		if (rc)
+			goto fail;
+		goto out;
+	}
 	if (n < 3 || strcmp(seg[0], "api") || strcmp(seg[1], "v1")) {
 		reply_error(res, 404, "no such endpoint: the API is under /api/v1 (see docs/API.md)");
 		goto out;

@@ -9,6 +9,7 @@
 
 #include "coord_internal.h"
 #include "err.h"
+#include "events.h"
 #include "jsonx.h"
 #include "util.h"
 
@@ -100,6 +101,7 @@ int coord_agent_heartbeat(struct coord *s, json_t **reply, const char *name, con
 		cancel = !held;
 	}
 	*reply = json_pack("{s:b, s:b}", "ok", 1, "cancel", cancel);
+	events_changed();  /* a new progress line for the dashboard */
 out:
 	pthread_mutex_unlock(&s->lock);
 	return rc;
