@@ -181,6 +181,28 @@ deps:
 	  echo "deps: installing$$missing"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
 	else echo "deps: all installed"; fi
+	@$(MAKE) --no-print-directory deps-browser
+
+# The browser test (tests/t0006-dashboard.sh): Debian's chromium, driven by
+# playwright-core from npm, which downloads no browser of its own. Where
+# chromium cannot be installed the test skips and says why. nodejs may come
+# with its own npm (NodeSource's does): npm is installed only when missing.
+BROWSER_DIR := tests/browser
+deps-browser:
+	@missing=""; command -v chromium > /dev/null || missing="chromium"; \
+	command -v node > /dev/null || missing="$$missing nodejs"; \
+	command -v npm > /dev/null || missing="$$missing npm"; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" != 0 ]; then echo "deps: missing:$$missing (run 'make deps' as root)" >&2; exit 1; fi; \
+	  echo "deps: installing$$missing"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing || \
+	    echo "deps: could not install$$missing: the browser test will skip" >&2; \
+	fi
+	@if command -v npm > /dev/null; then $(MAKE) --no-print-directory $(BROWSER_DIR)/node_modules/.installed; fi
+
+$(BROWSER_DIR)/node_modules/.installed: $(BROWSER_DIR)/package.json $(BROWSER_DIR)/package-lock.json
+	cd $(BROWSER_DIR) && npm ci --no-audit --no-fund --ignore-scripts
+	@touch $@
 
 # --- tests ----------------------------------------------------------------
 
@@ -218,7 +240,7 @@ check-kernel: deps-kernel
 clean:
 	rm -rf build build-san bisectd/lib/schema_sql.c bisectd/daemon/web_assets.c
 
-.PHONY: all deps deps-kernel unit integration check-one check demo demo-kernel check-kernel clean bench-bisect bench-lab record-noise
+.PHONY: all deps deps-browser deps-kernel unit integration check-one check demo demo-kernel check-kernel clean bench-bisect bench-lab record-noise
 .SECONDARY:
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
