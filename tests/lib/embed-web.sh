@@ -9,7 +9,8 @@ echo '#include "web.h"'
 i=0
 for f in "$@"; do
 	printf 'static const char asset_%d[] =\n' "$i"
-	sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/\t"/' -e 's/$/\\n"/' "$f"
+	# '?' escaped too: "??'" would be a trigraph.
+	sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/?/\\?/g' -e 's/^/\t"/' -e 's/$/\\n"/' "$f"
 	printf '\t;\n'
 	i=$((i + 1))
 done
