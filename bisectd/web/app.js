@@ -317,8 +317,9 @@ function renderPosterior(j) {
 			${esc((c.subject || '').slice(0, 40))}</span><progress max="1" value="${esc(t.p || 0)}"></progress>
 			<span>${pct(t.p)}</span></div>`;
 	}).join('');
-	$('#job-posterior').innerHTML = `${bars}<p class="note">The ${top.length} most probable commits hold ${pct(mass)};
-		the other ${Math.max(0, (j.progress || {}).candidates - top.length) || 'few'} candidates share the rest.</p>`;
+	const rest = Math.max(0, (j.nr_commits || 0) - 1 - top.length);
+	$('#job-posterior').innerHTML = `${bars}<p class="note">The ${top.length} most probable commits hold ${pct(mass)}` +
+		(rest ? `; the other ${rest} share the rest.</p>` : '.</p>');
 }
 
 function renderOutcome(j) {
@@ -330,7 +331,8 @@ function renderOutcome(j) {
 	} else if (r.verdict === 'culprit' && r.culprit) {
 		html = `<p>${badge('culprit', 'state-bad')} ${commitLabel(r.culprit)}</p>
 			<p>${num(r.parent && r.parent.hmean)} &rarr; ${num(r.culprit.hmean)} ${esc(j.unit)}
-			(${r.change_pct != null ? r.change_pct.toFixed(1) + '%' : ''}), p ${esc(r.p_value)}, confidence ${pct(r.confidence)}</p>`;
+			(${r.change_pct != null ? r.change_pct.toFixed(1) + '%' : ''}), p ${r.p_value != null ? Number(r.p_value).toPrecision(2) : '?'},
+			confidence ${pct(r.confidence)}</p>`;
 	} else {
 		const set = r.range && r.range.length ? r.range : r.top || [];
 		html = `<p>${badge(r.verdict)} ${esc(r.why || '')}</p>` + (set.length ? `<p>${r.verdict === 'range' ?
