@@ -6,6 +6,7 @@
  * job's samples one by one, for the runs drawn as points.
  */
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "coord_internal.h"
@@ -68,10 +69,24 @@ void coord_dash_agents(struct coord *s, json_t *agents)
 	json_decref(rows);
 }
 
-void coord_dash_job(struct coord *s, json_t *job, long long id)
+void coord_dash_job(struct coord *s, json_t *job, long long id, int full)
 {
 	json_t *d = NULL, *progress = json_object_get(job, "progress");
+	const char *state = json_string_value(json_object_get(job, "state")) ?: "";
+	struct jobctx c;
 
+	/*
+	 * Candidates left, for the list too (the full document counts them
+	 * itself): only for jobs that run, since it loads the whole job.
+	 */
+	if (!full && progress && (!strcmp(state, "queued") || !strcmp(state, "running")) &&
+	    jobctx_load(s, &c, id) == 0) {
+		unsigned char *in_c = xcalloc((size_t)c.n, 1);
+
+		json_object_set_new(progress, "candidates", json_integer(policy_candidates(c.pol, c.cls, in_c)));
+		free(in_c);
+		jobctx_release(&c);
+	}
 	if (store_dash_job_doc(&d, s->st, id))
 		return;
 	if (progress) {

@@ -65,6 +65,8 @@ try {
 		'the dashboard opens its event stream', `live: ${await page.evaluate(() => document.body.dataset.live)}`);
 	check(await until(page, (j) => !!document.querySelector(`#jobs tr[data-job="${j}"]`), job, 10000),
 		`job ${job} is listed`);
+	const cand = await page.evaluate((j) => document.querySelector(`#jobs tr[data-job="${j}"] td.candidates`).textContent, job);
+	check(/^\d+$/.test(cand.trim()), `... with its candidates left (${cand.trim()})`);
 	await page.evaluate(() => { window.__noReload = 1; });
 
 	const phases = () => page.evaluate(() => [...document.querySelectorAll('#agents tr[data-agent]')]
