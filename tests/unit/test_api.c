@@ -112,9 +112,16 @@ int coord_job_report_text(struct coord *s, char **out, long long id)
 	return 0;
 }
 
+/* What the agent list stub answers when set (the event stream's test). */
+static json_t *agents_doc;
+
 int coord_agent_list(struct coord *s, json_t **reply)
 {
 	(void)s;
+	if (agents_doc) {
+		*reply = json_deep_copy(agents_doc);
+		return 0;
+	}
 	return called(reply, "agent_list");
 }
 
@@ -347,6 +354,37 @@ static void test_events_stream(void **state)
 	expect("GET", "/api/v1/events", NULL, 400, "", "job must be a job's id");
 }
 
+/* After the snapshot a stream sends only what changed, once, when woken. */
+static void test_events_changes(void **state)
+{
+	struct http_response res;
+	char buf[8192];
+	ssize_t n;
+
+	(void)state;
+	agents_doc = json_pack("{s:[{s:s, s:s}, {s:s, s:s}]}", "agents", "name", "lab1", "phase", "build",
+			       "name", "lab2", "phase", "run");
+	res = open_stream();
+	n = res.stream.read(res.stream.arg, buf, sizeof(buf) - 1);
+	assert_true(n > 0);
+	buf[n] = '\0';
+	assert_non_null(strstr(buf, "event: snapshot"));
+	assert_non_null(strstr(buf, "\"phase\":\"build\""));
+
+	json_object_set_new(json_array_get(json_object_get(agents_doc, "agents"), 0), "phase", json_string("run"));
+	events_changed();
+	n = res.stream.read(res.stream.arg, buf, sizeof(buf) - 1);
+	assert_true(n > 0);
+	buf[n] = '\0';
+	assert_non_null(strstr(buf, "event: agent\ndata: {"));
+	assert_non_null(strstr(buf, "\"name\":\"lab1\""));
+	assert_null(strstr(buf, "lab2"));           /* unchanged: not sent again */
+	assert_null(strstr(buf, "snapshot"));
+	res.stream.release(res.stream.arg);
+	json_decref(agents_doc);
+	agents_doc = NULL;
+}
+
 static void test_codes_of_errors(void **state)
 {
 	struct http_request r = { .method = "POST", .path = "/api/v1/jobs", .body = "", .body_too_large = 1 };
@@ -508,6 +546,7 @@ int main(void)
 		cmocka_unit_test_setup(test_result, setup),
 		cmocka_unit_test_setup(test_dashboard_files, setup),
 		cmocka_unit_test_setup(test_events_stream, setup),
+		cmocka_unit_test_setup(test_events_changes, setup),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
