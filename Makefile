@@ -50,11 +50,13 @@ endif
 WL_SRC  := agents/workloads/workload.c agents/workloads/command.c agents/workloads/iperf3.c \
            agents/workloads/pktgen.c agents/workloads/netparse.c agents/boot/methods.c
 LIB_SRC := $(WL_SRC) $(addprefix bisectd/lib/,err.c log.c run.c conf.c yamltree.c jsonx.c stats.c \
-           store.c store_jobs.c store_tasks.c store_results.c store_agents.c schema_sql.c repo.c \
+           store.c store_jobs.c store_tasks.c store_results.c store_agents.c store_dash.c schema_sql.c repo.c \
            policy.c bisect.c client.c util.c rng.c gitx.c kconfig.c taskwire.c)
 COORD_SRC := $(addprefix bisectd/daemon/,coord.c coord_mirror.c coord_jobs.c coord_steps.c \
-           coord_engine.c coord_split.c coord_tasks.c coord_intake.c coord_report.c coord_agents.c)
-D_SRC   := $(addprefix bisectd/daemon/,bisectd.c http.c api.c api_req.c) $(COORD_SRC)
+           coord_engine.c coord_split.c coord_tasks.c coord_intake.c coord_report.c coord_agents.c coord_dash.c)
+# The dashboard: its routes, its event streams, its files (generated from bisectd/web/).
+WEB_SRC := $(addprefix bisectd/daemon/,web.c events.c web_assets.c)
+D_SRC   := $(addprefix bisectd/daemon/,bisectd.c http.c api.c api_req.c) $(COORD_SRC) $(WEB_SRC)
 CTL_SRC := bisectd/cli/bisectctl.c
 BOOT_SRC := agents/boot/boot.c agents/boot/none.c agents/boot/qemu.c
 AG_SRC  := agents/agent.c agents/worktree.c agents/initramfs.c agents/qemu.c agents/kbuild.c \
@@ -77,6 +79,11 @@ $(BUILD)/obj/%.o: %.c
 # against SQL files of another version.
 bisectd/lib/schema_sql.c: $(sort $(wildcard schema/*.sql)) tests/lib/embed-schema.sh
 	sh tests/lib/embed-schema.sh $(sort $(wildcard schema/*.sql)) > $@.tmp && mv $@.tmp $@
+
+# So are the dashboard's files: the page always matches the API it calls.
+WEB_FILES := $(sort $(wildcard bisectd/web/*.html bisectd/web/*.css bisectd/web/*.js))
+bisectd/daemon/web_assets.c: $(WEB_FILES) tests/lib/embed-web.sh
+	sh tests/lib/embed-web.sh $(WEB_FILES) > $@.tmp && mv $@.tmp $@
 
 $(LIB): $(call obj,$(LIB_SRC))
 	@rm -f $@
@@ -106,7 +113,7 @@ $(BUILD)/tests/test_initramfs: $(call obj,agents/initramfs.c)
 $(BUILD)/tests/test_kbuild: $(call obj,agents/kbuild.c agents/kconfig_apply.c)
 $(BUILD)/tests/test_kconfig: $(call obj,agents/kconfig_apply.c)
 # the API's routes and request checks, against a coordinator of stubs
-$(BUILD)/tests/test_api: $(call obj,bisectd/daemon/api.c bisectd/daemon/api_req.c)
+$(BUILD)/tests/test_api: $(call obj,bisectd/daemon/api.c bisectd/daemon/api_req.c $(WEB_SRC))
 
 # tests/t0100-qemu-boot.sh drives the qemu boot method through this helper.
 QEMU_HELPER := $(BUILD)/tests/qemu-boot
@@ -174,6 +181,28 @@ deps:
 	  echo "deps: installing$$missing"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
 	else echo "deps: all installed"; fi
+	@$(MAKE) --no-print-directory deps-browser
+
+# The browser test (tests/t0006-dashboard.sh): Debian's chromium, driven by
+# playwright-core from npm, which downloads no browser of its own. Where
+# chromium cannot be installed the test skips and says why. nodejs may come
+# with its own npm (NodeSource's does): npm is installed only when missing.
+BROWSER_DIR := tests/browser
+deps-browser:
+	@missing=""; command -v chromium > /dev/null || missing="chromium"; \
+	command -v node > /dev/null || missing="$$missing nodejs"; \
+	command -v npm > /dev/null || missing="$$missing npm"; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" != 0 ]; then echo "deps: missing:$$missing (run 'make deps' as root)" >&2; exit 1; fi; \
+	  echo "deps: installing$$missing"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing || \
+	    echo "deps: could not install$$missing: the browser test will skip" >&2; \
+	fi
+	@if command -v npm > /dev/null; then $(MAKE) --no-print-directory $(BROWSER_DIR)/node_modules/.installed; fi
+
+$(BROWSER_DIR)/node_modules/.installed: $(BROWSER_DIR)/package.json $(BROWSER_DIR)/package-lock.json
+	cd $(BROWSER_DIR) && npm ci --no-audit --no-fund --ignore-scripts
+	@touch $@
 
 # --- tests ----------------------------------------------------------------
 
@@ -209,9 +238,9 @@ check-kernel: deps-kernel
 	BUILD=$(abspath $(BUILD)) prove $(PROVE_FLAGS) --exec sh tests/kernel/klab.sh :: --check
 
 clean:
-	rm -rf build build-san bisectd/lib/schema_sql.c
+	rm -rf build build-san bisectd/lib/schema_sql.c bisectd/daemon/web_assets.c
 
-.PHONY: all deps deps-kernel unit integration check-one check demo demo-kernel check-kernel clean bench-bisect bench-lab record-noise
+.PHONY: all deps deps-browser deps-kernel unit integration check-one check demo demo-kernel check-kernel clean bench-bisect bench-lab record-noise
 .SECONDARY:
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -922,9 +922,13 @@ static int run_task(struct agent *a, const struct task *t, struct result *r)
 	if (br.accel)
 		log_info("task %lld: guest ran under %s in %.1f s", t->id, br.accel, br.run_s);
 
+	set_phase(a, "running the workload");
 	for (long long i = 1; i <= t->runs; i++) {
 		struct run_sample s;
 
+		pthread_mutex_lock(&a->mu);
+		snprintf(a->detail, sizeof(a->detail), "run %lld of %lld", i, t->runs);
+		pthread_mutex_unlock(&a->mu);
 		if (abandoned(a, t)) {
 			rc = ERR_CONFLICT;
 			goto out;

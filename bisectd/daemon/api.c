@@ -9,6 +9,7 @@
 #include "api_req.h"
 #include "coord.h"
 #include "util.h"
+#include "web.h"
 
 #define MAX_WAIT_S 60
 
@@ -116,6 +117,12 @@ void api_handle(struct http_response *res, const struct http_request *r, void *a
 		goto out;
 	}
 	n = split(seg, path);
+	/* The dashboard (web.c): its page, its files and the event stream. */
+	if (get && web_route(&rc, res, r, s, seg, n)) {
+		if (rc)
+			goto fail;
+		goto out;
+	}
 	if (n < 3 || strcmp(seg[0], "api") || strcmp(seg[1], "v1")) {
 		reply_error(res, 404, "no such endpoint: the API is under /api/v1 (see docs/API.md)");
 		goto out;
@@ -135,6 +142,8 @@ void api_handle(struct http_response *res, const struct http_request *r, void *a
 			rc = coord_job_cancel(s, &reply, id);
 		else if (n == 5 && get && !strcmp(seg[4], "report"))
 			rc = coord_job_report_text(s, &text, id);
+		else if (n == 5 && get && !strcmp(seg[4], "samples"))
+			rc = coord_job_samples(s, &reply, id);
 		else
 			routed = 0;
 	} else if (!strcmp(seg[2], "agents")) {

@@ -13,6 +13,7 @@
 #include "api.h"
 #include "conf.h"
 #include "err.h"
+#include "events.h"
 #include "http.h"
 #include "log.h"
 #include "coord.h"
@@ -104,6 +105,7 @@ int main(int argc, char **argv)
 	}
 	log_info("stopping");
 	coord_wake_all(s);
+	events_shutdown();
 	http_stop(srv);
 	coord_free(s);
 	store_close(st);

@@ -19,6 +19,7 @@
 
 #include "coord_internal.h"
 #include "err.h"
+#include "events.h"
 #include "log.h"
 #include "util.h"
 
@@ -79,6 +80,7 @@ int coord_event(struct coord *s, long long job, const char *kind, const char *fm
 		log_info("%s: %s", kind, msg);
 	rc = store_event_add(s->st, job, (long long)now_unix(), kind, msg);
 	free(msg);
+	events_changed();  /* the dashboard's streams wake; they read after the lock is let go */
 	return rc;
 }
 

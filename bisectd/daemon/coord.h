@@ -56,6 +56,8 @@ int coord_job_get(struct coord *s, json_t **reply, long long id);
 int coord_job_cancel(struct coord *s, json_t **reply, long long id);
 /* The culprit report as text; caller frees. ERR_CONFLICT while the job runs. */
 int coord_job_report_text(struct coord *s, char **out, long long id);
+/* GET /jobs/ID/samples: every run in range order, for the dashboard (coord_dash.c). */
+int coord_job_samples(struct coord *s, json_t **reply, long long id);
 
 /* POST /agents/register. */
 #define COORD_MAX_LABELS 32

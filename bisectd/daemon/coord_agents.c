@@ -9,6 +9,7 @@
 
 #include "coord_internal.h"
 #include "err.h"
+#include "events.h"
 #include "jsonx.h"
 #include "util.h"
 
@@ -21,6 +22,8 @@ int coord_agent_list(struct coord *s, json_t **reply)
 
 	pthread_mutex_lock(&s->lock);
 	rc = store_agents_doc(&rows, s->st);
+	if (rc == 0)
+		coord_dash_agents(s, rows);
 	pthread_mutex_unlock(&s->lock);
 	if (rc)
 		return rc;
@@ -98,6 +101,7 @@ int coord_agent_heartbeat(struct coord *s, json_t **reply, const char *name, con
 		cancel = !held;
 	}
 	*reply = json_pack("{s:b, s:b}", "ok", 1, "cancel", cancel);
+	events_changed();  /* a new progress line for the dashboard */
 out:
 	pthread_mutex_unlock(&s->lock);
 	return rc;

@@ -104,6 +104,10 @@ int coord_job_step(struct coord *s, long long id);
 /* coord_jobs.c: a job as the API shows it; NULL when it does not exist. */
 json_t *coord_job_json(struct coord *s, long long id, int full);
 
+/* coord_dash.c: adds what the dashboard shows to the agent list's rows and to a job's document. */
+void coord_dash_agents(struct coord *s, json_t *agents);
+void coord_dash_job(struct coord *s, json_t *job, long long id, int full);
+
 /* coord_agents.c: the agent's id (and labels, unless NULL: strv_free()) as it is seen now. */
 int coord_agent_seen(struct coord *s, long long *id, char ***labels, const char *name);
 

@@ -22,10 +22,43 @@ struct conn_state {
 	int too_large;
 };
 
+static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	struct http_stream *st = cls;
+	ssize_t n;
+
+	(void)pos;
+	n = st->read(st->arg, buf, max);
+	return n > 0 ? n : MHD_CONTENT_READER_END_OF_STREAM;
+}
+
+static void stream_free(void *cls)
+{
+	struct http_stream *st = cls;
+
+	st->release(st->arg);
+	free(st);
+}
+
+static struct MHD_Response *stream_response(struct http_stream *src)
+{
+	struct http_stream *st = xmalloc(sizeof(*st));
+	struct MHD_Response *r;
+
+	*st = *src;
+	memset(src, 0, sizeof(*src));
+	/* From here MHD calls stream_free when the response goes; before, we do. */
+	r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, stream_read, st, stream_free);
+	if (!r)
+		stream_free(st);
+	return r;
+}
+
 static enum MHD_Result respond(struct MHD_Connection *conn, struct http_response *res)
 {
 	const char *body = res->body ? res->body : "";
-	struct MHD_Response *r = MHD_create_response_from_buffer(strlen(body), (void *)(uintptr_t)body,
+	struct MHD_Response *r = res->stream.read ? stream_response(&res->stream) :
+				 MHD_create_response_from_buffer(strlen(body), (void *)(uintptr_t)body,
 								 MHD_RESPMEM_MUST_COPY);
 	enum MHD_Result ret;
 
@@ -47,7 +80,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	struct http_server *srv = cls;
 	struct conn_state *cs = *con_cls;
 	struct http_request req;
-	struct http_response res = { 500, NULL, NULL };
+	struct http_response res = { 500, NULL, NULL, { NULL, NULL, NULL } };
 	enum MHD_Result ret;
 
 	(void)version;

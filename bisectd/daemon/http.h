@@ -1,12 +1,14 @@
 /*
  * http: a small HTTP/1.1 server on libmicrohttpd that hands whole requests
  * (body read and bounded) to one handler. A thread per connection, so a
- * handler may block (claim long polls do).
+ * handler may block (claim long polls do), and so may the reader of a
+ * streamed reply (the dashboard's server-sent events).
  */
 #ifndef BISECT_HTTP_H
 #define BISECT_HTTP_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 struct http_request {
 	const char *method;
@@ -17,10 +19,25 @@ struct http_request {
 	void *conn;                 /* for http_query */
 };
 
+/*
+ * A body of unknown length, sent as it comes (server-sent events).
+ * read() runs on the connection's thread and may block: it returns the
+ * bytes it put in buf (1..max), or -1 to end the response. release() is
+ * called once when the connection is done with it (the client went away,
+ * the stream ended, or the server stops), and also when the response
+ * could not be made.
+ */
+struct http_stream {
+	ssize_t (*read)(void *arg, char *buf, size_t max);
+	void (*release)(void *arg);
+	void *arg;
+};
+
 struct http_response {
 	int status;
 	const char *content_type;   /* "application/json" when NULL */
 	char *body;                 /* heap, freed by the server; NULL for none */
+	struct http_stream stream;  /* read set: the body is this stream, not body */
 };
 
 typedef void (*http_handler_fn)(struct http_response *res, const struct http_request *req, void *arg);

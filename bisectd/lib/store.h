@@ -255,4 +255,19 @@ int store_agents_live(struct agent **out, size_t *n, struct store *s, long long 
 /* The API's agent list: [{name, labels, last_seen, task}] by name, task the one it holds or null. */
 int store_agents_doc(json_t **out, struct store *s);
 
+/* --- the dashboard (store_dash.c) -------------------------------------- */
+
+/*
+ * Documents the dashboard adds to the API's (docs/API.md), as JSON the
+ * caller owns. Agents: [{name, tasks_done, tasks_failed, task, job, idx,
+ * commit_sha, commit_subject, claimed, progress, confirm}] by name, the
+ * task fields null when it holds none. A job: {runs, failed_runs, builds,
+ * best_idx, best_p, best_sha, best_subject, nr_decisions}, best_* from
+ * the engine's last decision (null before one). Samples: at most max, in
+ * range order [{idx, task, agent, attempt, run, value, error, created}].
+ */
+int store_dash_agents_doc(json_t **out, struct store *s);
+int store_dash_job_doc(json_t **out, struct store *s, long long id);
+int store_dash_samples_doc(json_t **out, struct store *s, long long job, long long max);
+
 #endif

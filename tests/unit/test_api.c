@@ -14,6 +14,7 @@
 #include "api.h"
 #include "coord.h"
 #include "err.h"
+#include "events.h"
 #include "http.h"
 #include "util.h"
 
@@ -37,12 +38,12 @@ static struct {
 	int no_reply;                /* claim: nothing came */
 } seen;
 
-static const char *query_wait;
+static const char *query_wait, *query_job;
 
 const char *http_query(const struct http_request *req, const char *key)
 {
 	(void)req;
-	return !strcmp(key, "wait") ? query_wait : NULL;
+	return !strcmp(key, "wait") ? query_wait : !strcmp(key, "job") ? query_job : NULL;
 }
 
 static int called(json_t **reply, const char *call)
@@ -94,6 +95,13 @@ int coord_job_cancel(struct coord *s, json_t **reply, long long id)
 	return called(reply, "job_cancel");
 }
 
+int coord_job_samples(struct coord *s, json_t **reply, long long id)
+{
+	(void)s;
+	seen.id = id;
+	return called(reply, "job_samples");
+}
+
 int coord_job_report_text(struct coord *s, char **out, long long id)
 {
 	(void)s;
@@ -104,9 +112,16 @@ int coord_job_report_text(struct coord *s, char **out, long long id)
 	return 0;
 }
 
+/* What the agent list stub answers when set (the event stream's test). */
+static json_t *agents_doc;
+
 int coord_agent_list(struct coord *s, json_t **reply)
 {
 	(void)s;
+	if (agents_doc) {
+		*reply = json_deep_copy(agents_doc);
+		return 0;
+	}
 	return called(reply, "agent_list");
 }
 
@@ -206,6 +221,7 @@ static int setup(void **state)
 	(void)state;
 	memset(&seen, 0, sizeof(seen));
 	query_wait = NULL;
+	query_job = NULL;
 	return 0;
 }
 
@@ -219,6 +235,8 @@ static void test_routes(void **state)
 	assert_int_equal(seen.id, 12);
 	expect("POST", "/api/v1/jobs/7/cancel", NULL, 200, "job_cancel", NULL);
 	assert_int_equal(seen.id, 7);
+	expect("GET", "/api/v1/jobs/5/samples", NULL, 200, "job_samples", NULL);
+	assert_int_equal(seen.id, 5);
 	expect("GET", "/api/v1/agents", NULL, 200, "agent_list", NULL);
 	expect("POST", "/api/v1/agents/register", "{\"name\": \"lab1\"}", 200, "agent_register", NULL);
 	expect("POST", "/api/v1/agents/lab1/heartbeat", NULL, 200, "agent_heartbeat", NULL);
@@ -258,6 +276,113 @@ static void test_unknown_routes(void **state)
 	expect("GET", "/api/v1/jobs/abc", NULL, 404, "", "'abc' is not an id");
 	expect("GET", "/api/v1/jobs/0", NULL, 404, "", "'0' is not an id");
 	expect("POST", "/api/v1/tasks/x/result", "{}", 404, "", "'x' is not an id");
+}
+
+/* --- the dashboard ------------------------------------------------------ */
+
+static void test_dashboard_files(void **state)
+{
+	struct answer a;
+
+	(void)state;
+	a = ask("GET", "/", NULL);
+	assert_int_equal(a.status, 200);
+	assert_string_equal(a.content_type, "text/html; charset=utf-8");
+	assert_non_null(strstr(a.body, "/web/app.js"));
+	free(a.body);
+	a = ask("GET", "/jobs/4", NULL);
+	assert_int_equal(a.status, 200);
+	assert_string_equal(a.content_type, "text/html; charset=utf-8");
+	free(a.body);
+	a = ask("GET", "/web/app.js", NULL);
+	assert_int_equal(a.status, 200);
+	assert_string_equal(a.content_type, "text/javascript; charset=utf-8");
+	free(a.body);
+	a = ask("GET", "/web/app.css", NULL);
+	assert_string_equal(a.content_type, "text/css; charset=utf-8");
+	free(a.body);
+	expect("GET", "/web/nope.js", NULL, 404, "", "no such dashboard file 'nope.js'");
+	expect("GET", "/jobs/x", NULL, 404, "", "the API is under /api/v1");
+	expect("POST", "/", "{}", 404, "", "the API is under /api/v1");
+}
+
+static struct http_response open_stream(void)
+{
+	struct http_request r = { .method = "GET", .path = "/api/v1/events", .body = "" };
+	struct http_response res = { 0 };
+
+	api_handle(&res, &r, NULL);
+	return res;
+}
+
+static void test_events_stream(void **state)
+{
+	struct http_response res[EVENTS_MAX_STREAMS + 1];
+	char buf[8192];
+	ssize_t n;
+
+	(void)state;
+	res[0] = open_stream();
+	assert_int_equal(res[0].status, 200);
+	assert_string_equal(res[0].content_type, "text/event-stream");
+	assert_non_null(res[0].stream.read);
+	assert_null(res[0].body);
+	/* The first read is the snapshot, at once: the agents and jobs as the API shows them. */
+	n = res[0].stream.read(res[0].stream.arg, buf, sizeof(buf) - 1);
+	assert_true(n > 0);
+	buf[n] = '\0';
+	assert_non_null(strstr(buf, "event: snapshot\ndata: {"));
+	assert_non_null(strstr(buf, "\"agents\":"));
+	assert_non_null(strstr(buf, "\"jobs\":"));
+	assert_int_equal(events_nr_streams(), 1);
+
+	/* Bounded: one past the most is refused with the API's error, and the page polls. */
+	for (int i = 1; i < EVENTS_MAX_STREAMS; i++) {
+		res[i] = open_stream();
+		assert_int_equal(res[i].status, 200);
+	}
+	res[EVENTS_MAX_STREAMS] = open_stream();
+	assert_int_equal(res[EVENTS_MAX_STREAMS].status, 503);
+	assert_null(res[EVENTS_MAX_STREAMS].stream.read);
+	assert_non_null(strstr(res[EVENTS_MAX_STREAMS].body, "too many event streams"));
+	free(res[EVENTS_MAX_STREAMS].body);
+	for (int i = 0; i < EVENTS_MAX_STREAMS; i++)
+		res[i].stream.release(res[i].stream.arg);
+	assert_int_equal(events_nr_streams(), 0);
+
+	query_job = "x";
+	expect("GET", "/api/v1/events", NULL, 400, "", "job must be a job's id");
+}
+
+/* After the snapshot a stream sends only what changed, once, when woken. */
+static void test_events_changes(void **state)
+{
+	struct http_response res;
+	char buf[8192];
+	ssize_t n;
+
+	(void)state;
+	agents_doc = json_pack("{s:[{s:s, s:s}, {s:s, s:s}]}", "agents", "name", "lab1", "phase", "build",
+			       "name", "lab2", "phase", "run");
+	res = open_stream();
+	n = res.stream.read(res.stream.arg, buf, sizeof(buf) - 1);
+	assert_true(n > 0);
+	buf[n] = '\0';
+	assert_non_null(strstr(buf, "event: snapshot"));
+	assert_non_null(strstr(buf, "\"phase\":\"build\""));
+
+	json_object_set_new(json_array_get(json_object_get(agents_doc, "agents"), 0), "phase", json_string("run"));
+	events_changed();
+	n = res.stream.read(res.stream.arg, buf, sizeof(buf) - 1);
+	assert_true(n > 0);
+	buf[n] = '\0';
+	assert_non_null(strstr(buf, "event: agent\ndata: {"));
+	assert_non_null(strstr(buf, "\"name\":\"lab1\""));
+	assert_null(strstr(buf, "lab2"));           /* unchanged: not sent again */
+	assert_null(strstr(buf, "snapshot"));
+	res.stream.release(res.stream.arg);
+	json_decref(agents_doc);
+	agents_doc = NULL;
 }
 
 static void test_codes_of_errors(void **state)
@@ -419,6 +544,9 @@ int main(void)
 		cmocka_unit_test_setup(test_register, setup),
 		cmocka_unit_test_setup(test_heartbeat, setup),
 		cmocka_unit_test_setup(test_result, setup),
+		cmocka_unit_test_setup(test_dashboard_files, setup),
+		cmocka_unit_test_setup(test_events_stream, setup),
+		cmocka_unit_test_setup(test_events_changes, setup),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

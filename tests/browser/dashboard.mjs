@@ -1,0 +1,159 @@
+// dashboard.mjs URL JOB OUTDIR: drives Debian's chromium through
+// playwright-core over the dashboard of a running bisectd whose job JOB
+// is running, for tests/t0006-dashboard.sh. Prints one line per check,
+// "ok DESCRIPTION" or "not ok DESCRIPTION" (then "# " lines saying why),
+// which the script turns into TAP; screenshots go to OUTDIR.
+import { chromium } from 'playwright-core';
+
+const [url, jobArg, outdir] = process.argv.slice(2);
+const job = Number(jobArg);
+const browserPath = process.env.CHROMIUM || '/usr/bin/chromium';
+let failed = 0;
+
+function check(cond, what, why) {
+	console.log(`${cond ? 'ok' : 'not ok'} ${what}`);
+	if (!cond) {
+		failed++;
+		if (why) for (const l of String(why).split('\n')) console.log(`# ${l}`);
+	}
+	return cond;
+}
+
+async function api(method, path, body) {
+	const r = await fetch(url + path, {
+		method, headers: body ? { 'Content-Type': 'application/json' } : {},
+		body: body ? JSON.stringify(body) : undefined,
+	});
+	const text = await r.text();
+	let data = text;
+	try { data = JSON.parse(text); } catch (e) { /* not JSON */ }
+	return { status: r.status, body: data, type: r.headers.get('content-type') || '' };
+}
+
+// Waits until fn() (in the page) is truthy; false after ms.
+async function until(page, fn, arg, ms) {
+	try {
+		await page.waitForFunction(fn, arg, { timeout: ms, polling: 200 });
+		return true;
+	} catch (e) {
+		return false;
+	}
+}
+
+const shot = async (page, name) => {
+	const path = `${outdir}/${name}.png`;
+	await page.screenshot({ path, fullPage: true });
+	console.log(`# screenshot ${path}`);
+};
+
+const browser = await chromium.launch({
+	executablePath: browserPath,
+	args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
+});
+try {
+	const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+	const external = [];
+	const consoleErrors = [];
+	page.on('request', (r) => { if (!r.url().startsWith(url) && !r.url().startsWith('data:') && !r.url().startsWith('blob:')) external.push(r.url()); });
+	page.on('console', (m) => { if (m.type() === 'error' && !/404|Failed to load resource/.test(m.text())) consoleErrors.push(m.text()); });
+	page.on('pageerror', (e) => consoleErrors.push(String(e)));
+	page.on('dialog', (d) => d.accept());
+
+	// 1. The dashboard while the job runs, live through server-sent events.
+	await page.goto(url + '/');
+	check(await until(page, () => document.body.dataset.live === 'sse', null, 10000),
+		'the dashboard opens its event stream', `live: ${await page.evaluate(() => document.body.dataset.live)}`);
+	check(await until(page, (j) => !!document.querySelector(`#jobs tr[data-job="${j}"]`), job, 10000),
+		`job ${job} is listed`);
+	const cand = await page.evaluate((j) => document.querySelector(`#jobs tr[data-job="${j}"] td.candidates`).textContent, job);
+	check(/^\d+$/.test(cand.trim()), `... with its candidates left (${cand.trim()})`);
+	await page.evaluate(() => { window.__noReload = 1; });
+
+	const phases = () => page.evaluate(() => [...document.querySelectorAll('#agents tr[data-agent]')]
+		.map((tr) => `${tr.dataset.agent}=${tr.querySelector('.phase').textContent.trim() || '-'}`).join(' '));
+	const runsOf = () => page.evaluate((j) => {
+		const td = document.querySelector(`#jobs tr[data-job="${j}"] td.runs`);
+		return td ? parseInt(td.textContent, 10) || 0 : -1;
+	}, job);
+	const seenPhases = new Map();
+	const firstRuns = await runsOf();
+	let lastRuns = firstRuns, changedPhase = '', t0 = Date.now();
+	const firstPhases = await phases();
+	for (const kv of firstPhases.split(' ')) seenPhases.set(kv, 1);
+	while (Date.now() - t0 < 90000 && (!changedPhase || lastRuns <= firstRuns)) {
+		await page.waitForTimeout(300);
+		const p = await phases();
+		if (!changedPhase && p !== firstPhases && /=(fetch|build|boot|run|claimed)/.test(p)) changedPhase = p;
+		for (const kv of p.split(' ')) seenPhases.set(kv, 1);
+		lastRuns = await runsOf();
+	}
+	check(!!changedPhase, 'an agent changes phase on the page without a reload',
+		`first: ${firstPhases}; seen: ${[...seenPhases.keys()].join(' ')}`);
+	console.log(`# agents' phases seen: ${[...seenPhases.keys()].join(' ')}`);
+	check(lastRuns > firstRuns, `job ${job}'s runs move on the page without a reload (${firstRuns} -> ${lastRuns})`);
+	check(await page.evaluate(() => window.__noReload === 1), '... and the page was not reloaded');
+	check(await page.evaluate(() => [...document.querySelectorAll('#agents td.seen')].every((td) => /ago$/.test(td.textContent))),
+		'each agent shows its last heartbeat');
+	await shot(page, '1-dashboard');
+
+	// 2. A job with a bad ref: the API's own message on the page.
+	const bad = { repo: 'demo', good: 'v1.0', bad: 'no-such-ref', workload: 'bench' };
+	await page.fill('#submit-form input[name=repo]', bad.repo);
+	await page.fill('#submit-form input[name=good]', bad.good);
+	await page.fill('#submit-form input[name=bad]', bad.bad);
+	await page.fill('#submit-form input[name=workload]', bad.workload);
+	await page.click('#submit-form button[type=submit]');
+	const shown = await until(page, () => !document.querySelector('#submit-error').hidden, null, 30000);
+	const text = await page.textContent('#submit-error');
+	const want = await api('POST', '/api/v1/jobs', bad);
+	check(shown && want.status >= 400 && want.status < 500 && text.includes(want.body.error) &&
+		text.startsWith(String(want.status)), 'a bad ref shows the API\'s status and message',
+	`page: ${text}\napi: ${want.status} ${JSON.stringify(want.body)}`);
+	await shot(page, '2-bad-ref');
+
+	// 3. The job page, with its charts (or their <img> where this bisectd has no charts).
+	await page.goto(`${url}/jobs/${job}`);
+	check(await until(page, () => !!document.querySelector('#job-head h2'), null, 10000), `the page of job ${job} opens`);
+	const srcs = await page.evaluate(() => [...document.querySelectorAll('#job-charts img')].map((i) => i.dataset.src));
+	check(srcs.includes(`/api/v1/jobs/${job}/charts/timeline.svg`), 'the job page embeds the timeline chart',
+		`img: ${srcs.join(' ')}`);
+	const chart = await api('GET', `/api/v1/jobs/${job}/charts/timeline.svg`);
+	if (chart.status === 200) {
+		check(await until(page, () => {
+			const i = document.querySelector('#job-charts figure[data-chart=timeline] img');
+			return i && i.complete && i.naturalWidth > 0;
+		}, null, 30000), 'the timeline chart is drawn on the job page');
+	} else {
+		console.log(`# this bisectd has no charts route yet (GET timeline.svg: ${chart.status}): the page says so`);
+		check(await until(page, () => {
+			const f = document.querySelector('#job-charts figure[data-chart=timeline]');
+			return f && f.querySelector('img').hidden && !f.querySelector('.missing').hidden;
+		}, null, 10000), 'a chart that cannot be had is replaced by its reason',
+		await page.textContent('#job-charts'));
+	}
+	check(await until(page, () => document.querySelectorAll('#job-commits svg circle').length > 0, null, 20000),
+		'the job page draws measured runs as points');
+	check(await until(page, () => /hmean|\(0\.\d{4}\)/.test(document.querySelector('#job-commits').textContent), null, 5000),
+		'... with each commit\'s hmean (CV)');
+	await shot(page, '3-job-page');
+
+	// 4. Cancel the job from its page.
+	check(await until(page, () => !!document.querySelector('#job-head button.cancel'), null, 5000), 'the running job has a cancel button');
+	await page.click('#job-head button.cancel');
+	check(await until(page, () => /cancelled/.test(document.querySelector('#job-head h2').textContent), null, 15000),
+		'cancel from the page: the job shows cancelled');
+	const after = await api('GET', `/api/v1/jobs/${job}`);
+	check(after.body.state === 'cancelled', '... and the API says so too', JSON.stringify(after.body.state));
+	await shot(page, '4-cancelled');
+
+	// 5. Where a stream cannot be had, the page polls.
+	await page.goto(url + '/?poll');
+	check(await until(page, () => document.body.dataset.live === 'poll' &&
+		document.querySelectorAll('#agents tr[data-agent]').length > 0, null, 10000), 'with ?poll the page polls and still shows the agents');
+
+	check(external.length === 0, 'the page asks for nothing outside bisectd', external.join('\n'));
+	check(consoleErrors.length === 0, 'no script errors', consoleErrors.join('\n'));
+} finally {
+	await browser.close();
+}
+process.exit(failed ? 1 : 0);

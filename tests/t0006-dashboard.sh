@@ -1,0 +1,103 @@
+#!/bin/sh
+# t0006: the dashboard in a real browser. bisectd and two agents on
+# loopback run a job whose build and runs are slowed down enough to be
+# watched; Debian's chromium, driven by playwright-core
+# (tests/browser/dashboard.mjs), loads the dashboard while it runs, sees
+# an agent change phase and the job's runs move without a reload, submits
+# a job with a bad ref and sees the API's message, opens the job page and
+# its chart, and cancels the job. The screenshots are kept (the path is
+# printed). Skipped only where chromium cannot be had.
+. "$(dirname "$0")/lib/tap.sh"
+. "$(dirname "$0")/lib/lab.sh"
+
+CHROMIUM=${CHROMIUM:-/usr/bin/chromium}
+[ -x "$CHROMIUM" ] || skip_all "chromium is not installed (make deps installs Debian's)"
+command -v node > /dev/null || skip_all "node is not installed (make deps installs nodejs)"
+command -v cc > /dev/null || skip_all "no C compiler for the demo project"
+LAB=$TEST_DIR/lab
+SHOTS=$TEST_DIR/screenshots
+# The lab goes at the end; the screenshots stay as the test's artifacts.
+trap 'lab_stop; rm -rf "$LAB"' EXIT
+mkdir -p "$LAB" "$SHOTS"
+
+if [ ! -d "$TOP/tests/browser/node_modules/playwright-core" ]; then
+	echo "Bail out! playwright-core is not installed: run make deps (npm ci in tests/browser)"
+	exit 1
+fi
+
+sh "$TOP/tests/lib/mkdemo.sh" "$LAB/demo.git" > "$LAB/mkdemo.out"
+ok $? "the demo repository is generated"
+
+# A slow variant of the demo's workload: a build and runs that last long
+# enough for a 1 s heartbeat to show each phase.
+lab_config "$LAB/demo.git"
+sed -e 's/^pools:$//' -e 's/^  local:$//' -e 's/^    labels: \[lab\]$//' "$LAB/bisectd.yaml" > "$LAB/b.yaml"
+cat >> "$LAB/b.yaml" <<'EOC'
+  slow:
+    type: command
+    boot: none
+    build: [sh, -c, 'sleep 4 && make -s']
+    command: [sh, -c, 'sleep 1.5 && ./bench']
+    pattern: 'throughput: ([0-9.]+)'
+    unit: ops/s
+    direction: higher
+    build_timeout: 120
+    run_timeout: 30
+pools:
+  local:
+    labels: [lab]
+EOC
+mv "$LAB/b.yaml" "$LAB/bisectd.yaml"
+"$BUILD/bisectd" -n -f "$LAB/bisectd.yaml" > /dev/null
+ok $? "the lab's config with the slow workload is valid"
+lab_start_bisectd || { echo "Bail out! bisectd did not start"; exit 1; }
+for a in lab1 lab2; do
+	cpu=0
+	[ "$a" = lab2 ] && [ "$(nproc)" -gt 1 ] && cpu=1
+	cat > "$LAB/$a.yaml" <<EOC
+coordinator: $LAB_URL
+name: $a
+labels: [lab]
+workdir: $LAB/agents/$a
+heartbeat: 1
+poll_wait: 2
+cpu: $cpu
+measure_lock: $LAB/measure.lock
+EOC
+	"$BUILD/bisect-agent" -f "$LAB/$a.yaml" > "$LAB/$a.log" 2>&1 &
+	LAB_PIDS="$LAB_PIDS $!"
+done
+
+out=$(api POST /api/v1/jobs '{"repo": "demo", "good": "v1.0", "bad": "main", "workload": "slow", "runs": 3}')
+like "$out" '^201 .*"id": *1' "a job with the slow workload is submitted"
+
+# The page itself, without a browser: served from the binary, no outside reference.
+html=$(curl -fsS "$LAB_URL/")
+like "$html" '<script src="/web/app.js">' "GET / serves the dashboard's page"
+if printf '%s' "$html$(curl -fsS "$LAB_URL/web/app.js")$(curl -fsS "$LAB_URL/web/app.css")" |
+	grep -Eq '(src|href)="(https?:)?//|url\((https?:)?//|@import'; then
+	ok 1 "the page references nothing outside bisectd"
+else
+	ok 0 "the page references nothing outside bisectd"
+fi
+like "$(curl -sS -m 3 -N "$LAB_URL/api/v1/events" 2>/dev/null | head -c 4000)" 'event: snapshot' \
+	"GET /api/v1/events starts with a snapshot"
+
+# The browser's checks, turned into TAP here.
+CHROMIUM="$CHROMIUM" node "$TOP/tests/browser/dashboard.mjs" "$LAB_URL" 1 "$SHOTS" > "$LAB/browser.out" 2>&1
+brc=$?
+while IFS= read -r line; do
+	case "$line" in
+	"ok "*) ok 0 "${line#ok }" ;;
+	"not ok "*) ok 1 "${line#not ok }" ;;
+	"# "*) echo "$line" ;;
+	*) echo "#   $line" ;;
+	esac
+done < "$LAB/browser.out"
+is "$brc" 0 "the browser run exits 0"
+n=$(ls "$SHOTS"/*.png 2>/dev/null | wc -l)
+like "$n" '^[4-9]$' "its screenshots are kept"
+echo "# screenshots: $SHOTS"
+
+tap_plan "$tap_n"
+tap_done
