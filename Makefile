@@ -52,7 +52,7 @@ WL_SRC  := agents/workloads/workload.c agents/workloads/command.c agents/workloa
 LIB_SRC := $(WL_SRC) $(addprefix bisectd/lib/,err.c log.c run.c conf.c yamltree.c jsonx.c stats.c \
            store.c store_jobs.c store_tasks.c store_results.c store_agents.c schema_sql.c repo.c \
            policy.c bisect.c client.c util.c rng.c gitx.c kconfig.c taskwire.c \
-           store_charts.c)
+           plot.c plot_gp.c store_charts.c)
 COORD_SRC := $(addprefix bisectd/daemon/,coord.c coord_mirror.c coord_jobs.c coord_steps.c \
            coord_engine.c coord_split.c coord_tasks.c coord_intake.c coord_report.c coord_agents.c)
 D_SRC   := $(addprefix bisectd/daemon/,bisectd.c http.c api.c api_req.c) $(COORD_SRC)
@@ -78,6 +78,10 @@ $(BUILD)/obj/%.o: %.c
 # against SQL files of another version.
 bisectd/lib/schema_sql.c: $(sort $(wildcard schema/*.sql)) tests/lib/embed-schema.sh
 	sh tests/lib/embed-schema.sh $(sort $(wildcard schema/*.sql)) > $@.tmp && mv $@.tmp $@
+
+# The charts' gnuplot templates, compiled in for the same reason.
+bisectd/lib/plot_gp.c: $(sort $(wildcard plots/*.gp)) tests/lib/embed-plots.sh
+	sh tests/lib/embed-plots.sh $(sort $(wildcard plots/*.gp)) > $@.tmp && mv $@.tmp $@
 
 $(LIB): $(call obj,$(LIB_SRC))
 	@rm -f $@
@@ -210,7 +214,7 @@ check-kernel: deps-kernel
 	BUILD=$(abspath $(BUILD)) prove $(PROVE_FLAGS) --exec sh tests/kernel/klab.sh :: --check
 
 clean:
-	rm -rf build build-san bisectd/lib/schema_sql.c
+	rm -rf build build-san bisectd/lib/schema_sql.c bisectd/lib/plot_gp.c
 
 .PHONY: all deps deps-kernel unit integration check-one check demo demo-kernel check-kernel clean bench-bisect bench-lab record-noise
 .SECONDARY:
