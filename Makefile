@@ -54,7 +54,8 @@ LIB_SRC := $(WL_SRC) $(addprefix bisectd/lib/,err.c log.c run.c conf.c yamltree.
            policy.c bisect.c client.c util.c rng.c gitx.c kconfig.c taskwire.c \
            plot.c plot_gp.c store_charts.c)
 COORD_SRC := $(addprefix bisectd/daemon/,coord.c coord_mirror.c coord_jobs.c coord_steps.c \
-           coord_engine.c coord_split.c coord_tasks.c coord_intake.c coord_report.c coord_agents.c)
+           coord_engine.c coord_split.c coord_tasks.c coord_intake.c coord_report.c coord_agents.c \
+           coord_charts.c)
 D_SRC   := $(addprefix bisectd/daemon/,bisectd.c http.c api.c api_req.c) $(COORD_SRC)
 CTL_SRC := bisectd/cli/bisectctl.c
 BOOT_SRC := agents/boot/boot.c agents/boot/none.c agents/boot/qemu.c

@@ -25,7 +25,8 @@ struct conn_state {
 static enum MHD_Result respond(struct MHD_Connection *conn, struct http_response *res)
 {
 	const char *body = res->body ? res->body : "";
-	struct MHD_Response *r = MHD_create_response_from_buffer(strlen(body), (void *)(uintptr_t)body,
+	size_t len = res->body && res->body_len ? res->body_len : strlen(body);
+	struct MHD_Response *r = MHD_create_response_from_buffer(len, (void *)(uintptr_t)body,
 								 MHD_RESPMEM_MUST_COPY);
 	enum MHD_Result ret;
 
@@ -47,7 +48,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	struct http_server *srv = cls;
 	struct conn_state *cs = *con_cls;
 	struct http_request req;
-	struct http_response res = { 500, NULL, NULL };
+	struct http_response res = { 500, NULL, NULL, 0 };
 	enum MHD_Result ret;
 
 	(void)version;

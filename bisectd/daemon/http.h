@@ -21,6 +21,7 @@ struct http_response {
 	int status;
 	const char *content_type;   /* "application/json" when NULL */
 	char *body;                 /* heap, freed by the server; NULL for none */
+	size_t body_len;            /* bytes of body (a chart's PNG); 0: strlen(body) */
 };
 
 typedef void (*http_handler_fn)(struct http_response *res, const struct http_request *req, void *arg);
