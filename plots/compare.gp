@@ -14,6 +14,7 @@ set datafile missing '?'
 set yrange [0:*]
 set xtics rotate by 15 right font ',9' nomirror
 set ytics nomirror
+set format y '%g%c'
 set grid ytics lc rgb '#dddddd'
 set key outside right top vertical
 array COL[8] = ['#1f77b4', '#ff7f0e', '#2ca02c', '#9467bd', '#8c564b', '#e377c2', '#7f7f7f', '#17becf']

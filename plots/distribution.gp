@@ -11,11 +11,12 @@ set ylabel UNIT
 set xrange [0:XMAX]
 set xtics rotate by 25 right font ',9' nomirror
 set ytics nomirror
+set format y '%g%c'
 set grid ytics lc rgb '#dddddd'
 set offsets 0, 0, graph 0.05, graph 0.05
 set key outside right top vertical
 set bmargin 7
-set lmargin 12
+set lmargin 16
 set style fill solid 0.25 border -1
 set boxwidth 0.6
 array COL[8] = ['#1f77b4', '#ff7f0e', '#2ca02c', '#9467bd', '#8c564b', '#e377c2', '#7f7f7f', '#17becf']

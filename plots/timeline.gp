@@ -10,6 +10,7 @@ set xlabel 'measured commits, in range order (good end left)'
 set xrange [0.4:N + 0.6]
 set xtics rotate by 35 right font ',9' nomirror
 set ytics nomirror
+set format y '%g%c'
 set grid ytics lc rgb '#dddddd'
 set offsets 0, 0, graph 0.05, graph 0.05
 set key outside right top vertical
