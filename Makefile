@@ -51,9 +51,11 @@ WL_SRC  := agents/workloads/workload.c agents/workloads/command.c agents/workloa
            agents/workloads/pktgen.c agents/workloads/netparse.c agents/boot/methods.c
 LIB_SRC := $(WL_SRC) $(addprefix bisectd/lib/,err.c log.c run.c conf.c yamltree.c jsonx.c stats.c \
            store.c store_jobs.c store_tasks.c store_results.c store_agents.c store_dash.c schema_sql.c repo.c \
-           policy.c bisect.c client.c util.c rng.c gitx.c kconfig.c taskwire.c)
+           policy.c bisect.c client.c util.c rng.c gitx.c kconfig.c taskwire.c \
+           plot.c plot_gp.c store_charts.c)
 COORD_SRC := $(addprefix bisectd/daemon/,coord.c coord_mirror.c coord_jobs.c coord_steps.c \
-           coord_engine.c coord_split.c coord_tasks.c coord_intake.c coord_report.c coord_agents.c coord_dash.c)
+           coord_engine.c coord_split.c coord_tasks.c coord_intake.c coord_report.c coord_agents.c coord_dash.c \
+           coord_charts.c)
 # The dashboard: its routes, its event streams, its files (generated from bisectd/web/).
 WEB_SRC := $(addprefix bisectd/daemon/,web.c events.c web_assets.c)
 D_SRC   := $(addprefix bisectd/daemon/,bisectd.c http.c api.c api_req.c) $(COORD_SRC) $(WEB_SRC)
@@ -84,6 +86,9 @@ bisectd/lib/schema_sql.c: $(sort $(wildcard schema/*.sql)) tests/lib/embed-schem
 WEB_FILES := $(sort $(wildcard bisectd/web/*.html bisectd/web/*.css bisectd/web/*.js))
 bisectd/daemon/web_assets.c: $(WEB_FILES) tests/lib/embed-web.sh
 	sh tests/lib/embed-web.sh $(WEB_FILES) > $@.tmp && mv $@.tmp $@
+# The charts' gnuplot templates, compiled in for the same reason.
+bisectd/lib/plot_gp.c: $(sort $(wildcard plots/*.gp)) tests/lib/embed-plots.sh
+	sh tests/lib/embed-plots.sh $(sort $(wildcard plots/*.gp)) > $@.tmp && mv $@.tmp $@
 
 $(LIB): $(call obj,$(LIB_SRC))
 	@rm -f $@
@@ -238,7 +243,7 @@ check-kernel: deps-kernel
 	BUILD=$(abspath $(BUILD)) prove $(PROVE_FLAGS) --exec sh tests/kernel/klab.sh :: --check
 
 clean:
-	rm -rf build build-san bisectd/lib/schema_sql.c bisectd/daemon/web_assets.c
+	rm -rf build build-san bisectd/lib/schema_sql.c bisectd/daemon/web_assets.c bisectd/lib/plot_gp.c
 
 .PHONY: all deps deps-browser deps-kernel unit integration check-one check demo demo-kernel check-kernel clean bench-bisect bench-lab record-noise
 .SECONDARY:

@@ -1211,6 +1211,70 @@ static int cmd_cancel(int argc, char **argv)
 	return RC_OK;
 }
 
+/* bisectd draws a chart within its chart_timeout (30 s by default); this is the wait past it. */
+#define PLOT_TIMEOUT_S 120L
+
+static int cmd_plot(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "chart", required_argument, NULL, 'c' },
+		{ "output", required_argument, NULL, 'o' },
+		COMMON_LONGOPTS,
+		{ NULL, 0, NULL, 0 }
+	};
+	static const char *const exts[] = { "svg", "png", "pdf" };
+	const struct cmd *c = find_cmd("plot");
+	const char *chart = NULL, *output = NULL, *dot, *ext = NULL;
+	char *body = NULL, *path = NULL;
+	size_t len = 0;
+	long id, status;
+	int opt, rc, done;
+
+	while ((opt = getopt_long(argc, argv, ":hc:o:", longopts, NULL)) != -1) {
+		if (opt == 'c' || opt == 'o') {
+			*(opt == 'c' ? &chart : &output) = optarg;
+			continue;
+		}
+		rc = common_opt(c, opt, argv, &done);
+		if (done)
+			return rc;
+		if (rc != RC_OK)
+			return RC_USAGE;
+	}
+	if ((rc = parse_id(&id, c, argc, argv)) != RC_OK)
+		return rc;
+	if (!chart || !*chart || strspn(chart, "abcdefghijklmnopqrstuvwxyz") != strlen(chart))
+		return usage_error(c, chart ? "bad chart name '%s'" : "missing --chart%s",
+				   chart ? chart : " (timeline, distribution, compare or posterior)");
+	if (!output || !*output)
+		return usage_error(c, "missing -o FILE");
+	dot = strrchr(output, '.');
+	for (size_t i = 0; dot && !strchr(dot, '/') && i < sizeof(exts) / sizeof(exts[0]); i++)
+		if (!strcasecmp(dot + 1, exts[i]))
+			ext = exts[i];
+	if (!ext)
+		return usage_error(c, "'%s': the file's extension says the format: .svg, .png or .pdf", output);
+
+	/* One implementation of the charts, bisectd's: the file is what the API serves. */
+	path = xasprintf("/api/v1/jobs/%ld/charts/%s.%s", id, chart, ext);
+	if (client_get_bytes(&body, &len, &status, get_client(), path, PLOT_TIMEOUT_S) < 0) {
+		fprintf(stderr, "bisectctl: %s\n", err_msg());
+		rc = RC_SERVER;
+	} else if (status != 200) {
+		rc = text_status_error(body, status);
+	} else if (file_write_atomic(output, body, len) < 0) {
+		/* Written to a temporary beside it and renamed: never a half-written FILE. */
+		fprintf(stderr, "bisectctl: cannot write the chart: %s\n", err_msg());
+		rc = RC_USAGE;
+	} else {
+		printf("%s: %s chart of job %ld (%zu bytes)\n", output, chart, id, len);
+		rc = RC_OK;
+	}
+	free(body);
+	free(path);
+	return rc;
+}
+
 static void task_text(char *buf, size_t n, const json_t *task)
 {
 	if (json_is_integer(task)) {
@@ -1331,6 +1395,20 @@ static const struct cmd commands[] = {
 	  "reproduce, 4 for one that ended undecided (the most probable commits, the\n"
 	  "effect with its 95% interval, the noise and how many more runs would decide\n"
 	  "it are printed), 2 when it has no report yet.\n" },
+	{ "plot", cmd_plot, "ID --chart NAME -o FILE", "draw a job's chart into FILE (.svg, .png or .pdf)",
+	  "Charts, drawn by bisectd with gnuplot (docs/CHARTS.md):\n"
+	  "  timeline      every measured commit in range order: its runs, hmean (CV),\n"
+	  "                the ends and the culprit marked\n"
+	  "  distribution  the culprit against its parent and the ends: a box per\n"
+	  "                commit (and agent, when several measured it), runs over it\n"
+	  "  compare       hmean (CV) of the ends, parent and culprit in each job of\n"
+	  "                the same range: one bar per kernel command line variant\n"
+	  "  posterior     the five most probable commits, and each one's probability\n"
+	  "                over the engine's decisions\n\n"
+	  "The file's extension says the format. FILE is written only whole (a\n"
+	  "temporary beside it, renamed), never when bisectd refused or failed.\n"
+	  "Exits 2 when bisectd refused (an unknown job or chart, a job with nothing\n"
+	  "to draw yet: 409), 3 when it failed (gnuplot missing or past its deadline).\n" },
 	{ "help", cmd_help, "[COMMAND]", "show this help, or a command's", NULL },
 };
 

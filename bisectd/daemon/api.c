@@ -12,6 +12,7 @@
 #include "web.h"
 
 #define MAX_WAIT_S 60
+#define MAX_SEG 6
 
 static int status_of(int code)
 {
@@ -21,6 +22,7 @@ static int status_of(int code)
 	case ERR_CONFLICT: case ERR_EXISTS: return 409;
 	case ERR_UNPROCESSABLE: return 422;
 	case ERR_BUSY: return 503;
+	case ERR_TIMEOUT: return 504;
 	default: return 500;
 	}
 }
@@ -34,15 +36,18 @@ static void reply_error(struct http_response *res, int status, const char *msg)
 	json_decref(j);
 }
 
-/* Splits "/api/v1/a/b/c" after the prefix into at most 4 segments. */
+/* Splits "/api/v1/a/b/c/d" into at most MAX_SEG segments ("api", "v1", ...); MAX_SEG + 1 when there are more. */
 static int split(char **seg, char *path)
 {
 	char *save = NULL;
 	int n = 0;
 
 	/* strtok_r: handlers run on many threads at once. */
-	for (char *tok = strtok_r(path, "/", &save); tok && n < 5; tok = strtok_r(NULL, "/", &save))
+	for (char *tok = strtok_r(path, "/", &save); tok; tok = strtok_r(NULL, "/", &save)) {
+		if (n == MAX_SEG)
+			return n + 1;
 		seg[n++] = tok;
+	}
 	return n;
 }
 
@@ -72,6 +77,23 @@ static int job_create(struct coord *s, json_t **reply, json_t *body)
 	int rc = api_req_job(&req, body);
 
 	return rc ? rc : coord_job_create(s, reply, &req);
+}
+
+/* A chart's bytes for the reply (GET /jobs/ID/charts/NAME.EXT). */
+struct chart_reply {
+	char *body;
+	size_t len;
+	const char *type;
+};
+
+static int job_chart(struct coord *s, struct chart_reply *out, long long id, const char *file)
+{
+	const char *dot = strrchr(file, '.');
+	char *name = dot ? xstrndup(file, (size_t)(dot - file)) : xstrdup(file);
+	int rc = coord_job_chart(s, &out->body, &out->len, &out->type, id, name, dot ? dot + 1 : "");
+
+	free(name);
+	return rc;
 }
 
 static int agent_register(struct coord *s, json_t **reply, json_t *body)
@@ -104,7 +126,8 @@ static int task_result(struct coord *s, json_t **reply, long long id, json_t *bo
 void api_handle(struct http_response *res, const struct http_request *r, void *arg)
 {
 	struct coord *s = arg;
-	char *path = xstrdup(r->path), *seg[5] = { 0 };
+	char *path = xstrdup(r->path), *seg[MAX_SEG] = { 0 };
+	struct chart_reply chart = { NULL, 0, NULL };
 	int post = !strcmp(r->method, "POST"), get = !strcmp(r->method, "GET");
 	json_t *req = NULL, *reply = NULL;
 	char *text = NULL;
@@ -144,6 +167,8 @@ void api_handle(struct http_response *res, const struct http_request *r, void *a
 			rc = coord_job_report_text(s, &text, id);
 		else if (n == 5 && get && !strcmp(seg[4], "samples"))
 			rc = coord_job_samples(s, &reply, id);
+		else if (n == 6 && get && !strcmp(seg[4], "charts"))
+			rc = job_chart(s, &chart, id, seg[5]);
 		else
 			routed = 0;
 	} else if (!strcmp(seg[2], "agents")) {
@@ -178,7 +203,13 @@ void api_handle(struct http_response *res, const struct http_request *r, void *a
 	}
 	if (rc)
 		goto fail;
-	if (text) {
+	if (chart.body) {
+		res->status = 200;
+		res->content_type = chart.type;
+		res->body = chart.body;
+		res->body_len = chart.len;
+		chart.body = NULL;
+	} else if (text) {
 		res->status = 200;
 		res->content_type = "text/plain; charset=utf-8";
 		res->body = text;
@@ -198,5 +229,6 @@ out:
 	json_decref(req);
 	json_decref(reply);
 	free(text);
+	free(chart.body);
 	free(path);
 }

@@ -59,6 +59,18 @@ int coord_job_report_text(struct coord *s, char **out, long long id);
 /* GET /jobs/ID/samples: every run in range order, for the dashboard (coord_dash.c). */
 int coord_job_samples(struct coord *s, json_t **reply, long long id);
 
+/*
+ * GET /jobs/ID/charts/NAME.EXT (coord_charts.c): the chart drawn by
+ * gnuplot, or its cached copy while the job has not changed; *out (len
+ * bytes) is the caller's, *type its MIME type. ERR_NOTFOUND for an
+ * unknown job, chart or format, ERR_CONFLICT when the job has nothing to
+ * draw yet, ERR_BUSY when too many charts are being drawn, ERR_TIMEOUT
+ * when gnuplot ran past chart_timeout, ERR_FAIL when it is missing or
+ * failed (the message says which).
+ */
+int coord_job_chart(struct coord *s, char **out, size_t *len, const char **type, long long id,
+		    const char *chart, const char *format);
+
 /* POST /agents/register. */
 #define COORD_MAX_LABELS 32
 struct register_request {

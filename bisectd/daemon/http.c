@@ -57,8 +57,9 @@ static struct MHD_Response *stream_response(struct http_stream *src)
 static enum MHD_Result respond(struct MHD_Connection *conn, struct http_response *res)
 {
 	const char *body = res->body ? res->body : "";
+	size_t len = res->body && res->body_len ? res->body_len : strlen(body);
 	struct MHD_Response *r = res->stream.read ? stream_response(&res->stream) :
-				 MHD_create_response_from_buffer(strlen(body), (void *)(uintptr_t)body,
+				 MHD_create_response_from_buffer(len, (void *)(uintptr_t)body,
 								 MHD_RESPMEM_MUST_COPY);
 	enum MHD_Result ret;
 
@@ -80,7 +81,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	struct http_server *srv = cls;
 	struct conn_state *cs = *con_cls;
 	struct http_request req;
-	struct http_response res = { 500, NULL, NULL, { NULL, NULL, NULL } };
+	struct http_response res = { 500, NULL, NULL, { NULL, NULL, NULL }, 0 };
 	enum MHD_Result ret;
 
 	(void)version;

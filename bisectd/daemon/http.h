@@ -38,6 +38,7 @@ struct http_response {
 	const char *content_type;   /* "application/json" when NULL */
 	char *body;                 /* heap, freed by the server; NULL for none */
 	struct http_stream stream;  /* read set: the body is this stream, not body */
+	size_t body_len;            /* bytes of body (a chart's PNG); 0: strlen(body) */
 };
 
 typedef void (*http_handler_fn)(struct http_response *res, const struct http_request *req, void *arg);

@@ -235,6 +235,25 @@ int client_get_text(char **out, long *status, struct client *c, const char *path
 	return 0;
 }
 
+int client_get_bytes(char **out, size_t *len, long *status, struct client *c, const char *path,
+		     long timeout_s)
+{
+	struct reply_buf rb = { SBUF_INIT, 0 };
+	int rc;
+
+	*out = NULL;
+	*len = 0;
+	rc = perform(&rb, status, c, "GET", path, NULL, "Accept: image/*, application/pdf, application/json",
+		     timeout_s);
+	if (rc < 0) {
+		sbuf_release(&rb.sb);
+		return rc;
+	}
+	*len = rb.sb.len;
+	*out = sbuf_detach(&rb.sb);
+	return 0;
+}
+
 static const char *reason(long status)
 {
 	switch (status) {

@@ -35,6 +35,14 @@ int client_request(json_t **reply, long *status, struct client *c, const char *m
  */
 int client_get_text(char **out, long *status, struct client *c, const char *path, long timeout_s);
 
+/*
+ * GET base + path for a reply of bytes (a chart: PNG, SVG, PDF). As
+ * client_get_text(), with *len the body's length (*out is NUL-terminated
+ * past it, so an error status's JSON body reads as a string).
+ */
+int client_get_bytes(char **out, size_t *len, long *status, struct client *c, const char *path,
+		     long timeout_s);
+
 /* The reply's "error" string, or a generic text for status. Borrowed. */
 const char *client_error_text(json_t *reply, long status);
 

@@ -39,7 +39,7 @@ struct ctx {
 
 static const char *const bisectd_keys[] = {
 	"listen", "database", "mirrors", "kconfig_dir", "log_level", "lease_seconds", "max_body",
-	"default_runs", "repos", "workloads", "pools", NULL
+	"default_runs", "repos", "workloads", "pools", "charts", "gnuplot", "chart_timeout", NULL
 };
 static const char *const repo_keys[] = { "url", NULL };
 /* A workload's common keys; each kind's own (workload.h) follow them. */
@@ -882,6 +882,9 @@ int conf_bisectd_parse(struct conf_bisectd *c, const char *name, const char *tex
 	c->lease_seconds = 60;
 	c->max_body = 1 << 20;
 	c->default_runs = 5;
+	c->charts = xstrdup("charts");
+	c->gnuplot = xstrdup("gnuplot");
+	c->chart_timeout = 30;
 
 	if ((rc = ytree_parse(&tree, name, text, len)) < 0)
 		goto out;
@@ -898,6 +901,9 @@ int conf_bisectd_parse(struct conf_bisectd *c, const char *name, const char *tex
 	    (rc = get_int(&c->lease_seconds, &x, root, "lease_seconds", "", 1, 86400)) < 0 ||
 	    (rc = get_ll(&max_body, &x, root, "max_body", "", 1024, 1 << 30)) < 0 ||
 	    (rc = get_int(&c->default_runs, &x, root, "default_runs", "", 1, 100)) < 0 ||
+	    (rc = get_str(&c->charts, &x, root, "charts", "", 0)) < 0 ||
+	    (rc = get_str(&c->gnuplot, &x, root, "gnuplot", "", 0)) < 0 ||
+	    (rc = get_int(&c->chart_timeout, &x, root, "chart_timeout", "", 1, 600)) < 0 ||
 	    (rc = check_log_level(&x, root, c->log_level)) < 0 ||
 	    (rc = check_listen(&x, root, c->listen)) < 0)
 		goto out;
@@ -967,6 +973,8 @@ void conf_bisectd_release(struct conf_bisectd *c)
 	free(c->mirrors);
 	free(c->kconfig_dir);
 	free(c->log_level);
+	free(c->charts);
+	free(c->gnuplot);
 	memset(c, 0, sizeof(*c));
 }
 

@@ -112,6 +112,21 @@ int coord_job_report_text(struct coord *s, char **out, long long id)
 	return 0;
 }
 
+int coord_job_chart(struct coord *s, char **out, size_t *len, const char **type, long long id,
+		    const char *chart, const char *format)
+{
+	(void)s;
+	seen.id = id;
+	snprintf(seen.name, sizeof(seen.name), "%s|%s", chart, format);
+	if (called(NULL, "job_chart"))
+		return seen.rc;
+	*out = xmalloc(4);
+	memcpy(*out, "P\0N\0", 4);   /* bytes, not a string */
+	*len = 4;
+	*type = "image/png";
+	return 0;
+}
+
 /* What the agent list stub answers when set (the event stream's test). */
 static json_t *agents_doc;
 
@@ -262,6 +277,38 @@ static void test_created_report_and_empty_poll(void **state)
 	free(a.body);
 	seen.no_reply = 1;
 	expect("POST", "/api/v1/agents/lab1/claim", NULL, 204, "agent_claim", NULL);
+}
+
+/* A chart is bytes of its own type; the coordinator's refusals are the API's JSON errors. */
+static void test_chart_route(void **state)
+{
+	struct http_request r = { .method = "GET", .path = "/api/v1/jobs/5/charts/timeline.png", .body = "" };
+	struct http_response res = { 0 };
+
+	(void)state;
+	api_handle(&res, &r, NULL);
+	assert_int_equal(res.status, 200);
+	assert_string_equal(res.content_type, "image/png");
+	assert_int_equal(res.body_len, 4);
+	assert_memory_equal(res.body, "P\0N\0", 4);
+	assert_string_equal(seen.call, "job_chart");
+	assert_int_equal(seen.id, 5);
+	assert_string_equal(seen.name, "timeline|png");
+	free(res.body);
+	expect("GET", "/api/v1/jobs/5/charts/a.b.svg", NULL, 200, "job_chart", NULL);
+	assert_string_equal(seen.name, "a.b|svg");  /* the extension is after the last dot */
+	expect("GET", "/api/v1/jobs/5/charts/timeline", NULL, 200, "job_chart", NULL);
+	assert_string_equal(seen.name, "timeline|");
+	expect("POST", "/api/v1/jobs/5/charts/timeline.svg", NULL, 404, "", "no such endpoint");
+	expect("GET", "/api/v1/jobs/5/charts", NULL, 404, "", "no such endpoint");
+	expect("GET", "/api/v1/jobs/5/charts/timeline.svg/x", NULL, 404, "", "no such endpoint");
+	expect("GET", "/api/v1/jobs/x/charts/timeline.svg", NULL, 404, "", "'x' is not an id");
+	seen.rc = ERR_CONFLICT;
+	expect("GET", "/api/v1/jobs/5/charts/timeline.svg", NULL, 409, "job_chart", "stub says no");
+	seen.rc = ERR_TIMEOUT;
+	expect("GET", "/api/v1/jobs/5/charts/timeline.svg", NULL, 504, "job_chart", "stub says no");
+	seen.rc = ERR_BUSY;
+	expect("GET", "/api/v1/jobs/5/charts/timeline.svg", NULL, 503, "job_chart", "stub says no");
 }
 
 static void test_unknown_routes(void **state)
@@ -536,6 +583,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(test_routes, setup),
 		cmocka_unit_test_setup(test_created_report_and_empty_poll, setup),
+		cmocka_unit_test_setup(test_chart_route, setup),
 		cmocka_unit_test_setup(test_unknown_routes, setup),
 		cmocka_unit_test_setup(test_codes_of_errors, setup),
 		cmocka_unit_test_setup(test_claim_wait, setup),
