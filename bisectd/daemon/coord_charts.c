@@ -10,6 +10,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,12 +24,14 @@
 #include "store_charts.h"
 #include "util.h"
 
-#define MAX_DRAWING 2          /* gnuplots at once: more wait for a 503 and retry */
+#define MAX_DRAWING 2          /* gnuplots at once: more wait their turn, up to MAX_WAIT_S */
+#define MAX_WAIT_S 20          /* then a 503 (a job page asks for four charts at once) */
 #define MAX_VARIANTS 8         /* jobs on one compare chart */
 #define MAX_CHART (32u << 20)  /* bytes of a chart; gnuplot's are far smaller */
 #define MAX_GP_OUTPUT (64u << 10)
 
 static pthread_mutex_t drawing_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t drawing_done = PTHREAD_COND_INITIALIZER;
 static int drawing;
 
 /* One job's rows as the store gave them, and the plot structs pointing into them. */
@@ -342,14 +345,28 @@ int coord_job_chart(struct coord *s, char **out, size_t *len, const char **type,
 	*out = NULL;
 	*len = 0;
 
-	pthread_mutex_lock(&drawing_lock);
-	busy = drawing >= MAX_DRAWING;
-	if (!busy)
-		drawing++;
-	pthread_mutex_unlock(&drawing_lock);
+	/*
+	 * A turn among MAX_DRAWING: the dashboard's job page asks for its four
+	 * charts at once, and refusing two of them made half the page a 503.
+	 */
+	{
+		struct timespec until;
+
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_sec += MAX_WAIT_S;
+		pthread_mutex_lock(&drawing_lock);
+		while (drawing >= MAX_DRAWING &&
+		       pthread_cond_timedwait(&drawing_done, &drawing_lock, &until) == 0)
+			;
+		busy = drawing >= MAX_DRAWING;
+		if (!busy)
+			drawing++;
+		pthread_mutex_unlock(&drawing_lock);
+	}
 	if (busy) {
 		busy = 0;
-		rc = err_set(ERR_BUSY, "%d charts are being drawn: try again in a few seconds", MAX_DRAWING);
+		rc = err_set(ERR_BUSY, "%d charts have been drawing for %d s: try again in a few seconds",
+			     MAX_DRAWING, MAX_WAIT_S);
 		goto out;
 	}
 	busy = 1;
@@ -376,6 +393,7 @@ out:
 	if (busy) {
 		pthread_mutex_lock(&drawing_lock);
 		drawing--;
+		pthread_cond_signal(&drawing_done);
 		pthread_mutex_unlock(&drawing_lock);
 	}
 	for (size_t i = 0; i < nr; i++)
