@@ -53,7 +53,8 @@ LIB_SRC := $(WL_SRC) $(addprefix bisectd/lib/,err.c log.c run.c conf.c yamltree.
            store.c store_jobs.c store_tasks.c store_results.c store_agents.c schema_sql.c repo.c \
            policy.c bisect.c client.c util.c rng.c gitx.c kconfig.c taskwire.c csv.c store_export.c)
 COORD_SRC := $(addprefix bisectd/daemon/,coord.c coord_mirror.c coord_jobs.c coord_steps.c \
-           coord_engine.c coord_split.c coord_tasks.c coord_intake.c coord_report.c coord_agents.c)
+           coord_engine.c coord_split.c coord_tasks.c coord_intake.c coord_report.c coord_agents.c \
+           coord_mail.c coord_export.c)
 D_SRC   := $(addprefix bisectd/daemon/,bisectd.c http.c api.c api_req.c) $(COORD_SRC)
 CTL_SRC := bisectd/cli/bisectctl.c
 BOOT_SRC := agents/boot/boot.c agents/boot/none.c agents/boot/qemu.c

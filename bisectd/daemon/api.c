@@ -100,6 +100,25 @@ static int task_result(struct coord *s, json_t **reply, long long id, json_t *bo
 	return rc;
 }
 
+/* Reports and exports: GET /jobs/ID/report[?cv=amean|hmean][&format=text|mail], /jobs/ID/samples.csv. */
+static int job_text(struct coord *s, char **text, const char **ctype, long long id, const char *what,
+		    const struct http_request *r)
+{
+	const char *cv = http_query(r, "cv"), *format = http_query(r, "format");
+
+	if (!strcmp(what, "samples.csv")) {
+		*ctype = "text/csv; charset=utf-8";
+		return coord_job_samples_csv(s, text, id);
+	}
+	if (cv && strcmp(cv, "amean") && strcmp(cv, "hmean"))
+		return err_set(ERR_INVALID, "cv must be amean (stddev / arithmetic mean) or hmean (mmtests' harmonic CoV)");
+	if (format && strcmp(format, "text") && strcmp(format, "mail"))
+		return err_set(ERR_INVALID, "format must be text or mail");
+	if (format && !strcmp(format, "mail"))
+		return coord_job_report_mail(s, text, id);
+	return coord_job_report_text(s, text, id, cv && !strcmp(cv, "hmean") ? REPORT_CV_HMEAN : REPORT_CV_AMEAN);
+}
+
 void api_handle(struct http_response *res, const struct http_request *r, void *arg)
 {
 	struct coord *s = arg;
@@ -107,6 +126,7 @@ void api_handle(struct http_response *res, const struct http_request *r, void *a
 	int post = !strcmp(r->method, "POST"), get = !strcmp(r->method, "GET");
 	json_t *req = NULL, *reply = NULL;
 	char *text = NULL;
+	const char *ctype = "text/plain; charset=utf-8";
 	int n, rc = ERR_NOTFOUND, routed = 1;
 	long long id = 0;
 
@@ -133,8 +153,8 @@ void api_handle(struct http_response *res, const struct http_request *r, void *a
 			rc = coord_job_get(s, &reply, id);
 		else if (n == 5 && post && !strcmp(seg[4], "cancel"))
 			rc = coord_job_cancel(s, &reply, id);
-		else if (n == 5 && get && !strcmp(seg[4], "report"))
-			rc = coord_job_report_text(s, &text, id);
+		else if (n == 5 && get && (!strcmp(seg[4], "report") || !strcmp(seg[4], "samples.csv")))
+			rc = job_text(s, &text, &ctype, id, seg[4], r);
 		else
 			routed = 0;
 	} else if (!strcmp(seg[2], "agents")) {
@@ -171,7 +191,7 @@ void api_handle(struct http_response *res, const struct http_request *r, void *a
 		goto fail;
 	if (text) {
 		res->status = 200;
-		res->content_type = "text/plain; charset=utf-8";
+		res->content_type = ctype;
 		res->body = text;
 		text = NULL;
 	} else if (reply) {
