@@ -326,9 +326,10 @@ int coord_job_report_mail(struct coord *s, char **out, long long id)
 	sbuf_addf(&sb, "Hello,\n\nbisectd noticed a %+.1f%% regression of %s on:\n\n", m.pct, metric);
 	sbuf_addf(&sb, "commit: %s (\"%s\")\n", jstr(c, "sha"), jstr(c, "subject"));
 	sbuf_addf(&sb, "author: %s\n", m.author ? m.author : "(unknown: the mirror is not open)");
-	sbuf_addf(&sb, "range:  %s %s..%s, bisectd job %lld (%lld candidates, %lld runs)\n\n", jstr(m.job, "repo"),
+	sbuf_addf(&sb, "range:  %s %s..%s, bisectd job %lld (%lld candidate%s, %lld runs)\n\n", jstr(m.job, "repo"),
 		  jstr(m.job, "good_ref"), jstr(m.job, "bad_ref"), id,
 		  json_integer_value(json_object_get(m.job, "nr_commits")),
+		  json_integer_value(json_object_get(m.job, "nr_commits")) == 1 ? "" : "s",
 		  json_integer_value(json_object_get(json_object_get(m.job, "progress"), "samples")));
 	sbuf_addf(&sb, "in testcase: %s (%s is better)\n", jstr(m.job, "workload"), jstr(m.job, "direction"));
 	sbuf_adds(&sb, "on test machine(s):\n");
