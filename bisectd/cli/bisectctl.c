@@ -691,7 +691,7 @@ static void format_job(struct sbuf *out, const json_t *job, size_t max_events, i
  * a report the API refuses is an error of this command (report), rather
  * than something to work around (watch).
  */
-static int finish_job(long id, const json_t *job, int strict)
+static int finish_job(long id, const json_t *job, int strict, const char *query)
 {
 	char path[64], *text = NULL;
 	long status;
@@ -708,7 +708,7 @@ static int finish_job(long id, const json_t *job, int strict)
 		print_json(r, JSON_INDENT(2));
 		return job_rc(job);
 	}
-	snprintf(path, sizeof(path), "/api/v1/jobs/%ld/report", id);
+	snprintf(path, sizeof(path), "/api/v1/jobs/%ld/report%s", id, query);
 	rc = client_get_text(&text, &status, get_client(), path, REQ_TIMEOUT_S);
 	if (rc == 0 && status >= 200 && status < 300) {
 		size_t len = strlen(text);
@@ -716,7 +716,8 @@ static int finish_job(long id, const json_t *job, int strict)
 		fputs(text, stdout);
 		if (len && text[len - 1] != '\n')
 			fputc('\n', stdout);
-		rc = ended ? job_rc(job) : RC_OK;
+		/* A job not finished gets what is known so far, and the status of no report yet. */
+		rc = ended ? job_rc(job) : RC_USAGE;
 		goto out;
 	}
 	if (ended && (strcmp(state, "done") || !strict)) {
@@ -833,7 +834,7 @@ static int watch_job(long id, double interval)
 		rc = job_rc(job);
 	} else {
 		putchar('\n');
-		rc = finish_job(id, job, 0);
+		rc = finish_job(id, job, 0, "");
 	}
 out:
 	free(last);
@@ -1172,21 +1173,111 @@ static int cmd_watch(int argc, char **argv)
 	return watch_job(id, interval);
 }
 
+/* GET path as text into stdout, or into file (written whole or not at all); the exit status of the request. */
+static int get_text_out(const char *path, const char *file)
+{
+	char *text = NULL;
+	long status;
+	int rc = client_get_text(&text, &status, get_client(), path, REQ_TIMEOUT_S);
+
+	if (rc < 0) {
+		fprintf(stderr, "bisectctl: %s\n", err_msg());
+		rc = RC_SERVER;
+	} else if (status < 200 || status >= 300) {
+		rc = text_status_error(text, status);
+	} else if (file && strcmp(file, "-")) {
+		rc = RC_OK;
+		if (file_write_atomic(file, text, strlen(text)) < 0) {
+			fprintf(stderr, "bisectctl: cannot write %s: %s\n", file, err_msg());
+			rc = RC_USAGE;
+		}
+	} else {
+		fputs(text, stdout);
+		rc = RC_OK;
+	}
+	free(text);
+	fflush(stdout);
+	return rc;
+}
+
 static int cmd_report(int argc, char **argv)
 {
+	static const struct option longopts[] = {
+		{ "cv", required_argument, NULL, 'c' },
+		{ "mail", no_argument, NULL, 'm' },
+		COMMON_LONGOPTS,
+		{ NULL, 0, NULL, 0 }
+	};
+	const struct cmd *c = find_cmd("report");
+	const char *query = "";
 	json_t *job = NULL;
+	char path[96];
+	int opt, rc, done, mail = 0;
 	long id;
-	int rc;
 
-	rc = id_command(&id, NULL, find_cmd("report"), argc, argv);
-	if (rc != RC_OK)
-		return rc < 0 ? RC_OK : rc;
+	while ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+		if (opt == 'c') {
+			if (strcmp(optarg, "amean") && strcmp(optarg, "hmean"))
+				return usage_error(c, "bad --cv '%s' (amean: stddev / arithmetic mean, hmean: "
+						   "mmtests' harmonic CoV)", optarg);
+			query = !strcmp(optarg, "hmean") ? "?cv=hmean" : "";
+			continue;
+		}
+		if (opt == 'm') {
+			mail = 1;
+			continue;
+		}
+		rc = common_opt(c, opt, argv, &done);
+		if (done)
+			return rc;
+		if (rc != RC_OK)
+			return RC_USAGE;
+	}
+	if ((rc = parse_id(&id, c, argc, argv)) != RC_OK)
+		return rc;
+	if (mail) {
+		snprintf(path, sizeof(path), "/api/v1/jobs/%ld/report?format=mail", id);
+		return get_text_out(path, NULL);
+	}
 	rc = get_job(&job, id);
 	if (rc != RC_OK)
 		return rc;
-	rc = finish_job(id, job, 1);
+	rc = finish_job(id, job, 1, query);
 	json_decref(job);
 	return rc;
+}
+
+static int cmd_export(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "csv", no_argument, NULL, 'c' },
+		{ "output", required_argument, NULL, 'o' },
+		COMMON_LONGOPTS,
+		{ NULL, 0, NULL, 0 }
+	};
+	const struct cmd *c = find_cmd("export");
+	const char *file = NULL;
+	char path[96];
+	int opt, rc, done;
+	long id;
+
+	while ((opt = getopt_long(argc, argv, ":ho:", longopts, NULL)) != -1) {
+		if (opt == 'c')
+			continue;   /* the one format there is */
+		if (opt == 'o') {
+			file = optarg;
+			continue;
+		}
+		rc = common_opt(c, opt, argv, &done);
+		if (done)
+			return rc;
+		if (rc != RC_OK)
+			return RC_USAGE;
+	}
+	if ((rc = parse_id(&id, c, argc, argv)) != RC_OK)
+		return rc;
+	snprintf(path, sizeof(path), "/api/v1/jobs/%ld/samples.csv", id);
+	return get_text_out(path, file);
 }
 
 static int cmd_cancel(int argc, char **argv)
@@ -1390,11 +1481,25 @@ static const struct cmd commands[] = {
 	  "reproduce, 4 when it ended undecided.\n" },
 	{ "agents", cmd_agents, "", "list agents: state, labels, last seen, task", NULL },
 	{ "cancel", cmd_cancel, "ID", "cancel a job (its queued tasks are dropped)", NULL },
-	{ "report", cmd_report, "ID", "print a job's report (with --json: the report object)",
+	{ "report", cmd_report, "ID [--cv amean|hmean] [--mail]",
+	  "print a job's report (with --json: the report object)",
+	  "The table gives each kernel's HARMEAN (CV) over its runs and its change\n"
+	  "against the good end, then the change against the parent, its p-value and\n"
+	  "the confidence, as the netdev threads print them.\n\n"
+	  "  --cv amean   CV is stddev / arithmetic mean (the default)\n"
+	  "  --cv hmean   CV is mmtests' harmonic CoV (compare-kernels' HCoeffVar)\n"
+	  "  --mail       the culprit as a plain-text mail in the manner of the kernel\n"
+	  "               test robot: author, machines, command line, kernel config,\n"
+	  "               a %stddev %change %stddev table and how to reproduce it\n\n"
 	  "Exits 0 for a job done, 1 for one that failed, was cancelled or did not\n"
 	  "reproduce, 4 for one that ended undecided (the most probable commits, the\n"
 	  "effect with its 95% interval, the noise and how many more runs would decide\n"
-	  "it are printed), 2 when it has no report yet.\n" },
+	  "it are printed), 2 when it has no report yet (a running job: what is known so\n"
+	  "far is printed) or, with --mail, when it named no culprit.\n" },
+	{ "export", cmd_export, "ID [--csv] [-o FILE]", "write every sample of a job as CSV",
+	  "One line per run: commit, idx, subject, task, agent, attempt, run, value,\n"
+	  "unit, error (a failed run: value <= 0), time (unix seconds); RFC 4180 quoting.\n"
+	  "  -o, --output FILE   write FILE (whole, or not at all) instead of stdout\n" },
 	{ "plot", cmd_plot, "ID --chart NAME -o FILE", "draw a job's chart into FILE (.svg, .png or .pdf)",
 	  "Charts, drawn by bisectd with gnuplot (docs/CHARTS.md):\n"
 	  "  timeline      every measured commit in range order: its runs, hmean (CV),\n"

@@ -123,6 +123,25 @@ static int task_result(struct coord *s, json_t **reply, long long id, json_t *bo
 	return rc;
 }
 
+/* Reports and exports: GET /jobs/ID/report[?cv=amean|hmean][&format=text|mail], /jobs/ID/samples.csv. */
+static int job_text(struct coord *s, char **text, const char **ctype, long long id, const char *what,
+		    const struct http_request *r)
+{
+	const char *cv = http_query(r, "cv"), *format = http_query(r, "format");
+
+	if (!strcmp(what, "samples.csv")) {
+		*ctype = "text/csv; charset=utf-8";
+		return coord_job_samples_csv(s, text, id);
+	}
+	if (cv && strcmp(cv, "amean") && strcmp(cv, "hmean"))
+		return err_set(ERR_INVALID, "cv must be amean (stddev / arithmetic mean) or hmean (mmtests' harmonic CoV)");
+	if (format && strcmp(format, "text") && strcmp(format, "mail"))
+		return err_set(ERR_INVALID, "format must be text or mail");
+	if (format && !strcmp(format, "mail"))
+		return coord_job_report_mail(s, text, id);
+	return coord_job_report_text(s, text, id, cv && !strcmp(cv, "hmean") ? REPORT_CV_HMEAN : REPORT_CV_AMEAN);
+}
+
 void api_handle(struct http_response *res, const struct http_request *r, void *arg)
 {
 	struct coord *s = arg;
@@ -131,6 +150,7 @@ void api_handle(struct http_response *res, const struct http_request *r, void *a
 	int post = !strcmp(r->method, "POST"), get = !strcmp(r->method, "GET");
 	json_t *req = NULL, *reply = NULL;
 	char *text = NULL;
+	const char *ctype = "text/plain; charset=utf-8";
 	int n, rc = ERR_NOTFOUND, routed = 1;
 	long long id = 0;
 
@@ -163,8 +183,8 @@ void api_handle(struct http_response *res, const struct http_request *r, void *a
 			rc = coord_job_get(s, &reply, id);
 		else if (n == 5 && post && !strcmp(seg[4], "cancel"))
 			rc = coord_job_cancel(s, &reply, id);
-		else if (n == 5 && get && !strcmp(seg[4], "report"))
-			rc = coord_job_report_text(s, &text, id);
+		else if (n == 5 && get && (!strcmp(seg[4], "report") || !strcmp(seg[4], "samples.csv")))
+			rc = job_text(s, &text, &ctype, id, seg[4], r);
 		else if (n == 5 && get && !strcmp(seg[4], "samples"))
 			rc = coord_job_samples(s, &reply, id);
 		else if (n == 6 && get && !strcmp(seg[4], "charts"))
@@ -211,7 +231,7 @@ void api_handle(struct http_response *res, const struct http_request *r, void *a
 		chart.body = NULL;
 	} else if (text) {
 		res->status = 200;
-		res->content_type = "text/plain; charset=utf-8";
+		res->content_type = ctype;
 		res->body = text;
 		text = NULL;
 	} else if (reply) {

@@ -54,8 +54,29 @@ int coord_job_create(struct coord *s, json_t **reply, const struct job_request *
 int coord_job_list(struct coord *s, json_t **reply);
 int coord_job_get(struct coord *s, json_t **reply, long long id);
 int coord_job_cancel(struct coord *s, json_t **reply, long long id);
-/* The culprit report as text; caller frees. ERR_CONFLICT while the job runs. */
-int coord_job_report_text(struct coord *s, char **out, long long id);
+/*
+ * Reports and exports of a job, as text the caller frees; ERR_NOTFOUND
+ * for a job that does not exist.
+ *
+ * coord_job_report_text (coord_report.c): the report as the netdev
+ * threads print it, each commit's hmean with its CV, which cv says:
+ * stddev / arithmetic mean, or mmtests' harmonic CoV. A queued or
+ * running job gets what is known so far, saying it is not finished;
+ * ERR_CONFLICT for a job that ended without a report (failed, cancelled).
+ *
+ * coord_job_report_mail (coord_mail.c): the culprit as the kernel test
+ * robot mails it: the commit, its author, the change with its interval,
+ * the machines, the workload's command line, the kernel config and
+ * variant, a %stddev %change %stddev table and how to reproduce it.
+ * ERR_CONFLICT for a job that named no culprit (yet).
+ *
+ * coord_job_samples_csv (coord_export.c): every sample of the job as CSV
+ * with a header line (docs/API.md); a job without samples gets the header.
+ */
+enum report_cv { REPORT_CV_AMEAN, REPORT_CV_HMEAN };
+int coord_job_report_text(struct coord *s, char **out, long long id, enum report_cv cv);
+int coord_job_report_mail(struct coord *s, char **out, long long id);
+int coord_job_samples_csv(struct coord *s, char **out, long long id);
 /* GET /jobs/ID/samples: every run in range order, for the dashboard (coord_dash.c). */
 int coord_job_samples(struct coord *s, json_t **reply, long long id);
 

@@ -12,22 +12,75 @@
 #include "err.h"
 #include "util.h"
 
-static void text_commit(struct sbuf *sb, const char *label, json_t *c)
+/* A row of the table: HARMEAN (CV) and n, and the change against base's hmean (0: none shown). */
+static void text_commit(struct sbuf *sb, const char *label, json_t *c, double base)
 {
 	const char *sha = json_string_value(json_object_get(c, "sha"));
+	const char *subject = json_string_value(json_object_get(c, "subject"));
+	double h = json_number_value(json_object_get(c, "hmean"));
 
 	if (!json_is_object(c))
 		return;
 	if (!json_is_number(json_object_get(c, "hmean"))) {
-		sbuf_addf(sb, "  %-8s %.12s  %14s %-8s  n=%-3d %s\n", label, sha ? sha : "?", "-", "", 0,
-			  json_string_value(json_object_get(c, "subject")) ?
-			  json_string_value(json_object_get(c, "subject")) : "");
+		sbuf_addf(sb, "  %-8s %.12s  %14s %-8s  %8s  n=%-3d %s\n", label, sha ? sha : "?", "-", "", "", 0,
+			  subject ? subject : "");
 		return;
 	}
-	sbuf_addf(sb, "  %-8s %.12s  %14.2f (%.4f)  n=%-3lld %s\n", label, sha ? sha : "?",
-		  json_number_value(json_object_get(c, "hmean")), json_number_value(json_object_get(c, "cv")),
-		  json_integer_value(json_object_get(c, "n")),
-		  json_string_value(json_object_get(c, "subject")) ? json_string_value(json_object_get(c, "subject")) : "");
+	sbuf_addf(sb, "  %-8s %.12s  %14.2f (%.4f)  ", label, sha ? sha : "?", h,
+		  json_number_value(json_object_get(c, "cv")));
+	if (base > 0)
+		sbuf_addf(sb, "%+7.2f%%", stats_change_pct(base, h));
+	else
+		sbuf_addf(sb, "%8s", "");
+	sbuf_addf(sb, "  n=%-3lld %s\n", json_integer_value(json_object_get(c, "n")), subject ? subject : "");
+}
+
+static void text_header(struct sbuf *sb)
+{
+	sbuf_addf(sb, "  %-8s %-12s  %14s %-8s  %8s  %-5s %s\n", "", "commit", "HARMEAN", "(CV)", "change", "n",
+		  "subject");
+}
+
+/* What the CV column is, and the change column against what. */
+static void text_legend(struct sbuf *sb, enum report_cv cv)
+{
+	if (cv == REPORT_CV_HMEAN)
+		sbuf_adds(sb, "CV: mmtests' harmonic CoV (HStddev / HARMEAN: the reciprocals' spread, delta method, "
+			  "divisor n)\n");
+	else
+		sbuf_adds(sb, "CV: stddev / arithmetic mean of the runs (--cv hmean: mmtests' harmonic CoV)\n");
+	sbuf_adds(sb, "change: HARMEAN against the good end's\n");
+}
+
+/* Replaces a commit's "cv" by mmtests' harmonic CoV of its runs. Under s->lock. */
+static void set_hcv(struct coord *s, long long id, json_t *c)
+{
+	json_t *idx = json_object_get(c, "idx");
+	double *v = NULL;
+	size_t n = 0;
+
+	if (!json_is_integer(idx) || !json_is_number(json_object_get(c, "hmean")))
+		return;
+	if (store_commit_values(&v, &n, s->st, id, (int)json_integer_value(idx)) == 0)
+		json_object_set_new(c, "cv", json_real(stats_hmean_cv(v, n)));
+	free(v);
+}
+
+/* Every commit a report or a progress text shows, with its CV as asked. Under s->lock. */
+static void set_cvs(struct coord *s, long long id, json_t *j, enum report_cv cv)
+{
+	static const char *const rows[] = { "good", "parent", "culprit", "bad" };
+	json_t *rep = json_object_get(j, "report"), *x;
+	size_t i;
+
+	if (cv != REPORT_CV_HMEAN)
+		return;
+	for (i = 0; rep && i < sizeof(rows) / sizeof(rows[0]); i++)
+		set_hcv(s, id, json_object_get(rep, rows[i]));
+	json_array_foreach(json_object_get(rep, "top"), i, x)
+		set_hcv(s, id, x);
+	json_array_foreach(json_object_get(j, "commits"), i, x)
+		set_hcv(s, id, x);
 }
 
 /* "1h05m", "12m30s", "45s": a budget of wall time. */
@@ -78,7 +131,7 @@ static void text_numbers(struct sbuf *sb, json_t *j, json_t *rep)
 }
 
 /* An undecided job: no answer, and what the data do say. */
-static void text_undecided(struct sbuf *sb, json_t *j, json_t *rep)
+static void text_undecided(struct sbuf *sb, json_t *j, json_t *rep, double base)
 {
 	json_t *top = json_object_get(rep, "top"), *x;
 	json_t *fc = json_object_get(rep, "failed_confirm");
@@ -89,12 +142,13 @@ static void text_undecided(struct sbuf *sb, json_t *j, json_t *rep)
 		  json_string_value(json_object_get(rep, "why")) ? json_string_value(json_object_get(rep, "why")) : "");
 	if (json_array_size(top) > 0) {
 		sbuf_adds(sb, "the most probable commits (p: the posterior probability that it is the culprit):\n");
-		sbuf_addf(sb, "  %-8s %-12s  %14s %-8s  %-5s %s\n", "p", "commit", "hmean", "(cv)", "n", "subject");
+		sbuf_addf(sb, "  %-8s %-12s  %14s %-8s  %8s  %-5s %s\n", "p", "commit", "HARMEAN", "(CV)", "change",
+			  "n", "subject");
 		json_array_foreach(top, i, x) {
 			char label[16];
 
 			snprintf(label, sizeof(label), "%.4f", json_number_value(json_object_get(x, "p")));
-			text_commit(sb, label, x);
+			text_commit(sb, label, x, base);
 		}
 	}
 	if (json_is_integer(fc)) {
@@ -115,49 +169,120 @@ static void text_undecided(struct sbuf *sb, json_t *j, json_t *rep)
 		sbuf_adds(sb, "no estimate of the runs that would decide it: the effect does not show in the data\n");
 }
 
-int coord_job_report_text(struct coord *s, char **out, long long id)
+/* The first line: the range, the workload and what is better. */
+static void text_title(struct sbuf *sb, json_t *j, long long id)
+{
+	sbuf_addf(sb, "bisectd job %lld: %s %s..%s, workload %s (%s, %s is better)\n", id,
+		  json_string_value(json_object_get(j, "repo")), json_string_value(json_object_get(j, "good_ref")),
+		  json_string_value(json_object_get(j, "bad_ref")), json_string_value(json_object_get(j, "workload")),
+		  json_string_value(json_object_get(j, "unit")), json_string_value(json_object_get(j, "direction")));
+	if (json_is_string(json_object_get(j, "append")))
+		sbuf_addf(sb, "kernel command line + \"%s\"\n", json_string_value(json_object_get(j, "append")));
+}
+
+static json_t *commit_by_idx(json_t *commits, long long idx)
+{
+	json_t *x;
+	size_t i;
+
+	json_array_foreach(commits, i, x)
+		if (json_integer_value(json_object_get(x, "idx")) == idx)
+			return x;
+	return NULL;
+}
+
+/*
+ * A queued or running job has no verdict: what is known so far. The ends
+ * as measured, the engine's most probable commits at its last step and
+ * why it asked for what it did.
+ */
+static void text_running(struct sbuf *sb, json_t *j, long long id, enum report_cv cv)
+{
+	json_t *p = json_object_get(j, "progress"), *commits = json_object_get(j, "commits");
+	json_t *decs = json_object_get(j, "decisions"), *last, *good, *x;
+	long long bad_idx = json_integer_value(json_object_get(j, "nr_commits"));
+	double base;
+	size_t i;
+
+	text_title(sb, j, id);
+	sbuf_addf(sb, "not finished: job %lld is %s, no verdict yet; what is known so far:\n", id,
+		  json_string_value(json_object_get(j, "state")));
+	sbuf_addf(sb, "%lld candidates, %lld commits measured, %lld runs in %lld of %lld tasks\n\n", bad_idx,
+		  json_integer_value(json_object_get(p, "measured")), json_integer_value(json_object_get(p, "samples")),
+		  json_integer_value(json_object_get(p, "tasks_done")),
+		  json_integer_value(json_object_get(p, "tasks_total")));
+	good = commit_by_idx(commits, 0);
+	base = json_number_value(json_object_get(good, "hmean"));
+	text_header(sb);
+	text_commit(sb, "good", good, 0);
+	last = json_array_get(decs, json_array_size(decs) - 1);
+	json_array_foreach(json_object_get(last, "top"), i, x) {
+		json_t *c = commit_by_idx(commits, json_integer_value(json_object_get(x, "idx")));
+		char label[16];
+
+		if (!c || json_integer_value(json_object_get(c, "idx")) == bad_idx)
+			continue;
+		snprintf(label, sizeof(label), "p=%.3f", json_number_value(json_object_get(x, "p")));
+		text_commit(sb, label, c, base);
+	}
+	text_commit(sb, "bad", commit_by_idx(commits, bad_idx), base);
+	sbuf_adds(sb, "\n");
+	text_legend(sb, cv);
+	if (json_array_size(json_object_get(last, "top")))
+		sbuf_adds(sb, "p: the posterior probability that the commit is the culprit, at the engine's last step\n");
+	if (last)
+		sbuf_addf(sb, "the engine's last step (%s): %s\n", json_string_value(json_object_get(last, "state")),
+			  json_string_value(json_object_get(last, "why")) ? json_string_value(json_object_get(last, "why")) : "");
+}
+
+int coord_job_report_text(struct coord *s, char **out, long long id, enum report_cv cv)
 {
 	struct sbuf sb = SBUF_INIT;
 	json_t *j, *rep, *x;
-	const char *verdict, *unit;
+	const char *verdict, *state;
+	double base;
 	int rc = 0;
 
 	*out = NULL;
 	pthread_mutex_lock(&s->lock);
 	j = coord_job_json(s, id, 1);
+	if (j)
+		set_cvs(s, id, j, cv);
 	pthread_mutex_unlock(&s->lock);
 	if (!j)
 		return err_set(ERR_NOTFOUND, "job %lld does not exist", id);
 	rep = json_object_get(j, "report");
+	state = json_string_value(json_object_get(j, "state"));
+	if (!rep && state && (!strcmp(state, "queued") || !strcmp(state, "running"))) {
+		text_running(&sb, j, id, cv);
+		*out = sbuf_detach(&sb);
+		goto out;
+	}
 	if (!rep) {
-		rc = err_set(ERR_CONFLICT, "job %lld has no report: it is %s%s%s", id,
-			     json_string_value(json_object_get(j, "state")),
+		rc = err_set(ERR_CONFLICT, "job %lld has no report: it is %s%s%s", id, state,
 			     json_is_string(json_object_get(j, "error")) ? ": " : "",
 			     json_is_string(json_object_get(j, "error")) ?
 			     json_string_value(json_object_get(j, "error")) : "");
 		goto out;
 	}
 	verdict = json_string_value(json_object_get(rep, "verdict"));
-	unit = json_string_value(json_object_get(j, "unit"));
 	x = json_object_get(j, "progress");
-	sbuf_addf(&sb, "bisectd job %lld: %s %s..%s, workload %s (%s, %s is better)\n", id,
-		  json_string_value(json_object_get(j, "repo")), json_string_value(json_object_get(j, "good_ref")),
-		  json_string_value(json_object_get(j, "bad_ref")), json_string_value(json_object_get(j, "workload")),
-		  unit, json_string_value(json_object_get(j, "direction")));
-	if (json_is_string(json_object_get(j, "append")))
-		sbuf_addf(&sb, "kernel command line + \"%s\"\n", json_string_value(json_object_get(j, "append")));
+	text_title(&sb, j, id);
 	sbuf_addf(&sb, "%lld candidates, %lld commits measured, %lld runs in %lld tasks\n\n",
 		  json_integer_value(json_object_get(j, "nr_commits")),
 		  json_integer_value(json_object_get(x, "measured")),
 		  json_integer_value(json_object_get(x, "samples")),
 		  json_integer_value(json_object_get(x, "tasks_done")));
-	sbuf_addf(&sb, "  %-8s %-12s  %14s %-8s  %-5s %s\n", "", "commit", "hmean", "(cv)", "n", "subject");
-	text_commit(&sb, "good", json_object_get(rep, "good"));
+	base = json_number_value(json_object_get(json_object_get(rep, "good"), "hmean"));
+	text_header(&sb);
+	text_commit(&sb, "good", json_object_get(rep, "good"), 0);
 	if (!strcmp(verdict, "culprit")) {
-		text_commit(&sb, "parent", json_object_get(rep, "parent"));
-		text_commit(&sb, "culprit", json_object_get(rep, "culprit"));
+		text_commit(&sb, "parent", json_object_get(rep, "parent"), base);
+		text_commit(&sb, "culprit", json_object_get(rep, "culprit"), base);
 	}
-	text_commit(&sb, "bad", json_object_get(rep, "bad"));
+	text_commit(&sb, "bad", json_object_get(rep, "bad"), base);
+	sbuf_adds(&sb, "\n");
+	text_legend(&sb, cv);
 	sbuf_adds(&sb, "\n");
 	if (!strcmp(verdict, "culprit")) {
 		json_t *c = json_object_get(rep, "culprit");
@@ -183,7 +308,7 @@ int coord_job_report_text(struct coord *s, char **out, long long id)
 				  json_string_value(json_object_get(x, "state")),
 				  json_string_value(json_object_get(x, "subject")));
 	} else if (!strcmp(verdict, "undecided")) {
-		text_undecided(&sb, j, rep);
+		text_undecided(&sb, j, rep, base);
 	} else if (json_is_number(json_object_get(rep, "effect_lo_pct"))) {
 		/* The engine's not-reproduced is an equivalence, not a difference that failed to show. */
 		sbuf_addf(&sb, "not reproduced: the ends were shown to differ by less than %.1f%% (the job's "

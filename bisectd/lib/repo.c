@@ -510,3 +510,20 @@ void repo_range_release(struct repo_range *rr)
 	free(rr->commits);
 	memset(rr, 0, sizeof(*rr));
 }
+
+int repo_commit_info(char **subject, char **author, struct repo *r, const char *sha)
+{
+	git_commit *c = NULL;
+	git_oid oid;
+	int rc;
+
+	*subject = *author = NULL;
+	if ((rc = lookup_end(&oid, r, sha, "the commit")))
+		return rc;
+	if ((rc = git_commit_lookup(&c, r->git, &oid)) < 0)
+		return gitx_fail(rc, "cannot read commit %.12s", sha);
+	*subject = subject_of(git_commit_message(c));
+	*author = author_of(git_commit_author(c));
+	git_commit_free(c);
+	return 0;
+}

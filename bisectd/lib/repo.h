@@ -53,4 +53,10 @@ int repo_range(struct repo_range *out, struct repo *r, const char *good_sha,
 	       const char *bad_sha, int max_commits);
 void repo_range_release(struct repo_range *rr);
 
+/*
+ * The subject and author ("Name <email>") of the full commit id sha, as
+ * heap strings the caller frees. ERR_NOTFOUND when the mirror lacks it.
+ */
+int repo_commit_info(char **subject, char **author, struct repo *r, const char *sha);
+
 #endif

@@ -98,6 +98,37 @@ out:
 	free(v);
 }
 
+/*
+ * mmtests' HStddev (bin/lib/MMTests/Stat.pm, calc_stddev for "hmean"):
+ * the spread of the reciprocals about 1/hmean, carried back to the
+ * metric's scale by the delta method, sqrt(sum (1/x - 1/H)^2 H^4 / n).
+ * Its divisor is n, not n - 1, as mmtests has it.
+ */
+double stats_hmean_stddev(const double *x, size_t n)
+{
+	size_t k;
+	double *v = sorted_valid(&k, x, n), h, ss = 0;
+
+	if (k < 2 || v[0] == v[k - 1]) {
+		free(v);
+		return 0;
+	}
+	h = hmean(v, k);
+	for (size_t i = 0; i < k; i++)
+		ss += (1.0 / v[i] - 1.0 / h) * (1.0 / v[i] - 1.0 / h);
+	free(v);
+	return sqrt(ss / (double)k) * h * h;
+}
+
+double stats_hmean_cv(const double *x, size_t n)
+{
+	size_t k;
+	double *v = sorted_valid(&k, x, n), h = k ? hmean(v, k) : 0;
+
+	free(v);
+	return h > 0 ? stats_hmean_stddev(x, n) / h : 0;
+}
+
 double stats_change_pct(double a, double b)
 {
 	return a != 0 ? (b - a) / a * 100.0 : 0;

@@ -26,6 +26,15 @@ void stats_summary(struct summary *s, const double *x, size_t n);
 /* Copies the successful values of x into out (room for n); returns how many. */
 size_t stats_valid(double *out, const double *x, size_t n);
 
+/*
+ * mmtests' harmonic CoV (compare-kernels' HCoeffVar, as a fraction):
+ * stats_hmean_stddev() / hmean. The stddev is that of the reciprocals
+ * about 1/hmean scaled back by hmean^2, with divisor n (mmtests' choice).
+ * Both are 0 with fewer than 2 successful runs or no spread, as cv is.
+ */
+double stats_hmean_stddev(const double *x, size_t n);
+double stats_hmean_cv(const double *x, size_t n);
+
 /* (b - a) / a in percent; 0 when a is 0. */
 double stats_change_pct(double a, double b);
 

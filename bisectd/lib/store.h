@@ -270,4 +270,34 @@ int store_dash_agents_doc(json_t **out, struct store *s);
 int store_dash_job_doc(json_t **out, struct store *s, long long id);
 int store_dash_samples_doc(json_t **out, struct store *s, long long job, long long max);
 
+/* --- exports (store_export.c) ------------------------------------------ */
+
+/* A sample as a job's export shows it: its commit, task and agent by name. */
+struct export_sample {
+	int idx;
+	char *sha, *subject;
+	long long task, attempt, run;
+	char *agent;                 /* NULL: no agent */
+	double value;                /* <= 0: a failed run */
+	char *unit, *error;          /* error NULL: none */
+	long long created;
+};
+
+/* Every sample of a job in the order they were taken (none: *out NULL, *n 0). */
+int store_export_samples(struct export_sample **out, size_t *n, struct store *s, long long job);
+void store_export_samples_free(struct export_sample *x, size_t n);
+
+/* An agent that was given tasks of a job, with what it did for it. */
+struct job_agent {
+	char *name;
+	char **labels;               /* NULL-terminated */
+	long long last_seen;
+	long long tasks;             /* its tasks of the job that are done */
+	long long runs;              /* its successful runs of the job */
+};
+
+/* The agents given tasks of a job, by name. */
+int store_job_agents(struct job_agent **out, size_t *n, struct store *s, long long job);
+void store_job_agents_free(struct job_agent *a, size_t n);
+
 #endif

@@ -38,11 +38,15 @@ static struct {
 	int no_reply;                /* claim: nothing came */
 } seen;
 
-static const char *query_wait, *query_job;
+static const char *query_wait, *query_job, *query_cv, *query_format;
 
 const char *http_query(const struct http_request *req, const char *key)
 {
 	(void)req;
+	if (!strcmp(key, "cv"))
+		return query_cv;
+	if (!strcmp(key, "format"))
+		return query_format;
 	return !strcmp(key, "wait") ? query_wait : !strcmp(key, "job") ? query_job : NULL;
 }
 
@@ -102,11 +106,11 @@ int coord_job_samples(struct coord *s, json_t **reply, long long id)
 	return called(reply, "job_samples");
 }
 
-int coord_job_report_text(struct coord *s, char **out, long long id)
+int coord_job_report_text(struct coord *s, char **out, long long id, enum report_cv cv)
 {
 	(void)s;
 	seen.id = id;
-	if (called(NULL, "job_report"))
+	if (called(NULL, cv == REPORT_CV_HMEAN ? "job_report_hcv" : "job_report"))
 		return seen.rc;
 	*out = xstrdup("the report\n");
 	return 0;
@@ -124,6 +128,26 @@ int coord_job_chart(struct coord *s, char **out, size_t *len, const char **type,
 	memcpy(*out, "P\0N\0", 4);   /* bytes, not a string */
 	*len = 4;
 	*type = "image/png";
+	return 0;
+}
+
+int coord_job_report_mail(struct coord *s, char **out, long long id)
+{
+	(void)s;
+	seen.id = id;
+	if (called(NULL, "job_mail"))
+		return seen.rc;
+	*out = xstrdup("the mail\n");
+	return 0;
+}
+
+int coord_job_samples_csv(struct coord *s, char **out, long long id)
+{
+	(void)s;
+	seen.id = id;
+	if (called(NULL, "job_csv"))
+		return seen.rc;
+	*out = xstrdup("commit\r\n");
 	return 0;
 }
 
@@ -235,8 +259,7 @@ static int setup(void **state)
 {
 	(void)state;
 	memset(&seen, 0, sizeof(seen));
-	query_wait = NULL;
-	query_job = NULL;
+	query_wait = query_job = query_cv = query_format = NULL;
 	return 0;
 }
 
@@ -309,6 +332,43 @@ static void test_chart_route(void **state)
 	expect("GET", "/api/v1/jobs/5/charts/timeline.svg", NULL, 504, "job_chart", "stub says no");
 	seen.rc = ERR_BUSY;
 	expect("GET", "/api/v1/jobs/5/charts/timeline.svg", NULL, 503, "job_chart", "stub says no");
+}
+
+/* The report's forms and the export, each with its content type; a bad option is a 400. */
+static void test_report_forms_and_export(void **state)
+{
+	struct answer a;
+
+	(void)state;
+	query_cv = "hmean";
+	expect("GET", "/api/v1/jobs/4/report", NULL, 200, "job_report_hcv", NULL);
+	query_cv = "amean";
+	expect("GET", "/api/v1/jobs/4/report", NULL, 200, "job_report", NULL);
+	query_cv = "geo";
+	memset(seen.call, 0, sizeof(seen.call));
+	expect("GET", "/api/v1/jobs/4/report", NULL, 400, "", "cv must be amean");
+	query_cv = NULL;
+	query_format = "mail";
+	a = ask("GET", "/api/v1/jobs/5/report", NULL);
+	assert_int_equal(a.status, 200);
+	assert_string_equal(seen.call, "job_mail");
+	assert_int_equal(seen.id, 5);
+	assert_string_equal(a.body, "the mail\n");
+	free(a.body);
+	query_format = "html";
+	memset(seen.call, 0, sizeof(seen.call));
+	expect("GET", "/api/v1/jobs/5/report", NULL, 400, "", "format must be text or mail");
+	query_format = NULL;
+	a = ask("GET", "/api/v1/jobs/6/samples.csv", NULL);
+	assert_int_equal(a.status, 200);
+	assert_string_equal(seen.call, "job_csv");
+	assert_string_equal(a.content_type, "text/csv; charset=utf-8");
+	free(a.body);
+	seen.rc = ERR_NOTFOUND;
+	expect("GET", "/api/v1/jobs/6/samples.csv", NULL, 404, "job_csv", "stub says no");
+	seen.rc = ERR_CONFLICT;
+	expect("GET", "/api/v1/jobs/6/report", NULL, 409, "job_report", "stub says no");
+	expect("POST", "/api/v1/jobs/6/samples.csv", NULL, 404, "", NULL);
 }
 
 static void test_unknown_routes(void **state)
@@ -584,6 +644,7 @@ int main(void)
 		cmocka_unit_test_setup(test_routes, setup),
 		cmocka_unit_test_setup(test_created_report_and_empty_poll, setup),
 		cmocka_unit_test_setup(test_chart_route, setup),
+		cmocka_unit_test_setup(test_report_forms_and_export, setup),
 		cmocka_unit_test_setup(test_unknown_routes, setup),
 		cmocka_unit_test_setup(test_codes_of_errors, setup),
 		cmocka_unit_test_setup(test_claim_wait, setup),

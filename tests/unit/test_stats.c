@@ -317,6 +317,31 @@ static void test_bootstrap_degenerate(void **state)
 	assert_true(isnan(pct));
 }
 
+/* --- mmtests' harmonic CoV ------------------------------------------------ */
+
+/*
+ * Expected values computed apart from the C code, in exact rationals, by
+ * mmtests' formula (Stat.pm: calc_stddev "hmean", calc_coeffvar):
+ *   from fractions import Fraction as F
+ *   v = [F(x) for x in xs]; n = len(v); h = n / sum(1 / x for x in v)
+ *   sd = math.sqrt(float(sum((1 / x - 1 / h) ** 2 for x in v) * h ** 4 / n))
+ */
+static void test_hmean_cv(void **state)
+{
+	static const double before[] = { 1877, 1875, 1878, 1874, 1882, 1873 };
+	static const double noisy[] = { 1.2e6, 1.5e6, 0, 1.1e6, 1.6e6, 1.45e6 };  /* 0: a failed run */
+	static const double one[] = { 1234.5 }, same[] = { 7, 7, 7 };
+
+	(void)state;
+	check("hstddev", "before", stats_hmean_stddev(before, 6), 2.982872315310476, 1e-12, 0);
+	check("hcv", "before", stats_hmean_cv(before, 6), 0.001589597580915081, 1e-12, 0);
+	check("hstddev", "noisy", stats_hmean_stddev(noisy, 6), 194729.33741696004, 1e-12, 0);
+	check("hcv", "noisy", stats_hmean_cv(noisy, 6), 0.1450245214320824, 1e-12, 0);
+	assert_true(stats_hmean_cv(one, 1) == 0);
+	assert_true(stats_hmean_cv(same, 3) == 0);
+	assert_true(stats_hmean_cv(NULL, 0) == 0);
+}
+
 /* --- the fixture is still what the script makes -------------------------- */
 
 static void test_fixture_is_current(void **state)
@@ -359,6 +384,7 @@ int main(void)
 		cmocka_unit_test(test_bootstrap_reproducible),
 		cmocka_unit_test(test_bootstrap_narrows_with_more_data),
 		cmocka_unit_test(test_bootstrap_degenerate),
+		cmocka_unit_test(test_hmean_cv),
 		cmocka_unit_test(test_fixture_is_current),
 	};
 
