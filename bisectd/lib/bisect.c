@@ -1137,16 +1137,12 @@ static double effect_sigmas(const struct bisect *b)
 #define LAMBDA_EXTEND 0.5
 static double task_sigmas(const struct bisect *b, int r, int n0)
 {
-	double eff = b->map > 0 ? fabs(b->mu_g - b->mu_b) : fabs(b->delta), gain;
+	double eff = b->map > 0 ? fabs(b->mu_g - b->mu_b) : fabs(b->delta);
 	double lam = n0 > 0 ? fmax(b->lambda, LAMBDA_EXTEND) : b->lambda;
+	double gain = 1 / (lam + 1.0 / (n0 + r)) - (n0 > 0 ? 1 / (lam + 1.0 / n0) : 0);
 
-	if (b->scale2 <= 0 && n0 == 0)
-		return effect_sigmas(b) * sqrt((double)r);
 	if (b->scale2 <= 0)
-		return effect_sigmas(b) * sqrt(1 / (lam + 1.0 / (n0 + r)) - 1 / (lam + 1.0 / n0));
-	gain = 1 / (lam + 1.0 / (n0 + r));
-	if (n0 > 0)
-		gain -= 1 / (lam + 1.0 / n0);
+		return effect_sigmas(b) * sqrt(n0 > 0 ? gain : (double)r);
 	return fmax(eff * sqrt(gain / b->scale2), 0.25);
 }
 
@@ -1181,7 +1177,7 @@ static int extends_unit(const struct bisect *b, int c, int k)
 {
 	const struct task *u;
 
-	if (k != 1 || b->last_commit != c || b->last_unit < 0)
+	if (k != 1 || b->last_commit != c)
 		return 0;
 	u = &b->tasks[b->last_unit];
 	return u->kind == BISECT_Q_SEARCH ? u->n : 0;
