@@ -82,10 +82,7 @@ int store_agents_live(struct agent **out, size_t *n, struct store *s, long long 
 				"WHERE last_seen >= ?", "i", since)))
 		return rc;
 	while ((rc = store_step(s, st)) == 1) {
-		if (*n == cap) {
-			cap = cap ? 2 * cap : 16;
-			*out = xrealloc(*out, cap * sizeof(**out));
-		}
+		*out = xgrow(*out, *n, &cap, sizeof(**out));
 		agent_row(&(*out)[(*n)++], st);
 	}
 	sqlite3_finalize(st);

@@ -12,7 +12,8 @@
 int store_commit_rows(struct commit_row **out, int *n, struct store *s, long long job)
 {
 	sqlite3_stmt *st;
-	int rc, cap = 0;
+	size_t cap = 0;
+	int rc;
 
 	*out = NULL;
 	*n = 0;
@@ -24,10 +25,7 @@ int store_commit_rows(struct commit_row **out, int *n, struct store *s, long lon
 	while ((rc = store_step(s, st)) == 1) {
 		struct commit_row *c;
 
-		if (*n == cap) {
-			cap = cap ? 2 * cap : 64;
-			*out = xrealloc(*out, (size_t)cap * sizeof(**out));
-		}
+		*out = xgrow(*out, *n, &cap, sizeof(**out));
 		c = &(*out)[(*n)++];
 		memset(c, 0, sizeof(*c));
 		c->idx = sqlite3_column_int(st, 0);
@@ -91,10 +89,7 @@ int store_decision_rows(struct decision_row **out, size_t *n, struct store *s, l
 	while ((rc = store_step(s, st)) == 1) {
 		struct decision_row *d;
 
-		if (*n == cap) {
-			cap = cap ? 2 * cap : 64;
-			*out = xrealloc(*out, cap * sizeof(**out));
-		}
+		*out = xgrow(*out, *n, &cap, sizeof(**out));
 		d = &(*out)[(*n)++];
 		memset(d, 0, sizeof(*d));
 		d->id = sqlite3_column_int64(st, 0);
@@ -151,10 +146,7 @@ int store_job_siblings(long long **ids, size_t *n, struct store *s, long long jo
 				"ORDER BY o.id LIMIT ?", "ii", job, (long long)max)))
 		return rc;
 	while ((rc = store_step(s, st)) == 1) {
-		if (*n == cap) {
-			cap = cap ? 2 * cap : 8;
-			*ids = xrealloc(*ids, cap * sizeof(**ids));
-		}
+		*ids = xgrow(*ids, *n, &cap, sizeof(**ids));
 		(*ids)[(*n)++] = sqlite3_column_int64(st, 0);
 	}
 	sqlite3_finalize(st);

@@ -41,10 +41,7 @@ int store_export_samples(struct export_sample **out, size_t *n, struct store *s,
 	while ((rc = store_step(s, st)) == 1) {
 		struct export_sample *x;
 
-		if (*n == cap) {
-			cap = cap ? 2 * cap : 64;
-			*out = xrealloc(*out, cap * sizeof(**out));
-		}
+		*out = xgrow(*out, *n, &cap, sizeof(**out));
 		x = &(*out)[(*n)++];
 		x->idx = sqlite3_column_int(st, 0);
 		x->sha = store_col_text(st, 1);
@@ -95,10 +92,7 @@ int store_job_agents(struct job_agent **out, size_t *n, struct store *s, long lo
 		struct job_agent *a;
 		char *labels;
 
-		if (*n == cap) {
-			cap = cap ? 2 * cap : 8;
-			*out = xrealloc(*out, cap * sizeof(**out));
-		}
+		*out = xgrow(*out, *n, &cap, sizeof(**out));
 		a = &(*out)[(*n)++];
 		a->name = store_col_text(st, 0);
 		labels = store_col_text(st, 1);

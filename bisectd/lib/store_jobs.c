@@ -158,10 +158,7 @@ int store_job_ids(long long **ids, size_t *n, struct store *s, int max)
 	if ((rc = store_prepare(s, &st, "SELECT id FROM jobs ORDER BY id DESC LIMIT ?", "i", (long long)max)))
 		return rc;
 	while ((rc = store_step(s, st)) == 1) {
-		if (*n == cap) {
-			cap = cap ? 2 * cap : 64;
-			*ids = xrealloc(*ids, cap * sizeof(**ids));
-		}
+		*ids = xgrow(*ids, *n, &cap, sizeof(**ids));
 		(*ids)[(*n)++] = sqlite3_column_int64(st, 0);
 	}
 	sqlite3_finalize(st);
@@ -185,7 +182,8 @@ int store_job_reproduced(int *yes, struct store *s, long long id)
 int store_job_commits(struct job_commit **out, int *n, struct store *s, long long job)
 {
 	sqlite3_stmt *st;
-	int rc, cap = 0;
+	size_t cap = 0;
+	int rc;
 
 	*out = NULL;
 	*n = 0;
@@ -195,10 +193,7 @@ int store_job_commits(struct job_commit **out, int *n, struct store *s, long lon
 	while ((rc = store_step(s, st)) == 1) {
 		struct job_commit *c;
 
-		if (*n == cap) {
-			cap = cap ? 2 * cap : 64;
-			*out = xrealloc(*out, (size_t)cap * sizeof(**out));
-		}
+		*out = xgrow(*out, *n, &cap, sizeof(**out));
 		c = &(*out)[(*n)++];
 		c->idx = sqlite3_column_int(st, 0);
 		store_col_buf(c->state, sizeof(c->state), st, 1);

@@ -32,10 +32,7 @@ int store_job_samples(struct sample **out, size_t *n, struct store *s, long long
 	while ((rc = store_step(s, st)) == 1) {
 		struct sample *x;
 
-		if (*n == cap) {
-			cap = cap ? 2 * cap : 64;
-			*out = xrealloc(*out, cap * sizeof(**out));
-		}
+		*out = xgrow(*out, *n, &cap, sizeof(**out));
 		x = &(*out)[(*n)++];
 		memset(x, 0, sizeof(*x));
 		x->id = sqlite3_column_int64(st, 0);

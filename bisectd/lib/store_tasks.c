@@ -40,10 +40,7 @@ static int task_rows(struct task **out, size_t *n, struct store *s, sqlite3_stmt
 	*out = NULL;
 	*n = 0;
 	while ((rc = store_step(s, st)) == 1) {
-		if (*n == cap) {
-			cap = cap ? 2 * cap : 16;
-			*out = xrealloc(*out, cap * sizeof(**out));
-		}
+		*out = xgrow(*out, *n, &cap, sizeof(**out));
 		memset(&(*out)[*n], 0, sizeof(**out));
 		fill(&(*out)[(*n)++], st);
 	}

@@ -45,6 +45,14 @@ void *xrealloc(void *p, size_t n)
 	return p;
 }
 
+void *xgrow(void *arr, size_t n, size_t *cap, size_t size)
+{
+	if (n < *cap)
+		return arr;
+	*cap = *cap ? 2 * *cap : 16;
+	return xrealloc(arr, *cap * size);
+}
+
 char *xstrdup(const char *s)
 {
 	return xstrndup(s, strlen(s));

@@ -11,6 +11,12 @@
 void *xmalloc(size_t n);
 void *xcalloc(size_t n, size_t size);
 void *xrealloc(void *p, size_t n);
+/*
+ * Room for element n of an array of elements of size bytes, whose
+ * capacity *cap is doubled (from 16) when it is full: returns the array,
+ * perhaps moved. Dies on exhaustion, as xrealloc().
+ */
+void *xgrow(void *arr, size_t n, size_t *cap, size_t size);
 char *xstrdup(const char *s);
 char *xstrndup(const char *s, size_t n);
 /* printf into a new heap string the caller frees. */

@@ -1,0 +1,54 @@
+/*
+ * test_util: xgrow(), the array growth every list the store returns is
+ * made with: each element kept as it was written, however many times the
+ * array moved.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdlib.h>
+
+#include "util.h"
+
+static void test_xgrow_keeps_every_element(void **state)
+{
+	long long *a = NULL;
+	size_t n = 0, cap = 0;
+
+	(void)state;
+	for (long long i = 0; i < 1000; i++) {
+		a = xgrow(a, n, &cap, sizeof(*a));
+		assert_true(cap > n);
+		a[n++] = 3 * i + 1;
+	}
+	assert_int_equal(n, 1000);
+	assert_true(cap >= 1000 && cap < 2000);
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(a[i], 3 * (long long)i + 1);
+	free(a);
+}
+
+static void test_xgrow_leaves_room_alone(void **state)
+{
+	char buf[4], *p;
+	size_t cap = 4;
+
+	(void)state;
+	/* Not full: the same array back, untouched (a stack array here would crash realloc). */
+	p = xgrow(buf, 3, &cap, 1);
+	assert_ptr_equal(p, buf);
+	assert_int_equal(cap, 4);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_xgrow_keeps_every_element),
+		cmocka_unit_test(test_xgrow_leaves_room_alone),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
