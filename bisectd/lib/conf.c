@@ -882,7 +882,6 @@ int conf_bisectd_parse(struct conf_bisectd *c, const char *name, const char *tex
 	c->lease_seconds = 60;
 	c->max_body = 1 << 20;
 	c->default_runs = 5;
-	c->charts = xstrdup("charts");
 	c->gnuplot = xstrdup("gnuplot");
 	c->chart_timeout = 30;
 
@@ -909,6 +908,13 @@ int conf_bisectd_parse(struct conf_bisectd *c, const char *name, const char *tex
 		goto out;
 	c->max_body = (size_t)max_body;
 	x.kconfig_dir = c->kconfig_dir;
+	if (!c->charts) {
+		/* Beside the database: a bisectd started in a source tree does not fill it with charts. */
+		const char *slash = c->database ? strrchr(c->database, '/') : NULL;
+
+		c->charts = slash ? xasprintf("%.*s/charts", (int)(slash - c->database), c->database)
+				  : xstrdup("charts");
+	}
 
 	rc = load_section(&arr, &c->nr_repos, &x, root, "repos", "repo", sizeof(*c->repos), repo_entry);
 	c->repos = arr;

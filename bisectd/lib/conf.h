@@ -93,7 +93,7 @@ struct conf_bisectd {
 	int lease_seconds;   /* 60: a claimed task goes back to the queue this long after the last heartbeat */
 	size_t max_body;     /* 1 MiB: bound on a request body */
 	int default_runs;    /* 5: runs per commit when a job does not say */
-	char *charts;        /* directory of the rendered charts' cache, "charts" by default */
+	char *charts;        /* directory of the rendered charts' cache; default: charts/ beside the database */
 	char *gnuplot;       /* the program that draws them, "gnuplot" (looked up in PATH) by default */
 	int chart_timeout;   /* seconds one drawing may take, 30 by default */
 	struct conf_repo *repos;
