@@ -30,6 +30,7 @@ int coord_new(struct coord **out, const struct conf_bisectd *conf, struct store 
 
 	s->conf = conf;
 	s->st = st;
+	s->started = (long long)now_unix();
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);

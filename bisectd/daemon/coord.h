@@ -100,10 +100,17 @@ struct register_request {
 	size_t nr_labels;
 };
 
-/* POST /agents/NAME/heartbeat: task 0 when the agent holds none. */
+/*
+ * POST /agents/NAME/heartbeat: task 0 when the agent holds none; held:
+ * the tasks whose results it holds and has not uploaded yet (their leases
+ * are extended as the task's is).
+ */
+#define COORD_MAX_HELD 64
 struct heartbeat_request {
 	long long task, attempt;
 	const char *progress;        /* NULL: keep what it said last */
+	struct { long long task, attempt; } held[COORD_MAX_HELD];
+	size_t nr_held;
 };
 
 int coord_agent_list(struct coord *s, json_t **reply);

@@ -83,12 +83,15 @@ int coord_agent_claim(struct coord *s, json_t **reply, const char *name, int wai
 	int64_t deadline = now_ms() + (int64_t)wait_s * 1000;
 	char **labels = NULL;
 	long long agent;
-	int rc;
+	int appeared = 0, rc;
 
 	*reply = NULL;
 	pthread_mutex_lock(&s->lock);
-	if ((rc = coord_agent_seen(s, &agent, &labels, name)))
+	if ((rc = coord_agent_seen(s, &agent, &labels, name, 1, &appeared)))
 		goto out;
+	/* It counts for a step now: the jobs of its pools that wait for agents are stepped again. */
+	if (appeared)
+		coord_wake_pool(s, labels);
 	for (;;) {
 		struct timespec ts;
 		int64_t until, now;
@@ -108,7 +111,7 @@ int coord_agent_claim(struct coord *s, json_t **reply, const char *name, int wai
 			ts.tv_nsec -= 1000000000L;
 		}
 		pthread_cond_timedwait(&s->cond, &s->lock, &ts);
-		if ((rc = coord_agent_seen(s, &agent, NULL, name)))
+		if ((rc = coord_agent_seen(s, &agent, NULL, name, 1, NULL)))
 			break;
 	}
 out:
@@ -123,7 +126,8 @@ void coord_tick(struct coord *s)
 	size_t n = 0;
 
 	pthread_mutex_lock(&s->lock);
-	if (store_tasks_expired(&t, &n, s->st, (long long)now_unix()))
+	/* Agents re-announce what they hold with their first heartbeats after an outage. */
+	if (coord_in_grace(s) || store_tasks_expired(&t, &n, s->st, (long long)now_unix()))
 		goto out;
 	for (size_t i = 0; i < n; i++) {
 		char *why = xasprintf("lease expired: agent %s stopped heartbeating",
@@ -141,6 +145,7 @@ void coord_tick(struct coord *s)
 		free(why);
 	}
 out:
+	coord_sweep(s);
 	pthread_mutex_unlock(&s->lock);
 	store_tasks_free(t, n);
 }
