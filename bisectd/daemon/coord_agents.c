@@ -7,6 +7,7 @@
  * next call.
  */
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -44,12 +45,15 @@ int coord_agent_list(struct coord *s, json_t **reply)
 int coord_agent_register(struct coord *s, json_t **reply, const struct register_request *req)
 {
 	json_t *labels = json_array();
+	char *lv[COORD_MAX_LABELS + 1] = { NULL };
 	char *lj;
 	int rc;
 
 	*reply = NULL;
-	for (size_t i = 0; i < req->nr_labels; i++)
+	for (size_t i = 0; i < req->nr_labels; i++) {
 		json_array_append_new(labels, json_string(req->labels[i]));
+		lv[i] = (char *)(uintptr_t)req->labels[i];
+	}
 	lj = jsonx_dump(labels);
 	json_decref(labels);
 	pthread_mutex_lock(&s->lock);
@@ -60,6 +64,9 @@ int coord_agent_register(struct coord *s, json_t **reply, const struct register_
 		if (rc || (rc = store_commit(s->st)))
 			store_rollback(s->st);
 	}
+	/* Its labels may have changed: the jobs of the pools it is in now that wait are stepped again. */
+	if (rc == 0)
+		coord_wake_pool(s, lv);
 	pthread_mutex_unlock(&s->lock);
 	free(lj);
 	if (rc < 0)

@@ -116,7 +116,7 @@ void coord_dash_job(struct coord *s, json_t *job, long long id, int full);
 
 /*
  * coord_agents.c: the agent's id (and labels, unless NULL: strv_free()) as
- * it is seen now; claim: it asks for work (last_claim), and *appeared
+ * it is seen now; claim: it asks for work or delivers a result (last_claim), and *appeared
  * (unless NULL) is 1 when it did not count for a step before.
  */
 int coord_agent_seen(struct coord *s, long long *id, char ***labels, const char *name, int claim, int *appeared);
