@@ -67,7 +67,7 @@ ends_with_culprit() {
 most_queries() { q "SELECT coalesce(max(json_array_length(queries)), 0) FROM decisions WHERE job_id = $1"; }
 
 # --- 1. the coordinator away for three leases --------------------------------
-"$BUILD/bisectctl" submit --repo demo --good v1.0 --bad main --workload bench --budget-seconds 300 \
+"$BUILD/bisectctl" submit --repo demo --good v1.0 --bad main --workload bench --budget-seconds 150 \
 	> "$LAB/submit1.out" 2>&1
 both_busy() { [ "$(q "SELECT count(*) FROM tasks WHERE job_id = 1 AND state = 'claimed'")" -ge 2 ]; }
 some_busy() { [ "$(q "SELECT count(*) FROM tasks WHERE job_id = 1 AND state = 'claimed'")" -ge 1 ]; }
@@ -109,19 +109,20 @@ hb=$LAB/ghosts-heartbeat.curl
 : > "$reg"
 : > "$hb"
 for i in $(seq 1 200); do
-	printf 'url = "%s/api/v1/agents/register"\nheader = "Content-Type: application/json"\ndata = "{\\"name\\": \\"ghost%d\\", \\"labels\\": [\\"lab\\"]}"\noutput = /dev/null\nnext\n' \
+	[ "$i" -gt 1 ] && echo next | tee -a "$reg" >> "$hb"
+	printf 'url = "%s/api/v1/agents/register"\nheader = "Content-Type: application/json"\ndata = "{\\"name\\": \\"ghost%d\\", \\"labels\\": [\\"lab\\"]}"\noutput = /dev/null\n' \
 		"$LAB_URL" "$i" >> "$reg"
-	printf 'url = "%s/api/v1/agents/ghost%d/heartbeat"\nheader = "Content-Type: application/json"\ndata = "{}"\noutput = /dev/null\nnext\n' \
+	printf 'url = "%s/api/v1/agents/ghost%d/heartbeat"\nheader = "Content-Type: application/json"\ndata = "{}"\noutput = /dev/null\n' \
 		"$LAB_URL" "$i" >> "$hb"
 done
-lab_curl -sS --parallel --parallel-max 20 -K "$reg"
+lab_curl -sS --parallel --parallel-max 20 -K "$reg" 2>&1 | sed "s/^/# /"
 (while :; do lab_curl -sS --parallel --parallel-max 20 -K "$hb"; sleep 1; done) > /dev/null 2>&1 &
 GHOSTS=$!
 sleep 2
 is "$(lab_curl -sS "$LAB_URL/api/v1/agents" | grep -o '"name": *"ghost[0-9]*"' | wc -l | tr -d ' ')" 200 \
 	"200 ghost agents are registered"
 
-"$BUILD/bisectctl" submit --repo demo --good v1.0 --bad main --workload bench --budget-seconds 300 \
+"$BUILD/bisectctl" submit --repo demo --good v1.0 --bad main --workload bench --budget-seconds 240 \
 	> "$LAB/submit2.out" 2>&1
 searching() { [ "$(q "SELECT count(*) FROM decisions WHERE job_id = 2 AND state = 'search'")" -ge 1 ]; }
 until_true 120 searching
@@ -169,12 +170,15 @@ like "$(q "SELECT group_concat(message, '|') FROM events WHERE kind = 'agent'")"
 like "$(lab_curl -sS "$LAB_URL/api/v1/agents")" '"name": *"ghost7"[^}]*"state": *"idle"' \
 	"ghosts that heartbeat are not retired"
 
+back=$(date +%s)
 lab_start_agent lab1 0
 lab1_pid=${LAB_PIDS##* }
 lab_start_agent lab2 "$cpu2"
 lab2_pid=${LAB_PIDS##* }
 timeout 300 "$BUILD/bisectctl" watch 2 > "$LAB/watch2.out" 2>&1
 ends_with_culprit 2 $?
+like "$(q "SELECT count(*) FROM tasks WHERE job_id = 2 AND state = 'done' AND claimed >= $back")" '^[1-9]' \
+	"job 2 resumed: its agents did tasks after they came back"
 like "$(q "SELECT group_concat(message, '|') FROM events WHERE kind = 'agent'")" 'lab2 is back' \
 	"the retired agent came back"
 like "$(lab_curl -sS "$LAB_URL/api/v1/agents")" '"name": *"lab2"[^}]*"state": *"(idle|busy)"' "... and is live"

@@ -22,7 +22,10 @@ int coord_in_grace(struct coord *s)
 	return (long long)now_unix() < s->started + s->conf->lease_grace_seconds;
 }
 
-/* Steps the idle jobs: all of them (labels NULL), or those of the pools an agent with labels is in. */
+/*
+ * Steps the idle jobs: those of the pools an agent with labels is in, or
+ * (labels NULL) those whose pool has agents that count.
+ */
 static void step_idle(struct coord *s, char **labels)
 {
 	long long *ids = NULL;
@@ -38,6 +41,9 @@ static void step_idle(struct coord *s, char **labels)
 		int rc;
 
 		if (labels && (!p || !conf_pool_matches(p, labels)))
+			continue;
+		/* The sweep: a step with no agent to give work to would only reread the job. */
+		if (!labels && (!p || coord_live_agents(s, p) == 0))
 			continue;
 		if ((rc = store_begin(s->st)) == 0) {
 			rc = coord_job_step(s, ids[i]);

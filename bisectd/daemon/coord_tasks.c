@@ -132,9 +132,16 @@ void coord_tick(struct coord *s)
 	for (size_t i = 0; i < n; i++) {
 		char *why = xasprintf("lease expired: agent %s stopped heartbeating",
 				      t[i].agent_name ? t[i].agent_name : "?");
-		int rc = store_begin(s->st);
+		struct task cur = { 0 };
+		int rc = store_begin(s->st), ended = 0;
 
-		if (rc == 0)
+		if (rc == 0 && (rc = store_task_get(&cur, s->st, t[i].id)) == 0)
+			ended = strcmp(cur.job_state, "queued") && strcmp(cur.job_state, "running");
+		store_task_release(&cur);
+		/* A task of a job that ended (its agent dropped it) is not tried again. */
+		if (rc == 0 && ended && (rc = store_task_requeue(s->st, t[i].id, why)) == 0)
+			rc = store_tasks_cancel_queued(s->st, t[i].job, (long long)now_unix());
+		else if (rc == 0)
 			rc = coord_task_retry(s, t[i].id, t[i].job, t[i].idx, t[i].attempt, why);
 		if (rc == 0)
 			rc = coord_job_step(s, t[i].job);
