@@ -58,7 +58,13 @@ int coord_agent_register(struct coord *s, json_t **reply, const struct register_
 	json_decref(labels);
 	pthread_mutex_lock(&s->lock);
 	if ((rc = store_begin(s->st)) == 0) {
-		rc = store_agent_put(s->st, req->name, lj, (long long)now_unix());
+		struct agent was;
+
+		if (store_agent_get(&was, s->st, req->name) == 0 && was.retired)
+			rc = coord_event(s, 0, "agent", "%s is back (retired at %lld)", req->name, was.retired);
+		store_agent_release(&was);
+		if (rc == 0)
+			rc = store_agent_put(s->st, req->name, lj, (long long)now_unix());
 		if (rc == 0)
 			rc = coord_event(s, 0, "agent", "%s registered with labels %s", req->name, lj);
 		if (rc || (rc = store_commit(s->st)))
