@@ -138,7 +138,10 @@ void result_request_release(struct result_request *req);
 
 int coord_task_result(struct coord *s, json_t **reply, long long task_id, const struct result_request *req);
 
-/* Returns expired leases to the queue; called about once a second. */
+/*
+ * Returns expired leases to the queue (none for lease_grace_seconds after
+ * start-up) and runs the sweep (coord_live.c); called about once a second.
+ */
 void coord_tick(struct coord *s);
 /* Wakes every long poll (at shutdown). */
 void coord_wake_all(struct coord *s);
