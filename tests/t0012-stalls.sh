@@ -31,6 +31,10 @@ mkdir -p "$LAB"
 sh "$TOP/tests/lib/mkdemo.sh" "$LAB/demo.git" > "$LAB/mkdemo.out"
 expect=$(sed -n 's/^culprit \([0-9a-f]*\) .*/\1/p' "$LAB/mkdemo.out")
 q() { sqlite3 "$LAB/bisectd.db" "$1"; }
+# A range of 12 around the culprit (6 before, 5 after): enough candidates
+# for ghosts to show, short enough to decide on a loaded machine.
+good=$(git -C "$LAB/demo.git" rev-parse "$expect~6")
+bad=$(git -C "$LAB/demo.git" rev-list --reverse --ancestry-path "$expect..main" | sed -n 5p)
 # until_true SECONDS CMD...: CMD every 0.2 s until it succeeds; 1 when it never did.
 until_true() {
 	n=$(( $1 * 5 ))
@@ -67,8 +71,8 @@ ends_with_culprit() {
 # most_queries JOB: the most queries one decision of the job asked for.
 most_queries() { q "SELECT coalesce(max(json_array_length(queries)), 0) FROM decisions WHERE job_id = $1"; }
 
-# --- 1. the coordinator away for three leases --------------------------------
-"$BUILD/bisectctl" submit --repo demo --good v1.0 --bad main --workload bench --budget-seconds 150 \
+# --- 1. the coordinator away while agents hold results -----------------------
+"$BUILD/bisectctl" submit --repo demo --good "$good" --bad "$bad" --workload bench --budget-seconds 150 \
 	> "$LAB/submit1.out" 2>&1
 both_busy() { [ "$(q "SELECT count(*) FROM tasks WHERE job_id = 1 AND state = 'claimed'")" -ge 2 ]; }
 some_busy() { [ "$(q "SELECT count(*) FROM tasks WHERE job_id = 1 AND state = 'claimed'")" -ge 1 ]; }
@@ -128,7 +132,7 @@ sleep 2
 is "$(lab_curl -sS "$LAB_URL/api/v1/agents" | grep -o '"name": *"ghost[0-9]*"' | wc -l | tr -d ' ')" 200 \
 	"200 ghost agents are registered"
 
-"$BUILD/bisectctl" submit --repo demo --good v1.0 --bad main --workload bench --budget-seconds 240 \
+"$BUILD/bisectctl" submit --repo demo --good "$good" --bad "$bad" --workload bench --budget-seconds 240 \
 	> "$LAB/submit2.out" 2>&1
 searching() { [ "$(q "SELECT count(*) FROM decisions WHERE job_id = 2 AND state = 'search'")" -ge 1 ]; }
 until_true 120 searching
@@ -196,7 +200,7 @@ kill "$lab1_pid" "$lab2_pid"
 wait "$lab1_pid" "$lab2_pid" 2> /dev/null
 sleep 4  # a lease: they count for a step no more
 api POST /api/v1/agents/register '{"name":"fake","labels":["lab"]}' > /dev/null
-out=$(api POST /api/v1/jobs '{"repo":"demo","good":"v1.0","bad":"main","workload":"bench","runs":3}')
+out=$(api POST /api/v1/jobs "{\"repo\":\"demo\",\"good\":\"$good\",\"bad\":\"$bad\",\"workload\":\"bench\",\"runs\":3}")
 like "$out" '^201 ' "job 3 created"
 c1=$(api POST "/api/v1/agents/fake/claim?wait=5" '')
 c2=$(api POST "/api/v1/agents/fake/claim?wait=5" '')
