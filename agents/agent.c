@@ -239,6 +239,35 @@ static long backoff_next(long ms)
 
 /* --- heartbeats ------------------------------------------------------------ */
 
+static int spool_name(long long *id, long long *attempt, const char *name);
+
+/* The max of held tasks a heartbeat names (the coordinator's COORD_MAX_HELD). */
+#define HELD_MAX 64
+
+/*
+ * The results in the spool, not uploaded yet, as the heartbeat names them
+ * ([{"task", "attempt"}], but the task in hand): the coordinator keeps
+ * their leases while it cannot be reached or the upload waits its turn,
+ * so a result spooled through an outage longer than the lease still lands.
+ */
+static json_t *spool_held(struct agent *a, long long in_hand)
+{
+	json_t *held = json_array();
+	DIR *d = opendir(a->spool);
+	struct dirent *e;
+
+	while (d && (e = readdir(d)) && json_array_size(held) < HELD_MAX) {
+		long long id, attempt;
+
+		if (spool_name(&id, &attempt, e->d_name) && id != in_hand && attempt > 0)
+			json_array_append_new(held, json_pack("{s:I, s:I}", "task", (json_int_t)id,
+							      "attempt", (json_int_t)attempt));
+	}
+	if (d)
+		closedir(d);
+	return held;
+}
+
 static void *heartbeat_main(void *arg)
 {
 	struct agent *a = arg;
@@ -249,7 +278,7 @@ static void *heartbeat_main(void *arg)
 	pthread_mutex_lock(&a->mu);
 	while (!a->quit) {
 		long long task, attempt;
-		json_t *body, *reply = NULL;
+		json_t *body, *held, *reply = NULL;
 		long status = 0, timeout;
 		int rc;
 
@@ -278,6 +307,11 @@ static void *heartbeat_main(void *arg)
 		}
 		pthread_mutex_unlock(&a->mu);
 
+		held = spool_held(a, task);
+		if (json_array_size(held))
+			json_object_set_new(body, "held", held);
+		else
+			json_decref(held);
 		rc = client_request(&reply, &status, a->hb_cl, "POST", path, body, timeout);
 		if (rc < 0) {
 			char *msg = xasprintf("heartbeat: %s", err_msg());

@@ -625,6 +625,8 @@ static void format_job(struct sbuf *out, const json_t *job, size_t max_events, i
 	progress_text(out, job);
 	sbuf_adds(out, "\n");
 	budget_text(out, job);
+	if (jstr(job, "waiting"))
+		sbuf_addf(out, "waiting   %s\n", jstr(job, "waiting"));
 	if (err && *err)
 		sbuf_addf(out, "error     %s\n", err);
 

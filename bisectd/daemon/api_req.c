@@ -117,6 +117,8 @@ int api_req_register(struct register_request *out, json_t *req)
 
 int api_req_heartbeat(struct heartbeat_request *out, json_t *req)
 {
+	json_t *held, *h;
+	size_t i;
 	int rc;
 
 	memset(out, 0, sizeof(*out));
@@ -124,6 +126,19 @@ int api_req_heartbeat(struct heartbeat_request *out, json_t *req)
 	    (rc = jsonx_int(&out->attempt, req, "attempt", 0, 1000, 0, 0)) ||
 	    (rc = jsonx_str(&out->progress, req, "progress", 200, 0, NULL)))
 		return rc;
+	held = json_object_get(req, "held");
+	if (held && !json_is_array(held))
+		return err_set(ERR_INVALID, "field 'held' must be an array of {\"task\": ID, \"attempt\": N}");
+	if (json_array_size(held) > COORD_MAX_HELD)
+		return err_set(ERR_INVALID, "field 'held': at most %d tasks", COORD_MAX_HELD);
+	json_array_foreach(held, i, h) {
+		if (!json_is_object(h) ||
+		    jsonx_int(&out->held[i].task, h, "task", 1, 1LL << 53, 1, 0) ||
+		    jsonx_int(&out->held[i].attempt, h, "attempt", 1, 1000, 1, 0))
+			return err_set(ERR_INVALID, "field 'held': entry %zu must be {\"task\": ID, \"attempt\": N} "
+				       "with ID a task id and N from 1 to 1000", i);
+		out->nr_held = i + 1;
+	}
 	return 0;
 }
 

@@ -4,7 +4,8 @@
  * repos' mirrors), coord_jobs.c (create, cancel, show), coord_steps.c with
  * coord_engine.c and coord_split.c (the policies that drive a job),
  * coord_tasks.c (claims and leases), coord_intake.c (results),
- * coord_report.c (the text report), coord_agents.c (the registry).
+ * coord_report.c (the text report), coord_agents.c (the registry),
+ * coord_live.c (the sweep, waiting jobs, lease grace, retirement).
  *
  * Everything that touches the store runs under s->lock, and every change
  * that belongs together (samples, their summary, the decision they lead
@@ -30,6 +31,7 @@ int coord_new(struct coord **out, const struct conf_bisectd *conf, struct store 
 
 	s->conf = conf;
 	s->st = st;
+	s->started = (long long)now_unix();
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);

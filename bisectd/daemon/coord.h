@@ -100,10 +100,17 @@ struct register_request {
 	size_t nr_labels;
 };
 
-/* POST /agents/NAME/heartbeat: task 0 when the agent holds none. */
+/*
+ * POST /agents/NAME/heartbeat: task 0 when the agent holds none; held:
+ * the tasks whose results it holds and has not uploaded yet (their leases
+ * are extended as the task's is).
+ */
+#define COORD_MAX_HELD 64
 struct heartbeat_request {
 	long long task, attempt;
 	const char *progress;        /* NULL: keep what it said last */
+	struct { long long task, attempt; } held[COORD_MAX_HELD];
+	size_t nr_held;
 };
 
 int coord_agent_list(struct coord *s, json_t **reply);
@@ -131,7 +138,10 @@ void result_request_release(struct result_request *req);
 
 int coord_task_result(struct coord *s, json_t **reply, long long task_id, const struct result_request *req);
 
-/* Returns expired leases to the queue; called about once a second. */
+/*
+ * Returns expired leases to the queue (none for lease_grace_seconds after
+ * start-up) and runs the sweep (coord_live.c); called about once a second.
+ */
 void coord_tick(struct coord *s);
 /* Wakes every long poll (at shutdown). */
 void coord_wake_all(struct coord *s);

@@ -1,9 +1,13 @@
 /*
  * coord_agents: the registry of agents: registration with labels, when
- * each was last seen (any call it makes), heartbeats that keep a lease,
- * and the list the API shows.
+ * each was last seen (any call it makes) and last asked for work (claim),
+ * heartbeats that keep the leases of the task in hand and of the results
+ * it still holds, and the list the API shows: offline after three lease
+ * periods, retired after agent_retire_seconds (coord_live.c) until its
+ * next call.
  */
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,7 +20,7 @@
 int coord_agent_list(struct coord *s, json_t **reply)
 {
 	json_t *rows = NULL, *r;
-	long long cutoff = now_unix() - s->conf->lease_seconds;
+	long long cutoff = now_unix() - 3LL * s->conf->lease_seconds;
 	size_t i;
 	int rc;
 
@@ -28,7 +32,8 @@ int coord_agent_list(struct coord *s, json_t **reply)
 	if (rc)
 		return rc;
 	json_array_foreach(rows, i, r) {
-		const char *st = json_integer_value(json_object_get(r, "last_seen")) < cutoff ? "offline" :
+		const char *st = !json_is_null(json_object_get(r, "retired")) ? "retired" :
+				 json_integer_value(json_object_get(r, "last_seen")) < cutoff ? "offline" :
 				 json_is_null(json_object_get(r, "task")) ? "idle" : "busy";
 
 		json_object_set_new(r, "state", json_string(st));
@@ -40,22 +45,34 @@ int coord_agent_list(struct coord *s, json_t **reply)
 int coord_agent_register(struct coord *s, json_t **reply, const struct register_request *req)
 {
 	json_t *labels = json_array();
+	char *lv[COORD_MAX_LABELS + 1] = { NULL };
 	char *lj;
 	int rc;
 
 	*reply = NULL;
-	for (size_t i = 0; i < req->nr_labels; i++)
+	for (size_t i = 0; i < req->nr_labels; i++) {
 		json_array_append_new(labels, json_string(req->labels[i]));
+		lv[i] = (char *)(uintptr_t)req->labels[i];
+	}
 	lj = jsonx_dump(labels);
 	json_decref(labels);
 	pthread_mutex_lock(&s->lock);
 	if ((rc = store_begin(s->st)) == 0) {
-		rc = store_agent_put(s->st, req->name, lj, (long long)now_unix());
+		struct agent was;
+
+		if (store_agent_get(&was, s->st, req->name) == 0 && was.retired)
+			rc = coord_event(s, 0, "agent", "%s is back (retired at %lld)", req->name, was.retired);
+		store_agent_release(&was);
+		if (rc == 0)
+			rc = store_agent_put(s->st, req->name, lj, (long long)now_unix());
 		if (rc == 0)
 			rc = coord_event(s, 0, "agent", "%s registered with labels %s", req->name, lj);
 		if (rc || (rc = store_commit(s->st)))
 			store_rollback(s->st);
 	}
+	/* Its labels may have changed: the jobs of the pools it is in now that wait are stepped again. */
+	if (rc == 0)
+		coord_wake_pool(s, lv);
 	pthread_mutex_unlock(&s->lock);
 	free(lj);
 	if (rc < 0)
@@ -64,8 +81,9 @@ int coord_agent_register(struct coord *s, json_t **reply, const struct register_
 	return 0;
 }
 
-int coord_agent_seen(struct coord *s, long long *id, char ***labels, const char *name)
+int coord_agent_seen(struct coord *s, long long *id, char ***labels, const char *name, int claim, int *appeared)
 {
+	long long now = (long long)now_unix();
 	struct agent a;
 	int rc;
 
@@ -81,8 +99,11 @@ int coord_agent_seen(struct coord *s, long long *id, char ***labels, const char 
 		*labels = a.labels;
 		a.labels = NULL;
 	}
+	if (appeared)
+		*appeared = a.retired || a.last_claim < now - s->conf->lease_seconds;
+	rc = a.retired ? coord_event(s, 0, "agent", "%s is back (retired at %lld)", a.name, a.retired) : 0;
 	store_agent_release(&a);
-	return store_agent_seen(s->st, *id, (long long)now_unix());
+	return rc ? rc : store_agent_seen(s->st, *id, now, claim);
 }
 
 int coord_agent_heartbeat(struct coord *s, json_t **reply, const char *name, const struct heartbeat_request *req)
@@ -92,8 +113,13 @@ int coord_agent_heartbeat(struct coord *s, json_t **reply, const char *name, con
 
 	*reply = NULL;
 	pthread_mutex_lock(&s->lock);
-	if ((rc = coord_agent_seen(s, &agent, NULL, name)))
+	if ((rc = coord_agent_seen(s, &agent, NULL, name, 0, NULL)))
 		goto out;
+	/* Results it could not upload yet (the coordinator was away): their leases hold until they land. */
+	for (size_t i = 0; i < req->nr_held; i++)
+		if ((rc = store_task_heartbeat(&held, s->st, req->held[i].task, agent, req->held[i].attempt,
+					       (long long)(now_unix() + s->conf->lease_seconds), NULL)))
+			goto out;
 	if (req->task > 0) {
 		if ((rc = store_task_heartbeat(&held, s->st, req->task, agent, req->attempt,
 					       (long long)(now_unix() + s->conf->lease_seconds), req->progress)))

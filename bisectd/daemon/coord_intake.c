@@ -110,7 +110,7 @@ int coord_task_result(struct coord *s, json_t **reply, long long task_id, const 
 
 	*reply = NULL;
 	pthread_mutex_lock(&s->lock);
-	if ((rc = coord_agent_seen(s, &agent, NULL, req->agent)))
+	if ((rc = coord_agent_seen(s, &agent, NULL, req->agent, 1, NULL)))
 		goto unlock;
 	if ((rc = store_task_get(&t, s->st, task_id)))
 		goto unlock;

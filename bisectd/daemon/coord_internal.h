@@ -35,6 +35,8 @@ struct coord {
 	pthread_t warm;              /* makes the mirrors at start-up */
 	int warming;                 /* warm was started */
 	volatile int stop_warm;
+	long long started;           /* unix time of coord_new(): leases expire lease_grace_seconds after */
+	long long last_sweep;        /* coord_sweep()'s last pass */
 };
 
 /* coord.c: logs an event and adds it to the job's (job 0: the coordinator's). */
@@ -95,7 +97,11 @@ int coord_finish(struct coord *s, struct jobctx *c, const char *state, int culpr
 int coord_fail_job(struct coord *s, struct jobctx *c, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Ends the job because end e could not be measured, with the reason its last task gave. */
 int coord_fail_end(struct coord *s, struct jobctx *c, int e);
-/* How many agents of the pool have been seen within a lease. */
+/*
+ * How many agents of the pool count for a step: not retired, and asked
+ * for work (claim) within a lease or hold a task. Agents that only
+ * heartbeat do not count.
+ */
 int coord_live_agents(struct coord *s, const struct conf_pool *pool);
 int coord_parent_of(struct jobctx *c, int idx);
 /* One step of a job after anything changed, by the job's policy. */
@@ -108,10 +114,24 @@ json_t *coord_job_json(struct coord *s, long long id, int full);
 void coord_dash_agents(struct coord *s, json_t *agents);
 void coord_dash_job(struct coord *s, json_t *job, long long id, int full);
 
-/* coord_agents.c: the agent's id (and labels, unless NULL: strv_free()) as it is seen now. */
-int coord_agent_seen(struct coord *s, long long *id, char ***labels, const char *name);
+/*
+ * coord_agents.c: the agent's id (and labels, unless NULL: strv_free()) as
+ * it is seen now; claim: it asks for work or delivers a result (last_claim), and *appeared
+ * (unless NULL) is 1 when it did not count for a step before.
+ */
+int coord_agent_seen(struct coord *s, long long *id, char ***labels, const char *name, int claim, int *appeared);
 
 /* coord_intake.c: a task that could not be done goes back to the queue, or after the last attempt skips its commit. */
 int coord_task_retry(struct coord *s, long long task, long long job, int idx, long long attempt, const char *why);
+
+/* coord_live.c: nothing stalls. */
+/* 1 during the lease grace after start-up: no lease expires, no agent is retired. */
+int coord_in_grace(struct coord *s);
+/* Steps again the idle jobs (nothing queued or claimed) of the pools an agent with labels is in. */
+void coord_wake_pool(struct coord *s, char **labels);
+/* From the tick: steps every idle job, retires agents not seen for agent_retire_seconds. */
+void coord_sweep(struct coord *s);
+/* What a job (its document) waits for, as the API shows it: a string, or json null. */
+json_t *coord_job_waiting(struct coord *s, json_t *job);
 
 #endif

@@ -166,6 +166,7 @@ json_t *coord_job_json(struct coord *s, long long id, int full)
 	x = NULL;
 	if (store_job_running_doc(&x, s->st, id) == 0)
 		json_object_set_new(j, "running", x);
+	json_object_set_new(j, "waiting", coord_job_waiting(s, j));
 	coord_dash_job(s, j, id, full);
 	if (full) {
 		struct jobctx c;

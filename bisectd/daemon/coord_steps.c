@@ -193,7 +193,7 @@ int coord_live_agents(struct coord *s, const struct conf_pool *pool)
 	size_t n = 0;
 	int live = 0;
 
-	if (store_agents_live(&a, &n, s->st, (long long)(now_unix() - s->conf->lease_seconds)))
+	if (store_agents_active(&a, &n, s->st, (long long)(now_unix() - s->conf->lease_seconds)))
 		return 1;
 	for (size_t i = 0; i < n; i++)
 		live += conf_pool_matches(pool, a[i].labels);

@@ -83,12 +83,15 @@ int coord_agent_claim(struct coord *s, json_t **reply, const char *name, int wai
 	int64_t deadline = now_ms() + (int64_t)wait_s * 1000;
 	char **labels = NULL;
 	long long agent;
-	int rc;
+	int appeared = 0, rc;
 
 	*reply = NULL;
 	pthread_mutex_lock(&s->lock);
-	if ((rc = coord_agent_seen(s, &agent, &labels, name)))
+	if ((rc = coord_agent_seen(s, &agent, &labels, name, 1, &appeared)))
 		goto out;
+	/* It counts for a step now: the jobs of its pools that wait for agents are stepped again. */
+	if (appeared)
+		coord_wake_pool(s, labels);
 	for (;;) {
 		struct timespec ts;
 		int64_t until, now;
@@ -108,7 +111,7 @@ int coord_agent_claim(struct coord *s, json_t **reply, const char *name, int wai
 			ts.tv_nsec -= 1000000000L;
 		}
 		pthread_cond_timedwait(&s->cond, &s->lock, &ts);
-		if ((rc = coord_agent_seen(s, &agent, NULL, name)))
+		if ((rc = coord_agent_seen(s, &agent, NULL, name, 1, NULL)))
 			break;
 	}
 out:
@@ -123,14 +126,22 @@ void coord_tick(struct coord *s)
 	size_t n = 0;
 
 	pthread_mutex_lock(&s->lock);
-	if (store_tasks_expired(&t, &n, s->st, (long long)now_unix()))
+	/* Agents re-announce what they hold with their first heartbeats after an outage. */
+	if (coord_in_grace(s) || store_tasks_expired(&t, &n, s->st, (long long)now_unix()))
 		goto out;
 	for (size_t i = 0; i < n; i++) {
 		char *why = xasprintf("lease expired: agent %s stopped heartbeating",
 				      t[i].agent_name ? t[i].agent_name : "?");
-		int rc = store_begin(s->st);
+		struct task cur = { 0 };
+		int rc = store_begin(s->st), ended = 0;
 
-		if (rc == 0)
+		if (rc == 0 && (rc = store_task_get(&cur, s->st, t[i].id)) == 0)
+			ended = strcmp(cur.job_state, "queued") && strcmp(cur.job_state, "running");
+		store_task_release(&cur);
+		/* A task of a job that ended (its agent dropped it) is not tried again. */
+		if (rc == 0 && ended && (rc = store_task_requeue(s->st, t[i].id, why)) == 0)
+			rc = store_tasks_cancel_queued(s->st, t[i].job, (long long)now_unix());
+		else if (rc == 0)
 			rc = coord_task_retry(s, t[i].id, t[i].job, t[i].idx, t[i].attempt, why);
 		if (rc == 0)
 			rc = coord_job_step(s, t[i].job);
@@ -141,6 +152,7 @@ void coord_tick(struct coord *s)
 		free(why);
 	}
 out:
+	coord_sweep(s);
 	pthread_mutex_unlock(&s->lock);
 	store_tasks_free(t, n);
 }

@@ -38,7 +38,8 @@ struct ctx {
 };
 
 static const char *const bisectd_keys[] = {
-	"listen", "database", "mirrors", "kconfig_dir", "log_level", "lease_seconds", "max_body",
+	"listen", "database", "mirrors", "kconfig_dir", "log_level", "lease_seconds", "lease_grace_seconds",
+	"agent_retire_seconds", "max_body",
 	"default_runs", "repos", "workloads", "pools", "charts", "gnuplot", "chart_timeout", NULL
 };
 static const char *const repo_keys[] = { "url", NULL };
@@ -281,6 +282,29 @@ static int check_log_level(const struct ctx *x, const struct ynode *map, const c
 	if (level && log_level_parse(level) < 0)
 		return at(x, ynode_get(map, "log_level"),
 			  "'log_level' must be one of debug, info, warn, error, not '%s'", level);
+	return 0;
+}
+
+/*
+ * An agent is offline after three lease periods: retiring it sooner would
+ * retire agents that are only late. Without the keys: a grace of one
+ * lease, and a day or three leases, whichever is longer.
+ */
+static int check_retire(const struct ctx *x, const struct ynode *map, struct conf_bisectd *c)
+{
+	long long min = 3LL * c->lease_seconds;
+
+	if (c->lease_grace_seconds < 0)
+		c->lease_grace_seconds = c->lease_seconds;
+	if (!ynode_get(map, "agent_retire_seconds")) {
+		if (c->agent_retire_seconds < min)
+			c->agent_retire_seconds = (int)min;
+		return 0;
+	}
+	if (c->agent_retire_seconds < min)
+		return at(x, ynode_get(map, "agent_retire_seconds"),
+			  "'agent_retire_seconds' (%d) must be at least three lease periods (3 x lease_seconds = %lld)",
+			  c->agent_retire_seconds, min);
 	return 0;
 }
 
@@ -880,6 +904,8 @@ int conf_bisectd_parse(struct conf_bisectd *c, const char *name, const char *tex
 		c->kconfig_dir = slash ? xasprintf("%.*s/kconfig", (int)(slash - name), name) : xstrdup("kconfig");
 	}
 	c->lease_seconds = 60;
+	c->lease_grace_seconds = -1;
+	c->agent_retire_seconds = 86400;
 	c->max_body = 1 << 20;
 	c->default_runs = 5;
 	c->gnuplot = xstrdup("gnuplot");
@@ -898,6 +924,9 @@ int conf_bisectd_parse(struct conf_bisectd *c, const char *name, const char *tex
 	    (rc = get_str(&c->kconfig_dir, &x, root, "kconfig_dir", "", 0)) < 0 ||
 	    (rc = get_str(&c->log_level, &x, root, "log_level", "", 0)) < 0 ||
 	    (rc = get_int(&c->lease_seconds, &x, root, "lease_seconds", "", 1, 86400)) < 0 ||
+	    (rc = get_int(&c->lease_grace_seconds, &x, root, "lease_grace_seconds", "", 0, 86400)) < 0 ||
+	    (rc = get_int(&c->agent_retire_seconds, &x, root, "agent_retire_seconds", "", 3, 31536000)) < 0 ||
+	    (rc = check_retire(&x, root, c)) < 0 ||
 	    (rc = get_ll(&max_body, &x, root, "max_body", "", 1024, 1 << 30)) < 0 ||
 	    (rc = get_int(&c->default_runs, &x, root, "default_runs", "", 1, 100)) < 0 ||
 	    (rc = get_str(&c->charts, &x, root, "charts", "", 0)) < 0 ||

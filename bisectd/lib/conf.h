@@ -91,6 +91,8 @@ struct conf_bisectd {
 	char *kconfig_dir;   /* the kernel config fragments; "kconfig" beside the config file by default */
 	char *log_level;     /* "info" */
 	int lease_seconds;   /* 60: a claimed task goes back to the queue this long after the last heartbeat */
+	int lease_grace_seconds; /* the lease: no lease expires this long after start-up, so agents can re-announce */
+	int agent_retire_seconds; /* 86400: an agent not seen this long is retired; at least 3 leases */
 	size_t max_body;     /* 1 MiB: bound on a request body */
 	int default_runs;    /* 5: runs per commit when a job does not say */
 	char *charts;        /* directory of the rendered charts' cache; default: charts/ beside the database */

@@ -168,6 +168,12 @@ int store_task_get(struct task *t, struct store *s, long long id);
 int store_tasks_outstanding(int *out, int n, struct store *s, long long job);
 /* The job's queued or claimed tasks, a chain (links waiting on each other) counted once. */
 int store_tasks_busy(long long *n, struct store *s, long long job);
+/*
+ * The queued or running jobs with no task queued or claimed, oldest
+ * first, with their pools: *ids and *pools (strv_free()) the caller's,
+ * NULL when none.
+ */
+int store_jobs_idle(long long **ids, char ***pools, size_t *n, struct store *s);
 /* Cancels the job's queued tasks. */
 int store_tasks_cancel_queued(struct store *s, long long job, long long time);
 /*
@@ -241,6 +247,8 @@ struct agent {
 	char *name;
 	char **labels;               /* NULL-terminated */
 	long long registered, last_seen;
+	long long last_claim;        /* 0: never claimed */
+	long long retired;           /* when it was retired; 0: active */
 };
 
 void store_agent_release(struct agent *a);
@@ -249,10 +257,23 @@ void store_agents_free(struct agent *a, size_t n);
 int store_agent_put(struct store *s, const char *name, const char *labels, long long time);
 /* ERR_NOTFOUND when no agent has the name. */
 int store_agent_get(struct agent *a, struct store *s, const char *name);
-int store_agent_seen(struct store *s, long long id, long long time);
+/* Marks the agent seen at time (and, with claim, claiming at time); clears retired. */
+int store_agent_seen(struct store *s, long long id, long long time, int claim);
 /* The agents seen at or after since. */
 int store_agents_live(struct agent **out, size_t *n, struct store *s, long long since);
-/* The API's agent list: [{name, labels, last_seen, task}] by name, task the one it holds or null. */
+/*
+ * The agents that count for a step: not retired, and either claimed at or
+ * after since or hold a claimed task.
+ */
+int store_agents_active(struct agent **out, size_t *n, struct store *s, long long since);
+/*
+ * Retires the agents not seen since before (and not retired yet): sets
+ * retired to time and the lease of each task they hold to time, so the
+ * next expiry returns it to the queue. Their names in *names
+ * (strv_free(); NULL when none).
+ */
+int store_agents_retire(char ***names, struct store *s, long long before, long long time);
+/* The API's agent list: [{name, labels, last_seen, last_claim, retired, task}] by name, task the one it holds or null. */
 int store_agents_doc(json_t **out, struct store *s);
 
 /* --- the dashboard (store_dash.c) -------------------------------------- */

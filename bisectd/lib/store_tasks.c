@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "conf.h"
 #include "err.h"
 #include "store.h"
 #include "store_internal.h"
@@ -121,6 +122,37 @@ int store_tasks_busy(long long *n, struct store *s, long long job)
 	return store_int(s, n, "SELECT count(*) FROM tasks t LEFT JOIN tasks prev ON prev.id = "
 			 "t.after_task WHERE t.job_id = ? AND t.state IN ('queued', 'claimed') AND "
 			 "(prev.id IS NULL OR prev.state NOT IN ('queued', 'claimed'))", "i", job);
+}
+
+int store_jobs_idle(long long **ids, char ***pools, size_t *n, struct store *s)
+{
+	sqlite3_stmt *st;
+	size_t cap = 0, pcap = 0;
+	int rc;
+
+	*ids = NULL;
+	*pools = NULL;
+	*n = 0;
+	if ((rc = store_prepare(s, &st, "SELECT j.id, j.pool FROM jobs j WHERE j.state IN ('queued', 'running') "
+				"AND NOT EXISTS (SELECT 1 FROM tasks t WHERE t.job_id = j.id AND "
+				"t.state IN ('queued', 'claimed')) ORDER BY j.id", "")))
+		return rc;
+	while ((rc = store_step(s, st)) == 1) {
+		*ids = xgrow(*ids, *n, &cap, sizeof(**ids));
+		*pools = xgrow(*pools, *n + 1, &pcap, sizeof(**pools));
+		(*ids)[*n] = sqlite3_column_int64(st, 0);
+		(*pools)[*n] = store_col_text(st, 1);
+		(*pools)[++*n] = NULL;
+	}
+	sqlite3_finalize(st);
+	if (rc < 0) {
+		free(*ids);
+		strv_free(*pools);
+		*ids = NULL;
+		*pools = NULL;
+		*n = 0;
+	}
+	return rc;
 }
 
 int store_tasks_cancel_queued(struct store *s, long long job, long long time)

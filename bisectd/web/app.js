@@ -201,6 +201,7 @@ function renderJobHead(j) {
 		<dt>best commit</dt><dd>${j.best && j.best.sha ? `${commitLabel(j.best)} (p ${pct(j.best.p)})` : 'none yet'}</dd>
 		<dt>running</dt><dd>${(j.running || []).map((r) => `#${esc(r.idx)} on ${esc(r.agent)}: ` +
 			`${esc(r.progress || 'claimed')}`).join('<br>') || 'nothing'}</dd>
+		${j.waiting ? `<dt>waiting</dt><dd class="job-waiting">${esc(j.waiting)}</dd>` : ''}
 		${j.error ? `<dt>error</dt><dd>${esc(j.error)}</dd>` : ''}
 		</dl>`;
 }

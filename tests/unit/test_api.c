@@ -610,6 +610,32 @@ static void test_heartbeat(void **state)
 	expect("POST", "/api/v1/agents/a/heartbeat", "{\"task\": -1}", 400, "", "task");
 	expect("POST", "/api/v1/agents/a/heartbeat", "{\"attempt\": 1001}", 400, "", "attempt");
 	expect("POST", "/api/v1/agents/a/heartbeat", "{\"progress\": 3}", 400, "", "progress");
+	/* The results it holds, not uploaded yet. */
+	expect("POST", "/api/v1/agents/a/heartbeat", "{\"held\": [{\"task\": 7, \"attempt\": 1}, {\"task\": 9, "
+	       "\"attempt\": 3}]}", 200, "agent_heartbeat", NULL);
+	assert_int_equal(seen.hb.nr_held, 2);
+	assert_int_equal(seen.hb.held[0].task, 7);
+	assert_int_equal(seen.hb.held[0].attempt, 1);
+	assert_int_equal(seen.hb.held[1].task, 9);
+	assert_int_equal(seen.hb.held[1].attempt, 3);
+	assert_int_equal(seen.hb.task, 0);
+	expect("POST", "/api/v1/agents/a/heartbeat", "{\"held\": 7}", 400, "", "field 'held' must be an array");
+	expect("POST", "/api/v1/agents/a/heartbeat", "{\"held\": [{\"task\": 7}]}", 400, "",
+	       "field 'held': entry 0 must be");
+	expect("POST", "/api/v1/agents/a/heartbeat", "{\"held\": [{\"task\": 7, \"attempt\": 1}, 3]}", 400, "",
+	       "field 'held': entry 1 must be");
+	expect("POST", "/api/v1/agents/a/heartbeat", "{\"held\": [{\"task\": 0, \"attempt\": 1}]}", 400, "",
+	       "entry 0");
+	{
+		struct sbuf sb = SBUF_INIT;
+
+		sbuf_adds(&sb, "{\"held\": [");
+		for (int i = 0; i <= COORD_MAX_HELD; i++)
+			sbuf_addf(&sb, "%s{\"task\": %d, \"attempt\": 1}", i ? ", " : "", i + 1);
+		sbuf_adds(&sb, "]}");
+		expect("POST", "/api/v1/agents/a/heartbeat", sb.buf, 400, "", "at most 64 tasks");
+		sbuf_release(&sb);
+	}
 }
 
 #define RES "\"agent\": \"a\", \"attempt\": 1"

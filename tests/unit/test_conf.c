@@ -190,6 +190,8 @@ static void test_bisectd_defaults(void **state)
 		assert_string_equal(c.mirrors, "mirrors");
 		assert_string_equal(c.log_level, "info");
 		assert_int_equal(c.lease_seconds, 60);
+		assert_int_equal(c.lease_grace_seconds, 60);
+		assert_int_equal(c.agent_retire_seconds, 86400);
 		assert_int_equal(c.max_body, 1 << 20);
 		assert_int_equal(c.default_runs, 5);
 		assert_int_equal(c.nr_repos, 0);
@@ -324,6 +326,30 @@ static void test_bad_int(void **state)
 		       "'run_timeout' in workload 'w' must be an integer");
 	expect_a_error("name: a\nworkdir: /w\ncpu: -2\n", "a.yaml:3:6: ", "'cpu' must be an integer from -1 to 1023");
 	expect_a_error("name: a\nworkdir: /w\nheartbeat: ' 5'\n", "a.yaml:3:12: ", "'heartbeat'");
+}
+
+/* The grace after start-up is the lease unless set; an agent is retired no sooner than offline. */
+static void test_lease_grace_retire(void **state)
+{
+	struct conf_bisectd c;
+
+	(void)state;
+	assert_int_equal(parse_b(&c, "lease_seconds: 30\n"), 0);
+	assert_int_equal(c.lease_grace_seconds, 30);
+	assert_int_equal(c.agent_retire_seconds, 86400);
+	conf_bisectd_release(&c);
+	assert_int_equal(parse_b(&c, "lease_seconds: 2\nlease_grace_seconds: 0\nagent_retire_seconds: 6\n"), 0);
+	assert_int_equal(c.lease_grace_seconds, 0);
+	assert_int_equal(c.agent_retire_seconds, 6);
+	conf_bisectd_release(&c);
+	/* A lease longer than a day: retired after three of them. */
+	assert_int_equal(parse_b(&c, "lease_seconds: 40000\n"), 0);
+	assert_int_equal(c.agent_retire_seconds, 120000);
+	conf_bisectd_release(&c);
+	expect_b_error("lease_seconds: 30\nagent_retire_seconds: 60\n", "t.yaml:2:23: ",
+		       "'agent_retire_seconds' (60) must be at least three lease periods (3 x lease_seconds = 90)");
+	expect_b_error("lease_grace_seconds: -1\n", "t.yaml:1:22: ",
+		       "'lease_grace_seconds' must be an integer from 0 to 86400");
 }
 
 static void test_missing_required(void **state)
@@ -672,6 +698,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_bisectd_good),
 		cmocka_unit_test(test_bisectd_defaults),
+		cmocka_unit_test(test_lease_grace_retire),
 		cmocka_unit_test(test_agent_good),
 		cmocka_unit_test(test_agent_defaults),
 		cmocka_unit_test(test_agent_kcache_max_errors),

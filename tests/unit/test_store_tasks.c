@@ -1,7 +1,8 @@
 /*
  * test_store_tasks: tasks and their leases (store_tasks.c) against a real
  * SQLite file: queueing, the counts a step reads, claims with chains,
- * heartbeats, retries, expiry and costs.
+ * heartbeats, retries, expiry and costs; which agents count for a step,
+ * their retirement, and the jobs left with nothing to do.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,6 +11,7 @@
 #include <stdio.h>
 #include <cmocka.h>
 
+#include "conf.h"
 #include "err.h"
 #include "storefix.h"
 
@@ -211,6 +213,90 @@ static void test_errors_and_costs(void **state)
 	storefix_close(&f);
 }
 
+static void test_agents_active_retire_idle(void **state)
+{
+	struct storefix f;
+	long long job, a, b, g, t1, *ids = NULL;
+	char **pools = NULL, **names = NULL;
+	struct agent *ag = NULL, x;
+	struct task *ts = NULL;
+	size_t n = 0;
+
+	(void)state;
+	storefix_open(&f);
+	job = storefix_job(&f, 4, "local");
+	a = agent(&f, "a", 1000);
+	b = agent(&f, "b", 1000);
+	g = agent(&f, "ghost", 1000);
+	/* A live job with nothing queued or claimed is idle. */
+	assert_int_equal(store_jobs_idle(&ids, &pools, &n, f.s), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(ids[0], job);
+	assert_string_equal(pools[0], "local");
+	assert_null(pools[1]);
+	free(ids);
+	strv_free(pools);
+	assert_int_equal(store_task_add(&t1, f.s, job, 0, 5, 100, 0, 0), 0);
+	assert_int_equal(store_jobs_idle(&ids, &pools, &n, f.s), 0);
+	assert_int_equal(n, 0);
+	assert_null(ids);
+	assert_null(pools);
+
+	/* Counted: who asked for work lately, not who only heartbeats. */
+	assert_int_equal(store_agent_seen(f.s, a, 1100, 1), 0);
+	assert_int_equal(store_agent_seen(f.s, g, 1100, 0), 0);
+	assert_int_equal(store_agents_active(&ag, &n, f.s, 1050), 0);
+	assert_int_equal(n, 1);
+	assert_string_equal(ag[0].name, "a");
+	assert_int_equal(ag[0].last_claim, 1100);
+	assert_int_equal(ag[0].last_seen, 1100);
+	store_agents_free(ag, n);
+	/* ... or who holds a task. */
+	assert_int_equal(store_task_claim(f.s, t1, 1, b, 1200, 1000), 0);
+	assert_int_equal(store_agents_active(&ag, &n, f.s, 1050), 0);
+	assert_int_equal(n, 2);
+	store_agents_free(ag, n);
+
+	/* b, not seen since 1000, is retired: its lease ends now, it counts no more. */
+	assert_int_equal(store_agents_retire(&names, f.s, 1050, 1150), 0);
+	assert_non_null(names);
+	assert_string_equal(names[0], "b");
+	assert_null(names[1]);
+	strv_free(names);
+	assert_int_equal(store_tasks_expired(&ts, &n, f.s, 1151), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(ts[0].id, t1);
+	store_tasks_free(ts, n);
+	assert_int_equal(store_agents_active(&ag, &n, f.s, 1050), 0);
+	assert_int_equal(n, 1);
+	assert_string_equal(ag[0].name, "a");
+	store_agents_free(ag, n);
+	assert_int_equal(store_agent_get(&x, f.s, "b"), 0);
+	assert_int_equal(x.retired, 1150);
+	store_agent_release(&x);
+	/* Once retired is enough; none left to retire. */
+	assert_int_equal(store_agents_retire(&names, f.s, 1050, 1160), 0);
+	assert_null(names);
+
+	/* Its next call brings it back; so does registering again. */
+	assert_int_equal(store_agent_seen(f.s, b, 1200, 0), 0);
+	assert_int_equal(store_agent_get(&x, f.s, "b"), 0);
+	assert_int_equal(x.retired, 0);
+	assert_int_equal(x.last_claim, 0);
+	store_agent_release(&x);
+	assert_int_equal(store_agents_retire(&names, f.s, 2000, 2000), 0);
+	assert_non_null(names);
+	assert_non_null(names[2]);
+	assert_null(names[3]);
+	strv_free(names);
+	assert_int_equal(store_agent_put(f.s, "ghost", "[\"x\"]", 2100), 0);
+	assert_int_equal(store_agent_get(&x, f.s, "ghost"), 0);
+	assert_int_equal(x.retired, 0);
+	assert_int_equal(x.last_seen, 2100);
+	store_agent_release(&x);
+	storefix_close(&f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -218,6 +304,7 @@ int main(void)
 		cmocka_unit_test(test_claims_and_chains),
 		cmocka_unit_test(test_leases),
 		cmocka_unit_test(test_errors_and_costs),
+		cmocka_unit_test(test_agents_active_retire_idle),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

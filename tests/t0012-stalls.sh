@@ -1,0 +1,226 @@
+#!/bin/sh
+# t0012: nothing stalls. On the demo repository with two agents and a
+# lease of 3 s:
+#  1. bisectd is killed (-9) while the agents hold tasks, and kept down
+#     until an agent has spooled its result, and a lease more: after the
+#     restart every result they held lands in its first attempt (no
+#     redo), the samples in the store are the runs the agents uploaded,
+#     none doubled, and the job ends with the culprit;
+#  2. with 200 ghost agents (registered by curl, heartbeating, never
+#     claiming) the engine asks for no more queries than without them;
+#  3. an agent killed (-9) mid-task: its task moves to the other after the
+#     lease; then the other leaves too: the job says it waits for agents of
+#     its pool, the agents go offline after three leases and are retired
+#     after agent_retire_seconds; they come back, the job resumes and ends
+#     with the culprit;
+#  4. an agent relabelled out of the pool delivers the last results: the
+#     job has nothing queued and says it waits; relabelled back, the job is
+#     stepped again at once.
+# As in t0001, a machine too loaded to decide within the budget may end a
+# job undecided; it must never name another commit.
+. "$(dirname "$0")/lib/tap.sh"
+. "$(dirname "$0")/lib/lab.sh"
+
+command -v sqlite3 > /dev/null || skip_all "sqlite3 CLI missing (make deps)"
+command -v cc > /dev/null || skip_all "no C compiler for the demo project"
+LAB=$TEST_DIR/lab
+GHOSTS=""
+trap '[ -n "$GHOSTS" ] && kill "$GHOSTS" 2>/dev/null; lab_stop; rm -rf "$TEST_DIR"' EXIT
+mkdir -p "$LAB"
+
+sh "$TOP/tests/lib/mkdemo.sh" "$LAB/demo.git" > "$LAB/mkdemo.out"
+expect=$(sed -n 's/^culprit \([0-9a-f]*\) .*/\1/p' "$LAB/mkdemo.out")
+q() { sqlite3 "$LAB/bisectd.db" "$1"; }
+# A range of 12 around the culprit (6 before, 5 after): enough candidates
+# for ghosts to show, short enough to decide on a loaded machine.
+good=$(git -C "$LAB/demo.git" rev-parse "$expect~6")
+bad=$(git -C "$LAB/demo.git" rev-list --reverse --ancestry-path "$expect..main" | sed -n 5p)
+# until_true SECONDS CMD...: CMD every 0.2 s until it succeeds; 1 when it never did.
+until_true() {
+	n=$(( $1 * 5 ))
+	shift
+	while [ "$n" -gt 0 ]; do
+		"$@" && return 0
+		sleep 0.2
+		n=$((n - 1))
+	done
+	return 1
+}
+cpu2=$(( $(nproc) > 1 ? 1 : 0 ))
+
+LAB_LEASE=3 lab_config "$LAB/demo.git" "agent_retire_seconds: 20"
+lab_start_bisectd || { echo "Bail out! bisectd did not start"; exit 1; }
+bisectd_pid=${LAB_PIDS##* }
+lab_start_agent lab1 0
+lab1_pid=${LAB_PIDS##* }
+lab_start_agent lab2 "$cpu2"
+lab2_pid=${LAB_PIDS##* }
+
+# ends_with_culprit JOB WATCH_RC: the job ended done naming the injected
+# commit (or undecided, naming none).
+ends_with_culprit() {
+	st=$(q "SELECT state FROM jobs WHERE id = $1")
+	case "$st" in
+	done) is "$(q "SELECT c.sha FROM jobs j JOIN job_commits c ON c.job_id = j.id AND c.idx = j.culprit
+		WHERE j.id = $1")" "$expect" "job $1 ends done with the injected culprit" ;;
+	undecided) is "$(q "SELECT culprit IS NULL FROM jobs WHERE id = $1")" 1 \
+		"job $1 ends undecided (a loaded machine) and names no commit" ;;
+	*) ok 1 "job $1 ends done or undecided (it is $st, watch exited $2)" ;;
+	esac
+}
+# most_queries JOB: the most queries one decision of the job asked for.
+most_queries() { q "SELECT coalesce(max(json_array_length(queries)), 0) FROM decisions WHERE job_id = $1"; }
+
+# --- 1. the coordinator away while agents hold results -----------------------
+"$BUILD/bisectctl" submit --repo demo --good "$good" --bad "$bad" --workload bench --budget-seconds 150 \
+	> "$LAB/submit1.out" 2>&1
+both_busy() { [ "$(q "SELECT count(*) FROM tasks WHERE job_id = 1 AND state = 'claimed'")" -ge 2 ]; }
+some_busy() { [ "$(q "SELECT count(*) FROM tasks WHERE job_id = 1 AND state = 'claimed'")" -ge 1 ]; }
+until_true 60 both_busy || until_true 30 some_busy
+held=$(q "SELECT group_concat(id || ':' || attempt, ' ') FROM tasks WHERE job_id = 1 AND state = 'claimed'")
+kill -9 "$bisectd_pid"
+killed=$(date +%s)
+like "$held" '^[0-9]+:[0-9]+' "agents hold tasks when bisectd is killed ($held)"
+# Down until an agent gave up its upload retries (about 15 s) and spooled
+# its result, and a lease more.
+spooled() { grep -q 'kept in the spool' "$LAB/lab1.log" "$LAB/lab2.log"; }
+until_true 90 spooled
+ok $? "an agent keeps its result in the spool while the coordinator is gone"
+sleep 4
+mv "$LAB/bisectd.log" "$LAB/bisectd-1.log"
+lab_start_bisectd || { echo "Bail out! bisectd did not restart"; exit 1; }
+bisectd_pid=${LAB_PIDS##* }
+[ $(( $(date +%s) - killed )) -gt 6 ]
+ok $? "bisectd was down for more than two leases ($(( $(date +%s) - killed )) s)"
+timeout 300 "$BUILD/bisectctl" watch 1 > "$LAB/watch1.out" 2>&1
+ends_with_culprit 1 $?
+for ta in $held; do
+	t=${ta%:*}
+	a=${ta#*:}
+	is "$(q "SELECT state || ' ' || attempt FROM tasks WHERE id = $t")" "done $a" \
+		"task $t, held through the outage, landed in attempt $a (no redo)"
+done
+is "$(q "SELECT count(*) FROM events WHERE job_id = 1 AND kind = 'retry'")" 0 "no task of job 1 was retried"
+# Every upload the agents say was taken, with its task's runs: the samples in the store.
+uploaded=$(cat "$LAB/lab1.log" "$LAB/lab2.log" |
+	sed -n 's/.*task \([0-9]*\) attempt \([0-9]*\): result uploaded$/\1 \2/p' | sort -u)
+runs=0
+for t in $(printf '%s\n' "$uploaded" | awk '{ print $1 }'); do
+	runs=$((runs + $(q "SELECT runs FROM tasks WHERE id = $t AND job_id = 1")))
+done
+is "$(q "SELECT count(*) FROM samples WHERE job_id = 1")" "$runs" "samples in the store equal the runs uploaded ($runs)"
+is "$(q "SELECT count(*) FROM (SELECT task_id, run FROM samples GROUP BY task_id, run HAVING count(*) > 1)")" 0 \
+	"no sample doubled"
+q0=$(most_queries 1)
+
+# --- 2. ghosts ---------------------------------------------------------------
+reg=$LAB/ghosts-register.curl
+hb=$LAB/ghosts-heartbeat.curl
+: > "$reg"
+: > "$hb"
+for i in $(seq 1 200); do
+	[ "$i" -gt 1 ] && echo next | tee -a "$reg" >> "$hb"
+	printf 'url = "%s/api/v1/agents/register"\nheader = "Content-Type: application/json"\ndata = "{\\"name\\": \\"ghost%d\\", \\"labels\\": [\\"lab\\"]}"\noutput = /dev/null\n' \
+		"$LAB_URL" "$i" >> "$reg"
+	printf 'url = "%s/api/v1/agents/ghost%d/heartbeat"\nheader = "Content-Type: application/json"\ndata = "{}"\noutput = /dev/null\n' \
+		"$LAB_URL" "$i" >> "$hb"
+done
+lab_curl -sS --parallel --parallel-max 20 -K "$reg" 2>&1 | sed "s/^/# /"
+(while :; do lab_curl -sS --parallel --parallel-max 20 -K "$hb"; sleep 1; done) > /dev/null 2>&1 &
+GHOSTS=$!
+sleep 2
+is "$(lab_curl -sS "$LAB_URL/api/v1/agents" | grep -o '"name": *"ghost[0-9]*"' | wc -l | tr -d ' ')" 200 \
+	"200 ghost agents are registered"
+
+"$BUILD/bisectctl" submit --repo demo --good "$good" --bad "$bad" --workload bench --budget-seconds 240 \
+	> "$LAB/submit2.out" 2>&1
+searching() { [ "$(q "SELECT count(*) FROM decisions WHERE job_id = 2 AND state = 'search'")" -ge 1 ]; }
+until_true 120 searching
+ok $? "job 2 searches"
+q1=$(most_queries 2)
+echo "# most queries in one step: $q0 without ghosts, $q1 with 200"
+# Two agents: at most 2 k + 2 queries a step (bisect.h), as without ghosts.
+[ "$q1" -le 6 ] && [ "$q0" -le 6 ]
+ok $? "200 ghosts do not change what a step asks for (at most 6 queries, with 2 agents: $q1; without: $q0)"
+
+# --- 3. an agent killed mid-task, then the pool away -------------------------
+lab1_task() {
+	t1=$(q "SELECT t.id || ':' || t.attempt FROM tasks t JOIN agents a ON a.id = t.agent_id
+		WHERE t.job_id = 2 AND t.state = 'claimed' AND a.name = 'lab1' LIMIT 1")
+	[ -n "$t1" ]
+}
+until_true 60 lab1_task
+kill -9 "$lab1_pid"
+t=${t1%:*}
+a=${t1#*:}
+moved() {
+	[ "$(q "SELECT a.name FROM tasks t JOIN agents a ON a.id = t.agent_id WHERE t.id = $t AND t.attempt > $a")" = lab2 ] ||
+	[ "$(q "SELECT state FROM jobs WHERE id = 2")" != running ]
+}
+until_true 40 moved
+is "$(q "SELECT a.name FROM tasks t JOIN agents a ON a.id = t.agent_id WHERE t.id = $t")" lab2 \
+	"the task lab1 held when killed (task $t) moved to lab2 after the lease"
+
+kill -9 "$lab2_pid"
+sleep 4
+like "$(lab_curl -sS "$LAB_URL/api/v1/agents")" '"name": *"lab2"[^}]*"state": *"(idle|busy)"' \
+	"an agent gone for more than one lease is not offline yet"
+waiting() { lab_curl -sS "$LAB_URL/api/v1/jobs/2" | grep -q '"waiting": *"waiting for agents of pool local'; }
+until_true 30 waiting
+ok $? "with its agents gone (ghosts heartbeating), job 2 says it waits for agents of pool local"
+like "$("$BUILD/bisectctl" show 2)" 'waiting +waiting for agents of pool local' "... and bisectctl show says so"
+is "$(q "SELECT state FROM jobs WHERE id = 2")" running "... still running"
+offline() { lab_curl -sS "$LAB_URL/api/v1/agents" | grep -Eq '"name": *"lab2"[^}]*"state": *"offline"'; }
+until_true 30 offline
+ok $? "after three leases lab2 is offline"
+retired() { lab_curl -sS "$LAB_URL/api/v1/agents" | grep -Eq '"name": *"lab2"[^}]*"state": *"retired"'; }
+until_true 40 retired
+ok $? "after agent_retire_seconds lab2 is retired"
+like "$(q "SELECT group_concat(message, '|') FROM events WHERE kind = 'agent'")" 'lab2 retired' "... with an event"
+like "$(lab_curl -sS "$LAB_URL/api/v1/agents")" '"name": *"ghost7"[^}]*"state": *"idle"' \
+	"ghosts that heartbeat are not retired"
+
+back=$(date +%s)
+lab_start_agent lab1 0
+lab1_pid=${LAB_PIDS##* }
+lab_start_agent lab2 "$cpu2"
+lab2_pid=${LAB_PIDS##* }
+timeout 300 "$BUILD/bisectctl" watch 2 > "$LAB/watch2.out" 2>&1
+ends_with_culprit 2 $?
+like "$(q "SELECT count(*) FROM tasks WHERE job_id = 2 AND state = 'done' AND claimed >= $back")" '^[1-9]' \
+	"job 2 resumed: its agents did tasks after they came back"
+like "$(q "SELECT group_concat(message, '|') FROM events WHERE kind = 'agent'")" 'lab2 is back' \
+	"the retired agent came back"
+like "$(lab_curl -sS "$LAB_URL/api/v1/agents")" '"name": *"lab2"[^}]*"state": *"(idle|busy)"' "... and is live"
+kill "$GHOSTS"
+GHOSTS=""
+
+# --- 4. relabelled out of the pool, then back --------------------------------
+kill "$lab1_pid" "$lab2_pid"
+wait "$lab1_pid" "$lab2_pid" 2> /dev/null
+sleep 4  # a lease: they count for a step no more
+api POST /api/v1/agents/register '{"name":"fake","labels":["lab"]}' > /dev/null
+out=$(api POST /api/v1/jobs "{\"repo\":\"demo\",\"good\":\"$good\",\"bad\":\"$bad\",\"workload\":\"bench\",\"runs\":3}")
+like "$out" '^201 ' "job 3 created"
+c1=$(api POST "/api/v1/agents/fake/claim?wait=5" '')
+c2=$(api POST "/api/v1/agents/fake/claim?wait=5" '')
+t1=$(printf '%s' "$c1" | sed -n 's/^200 .*"task": *\([0-9]*\).*/\1/p')
+t2=$(printf '%s' "$c2" | sed -n 's/^200 .*"task": *\([0-9]*\).*/\1/p')
+like "$t1 $t2" '^[0-9]+ [0-9]+$' "a curl agent claims both ends of job 3"
+api POST /api/v1/agents/register '{"name":"fake","labels":["elsewhere"]}' > /dev/null
+for tk in $t1 $t2; do
+	v=$(q "SELECT CASE WHEN idx = 0 THEN 1000 ELSE 500 END FROM tasks WHERE id = $tk")
+	api POST "/api/v1/tasks/$tk/result" \
+		"{\"agent\":\"fake\",\"attempt\":1,\"status\":\"ok\",\"samples\":[{\"value\":$v},{\"value\":$((v + 10))},{\"value\":$((v - 10))}]}" \
+		> /dev/null
+done
+is "$(q "SELECT count(*) FROM tasks WHERE job_id = 3 AND state IN ('queued', 'claimed')")" 0 \
+	"relabelled out of the pool, the agent's last results leave job 3 with nothing queued"
+like "$(api GET /api/v1/jobs/3)" '"waiting": *"waiting for agents of pool local' "... and job 3 says it waits"
+api POST /api/v1/agents/register '{"name":"fake","labels":["lab"]}' > /dev/null
+like "$(q "SELECT count(*) FROM tasks WHERE job_id = 3 AND state = 'queued'")" '^[1-9]' \
+	"relabelled back into the pool, job 3 is stepped again at once"
+like "$(api GET /api/v1/jobs/3)" '"waiting": *null' "... and waits no more"
+
+tap_plan "$tap_n"
+tap_done
