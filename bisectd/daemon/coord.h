@@ -18,6 +18,7 @@
 #include <stddef.h>
 
 #include "conf.h"
+#include "http.h"
 #include "store.h"
 
 /* The most wall time a job may ask for: a year. */
@@ -109,8 +110,14 @@ struct heartbeat_request {
 int coord_agent_list(struct coord *s, json_t **reply);
 int coord_agent_register(struct coord *s, json_t **reply, const struct register_request *req);
 int coord_agent_heartbeat(struct coord *s, json_t **reply, const char *name, const struct heartbeat_request *req);
-/* Waits up to wait_s seconds for a task; *reply NULL when none came. */
-int coord_agent_claim(struct coord *s, json_t **reply, const char *name, int wait_s);
+/*
+ * Gives the agent the oldest queued task its labels fit, now; *reply NULL
+ * when there is none. Waiting is the caller's (api.c parks the reply on
+ * coord_claim_queue()); each try marks the agent seen.
+ */
+int coord_agent_claim(struct coord *s, json_t **reply, const char *name);
+/* Woken when a task is queued and at shutdown (http.h): what claims wait on. */
+struct http_waitq *coord_claim_queue(struct coord *s);
 
 /* POST /tasks/ID/result. */
 struct result_sample {

@@ -44,7 +44,7 @@ int coord_task_retry(struct coord *s, long long task, long long job, int idx, lo
 		rc = store_task_requeue(s->st, task, why);
 		if (rc == 0)
 			rc = coord_event(s, job, "retry", "task %lld attempt %lld: %s", task, attempt, why);
-		pthread_cond_broadcast(&s->cond);
+		http_wake(s->claims);
 		return rc;
 	}
 	rc = store_task_fail(s->st, task, (long long)now_unix(), why);
