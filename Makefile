@@ -119,6 +119,8 @@ $(BUILD)/tests/test_kbuild: $(call obj,agents/kbuild.c agents/kconfig_apply.c)
 $(BUILD)/tests/test_kconfig: $(call obj,agents/kconfig_apply.c)
 # the API's routes and request checks, against a coordinator of stubs
 $(BUILD)/tests/test_api: $(call obj,bisectd/daemon/api.c bisectd/daemon/api_req.c bisectd/daemon/http_wait.c $(WEB_SRC))
+# the HTTP server and its parking lot, on loopback
+$(BUILD)/tests/test_http: $(call obj,bisectd/daemon/http.c bisectd/daemon/http_wait.c)
 
 # tests/t0100-qemu-boot.sh drives the qemu boot method through this helper.
 QEMU_HELPER := $(BUILD)/tests/qemu-boot

@@ -349,8 +349,10 @@ int http_start(struct http_server **out, const struct http_config *cfg,
 		opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_CERT, 0, srv->cert };
 		opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_KEY, 0, srv->key };
 	}
-	opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_THREAD_POOL_SIZE,
-					     cfg->threads ? cfg->threads : DEFAULT_THREADS, NULL };
+	/* One thread: MHD's internal thread is the pool (it warns at a pool size of 1). */
+	if ((cfg->threads ? cfg->threads : DEFAULT_THREADS) > 1)
+		opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_THREAD_POOL_SIZE,
+						     cfg->threads ? cfg->threads : DEFAULT_THREADS, NULL };
 	if (cfg->max_connections)
 		opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_CONNECTION_LIMIT, cfg->max_connections, NULL };
 	if (cfg->max_per_address)
@@ -361,10 +363,10 @@ int http_start(struct http_server **out, const struct http_config *cfg,
 	if ((rc = http_park_start()))
 		goto fail;
 	srv->d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, srv,
+				  MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, srv,
 				  MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
 				  MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
 				  MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned int)1,
-				  MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, srv,
 				  MHD_OPTION_ARRAY, opts,
 				  MHD_OPTION_END);
 	if (!srv->d) {
