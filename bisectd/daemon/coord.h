@@ -1,7 +1,8 @@
 /*
  * coord: the coordinator's state machine. Jobs, agents, task leases and
- * the bisection steps, on top of the store. One lock serialises it; claim
- * long-polls wait on a condition variable that new tasks signal.
+ * the bisection steps, on top of the store. One lock serialises it; a
+ * claim is one try, and the API parks a long poll on coord_claim_queue(),
+ * which new tasks wake.
  *
  * Requests come in as the structs below, their fields checked already at
  * the API's edge (api_req.h) for type, bounds and syntax. What needs the

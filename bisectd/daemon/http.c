@@ -113,7 +113,8 @@ static enum MHD_Result respond(struct MHD_Connection *conn, struct http_response
 {
 	const char *body = res->body ? res->body : "";
 	size_t len = res->body && res->body_len ? res->body_len : strlen(body);
-	struct MHD_Response *r = res->stream.read ? stream_response(&res->stream, conn) :
+	int streamed = res->stream.read != NULL;
+	struct MHD_Response *r = streamed ? stream_response(&res->stream, conn) :
 				 MHD_create_response_from_buffer(len, (void *)(uintptr_t)body,
 								 MHD_RESPMEM_MUST_COPY);
 	enum MHD_Result ret;
@@ -124,6 +125,9 @@ static enum MHD_Result respond(struct MHD_Connection *conn, struct http_response
 		MHD_add_response_header(r, "Content-Type", res->content_type ? res->content_type :
 					"application/json");
 	MHD_add_response_header(r, "Cache-Control", "no-store");
+	/* A stream goes out as it comes: asks proxies such as nginx not to buffer it. */
+	if (streamed)
+		MHD_add_response_header(r, "X-Accel-Buffering", "no");
 	ret = MHD_queue_response(conn, (unsigned)res->status, r);
 	MHD_destroy_response(r);
 	return ret;
