@@ -48,6 +48,14 @@ held() {
 
 like "$(cat "$LAB/bisectd.log")" 'listening on http://.*\(2 threads, at most 10000 connections, 1024 per address\)' \
 	"bisectd starts with the pool of the config and the default limits"
+# Its soft open files limit ($((N + 500)) here) is raised to fit 10,000 connections, or it says it cannot.
+if [ "$hard" = unlimited ] || [ "$hard" -ge 10064 ]; then
+	like "$(cat "$LAB/bisectd.log")" "open files limit raised from $((N + 500)) to 10064" \
+		"bisectd raises its open files limit to fit max_connections"
+else
+	like "$(cat "$LAB/bisectd.log")" "does not fit under the open files limit $hard .*serving at most" \
+		"bisectd says max_connections does not fit under the hard limit ($hard)"
+fi
 t_idle=$(mean_get)
 threads_idle=$(threads)
 
@@ -76,6 +84,8 @@ HOLD_PIDS="$HOLD_PIDS $!"
 h=$(held "$LAB/hold50.out")
 like "$h" '^held 1024 ' "from one address, 1024 connections are held (the default per-address limit)"
 like "$h" ' (closed|failed) [1-9]' "... and the ones past it are closed at once ($h)"
+n=$(grep -c 'reached connection limit' "$LAB/bisectd.log")
+ok $(( n >= 76 )) "... without a log line for each ($n of 76 logged, the rest counted)"
 out=$(curl -sS -m 5 --interface 127.0.0.50 -o /dev/null -w '%{http_code}' "$LAB_URL/api/v1/agents" 2>&1)
 ok $(( $? == 0 )) "a GET from that address, past its limit, gets no answer"
 out=$(api GET /api/v1/agents)

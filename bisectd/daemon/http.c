@@ -13,6 +13,7 @@
 #include <arpa/inet.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -233,17 +234,45 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	}
 }
 
+/*
+ * libmicrohttpd's messages, at most LOG_BURST a second: a client that
+ * opens connections past a limit makes one each, and must not fill the
+ * log. What is dropped is counted in the next line that goes out.
+ */
+#define LOG_BURST 10
+
 static void on_mhd_log(void *cls, const char *fmt, va_list ap)
 {
+	static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+	static int64_t second;
+	static unsigned in_second, dropped;
+	unsigned was_dropped = 0;
+	int64_t now = now_ms() / 1000;
 	char msg[512];
 	size_t n;
 
 	(void)cls;
+	pthread_mutex_lock(&mu);
+	if (now != second) {
+		second = now;
+		in_second = 0;
+	}
+	if (++in_second > LOG_BURST) {
+		dropped++;
+		pthread_mutex_unlock(&mu);
+		return;
+	}
+	was_dropped = dropped;
+	dropped = 0;
+	pthread_mutex_unlock(&mu);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	n = strlen(msg);
 	while (n > 0 && msg[n - 1] == '\n')
 		msg[--n] = '\0';
-	log_warn("http: %s", msg);
+	if (was_dropped)
+		log_warn("http: %s (and %u more messages of libmicrohttpd not logged)", msg, was_dropped);
+	else
+		log_warn("http: %s", msg);
 }
 
 /* Splits "HOST:PORT" / "[V6]:PORT" into a socket address. */
@@ -363,6 +392,11 @@ int http_start(struct http_server **out, const struct http_config *cfg,
 		opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_PER_IP_CONNECTION_LIMIT, cfg->max_per_address, NULL };
 	opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_CONNECTION_TIMEOUT, cfg->idle_timeout, NULL };
 	opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_LISTEN_BACKLOG_SIZE, 4096, NULL };
+	/*
+	 * No MHD_OPTION_LISTENING_ADDRESS_REUSE: its 1 is SO_REUSEPORT on Linux,
+	 * which let a second bisectd bind the same port and take half of the
+	 * connections. The default, SO_REUSEADDR, restarts at once all the same.
+	 */
 	opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_END, 0, NULL };
 	if ((rc = http_park_start()))
 		goto fail;
@@ -370,12 +404,10 @@ int http_start(struct http_server **out, const struct http_config *cfg,
 				  MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, srv,
 				  MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
 				  MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
-				  MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned int)1,
 				  MHD_OPTION_ARRAY, opts,
 				  MHD_OPTION_END);
 	if (!srv->d) {
-		http_park_stop();
-		http_park_end();
+		http_park_end();  /* nothing of this server was parked */
 		rc = err_set(ERR_FAIL, "cannot listen on %s (in use, not an address of this host, or a bad "
 			     "certificate or key: see the lines above)", cfg->listen);
 		goto fail;

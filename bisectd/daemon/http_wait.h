@@ -32,7 +32,11 @@ void http_park(struct http_waiter *w, const struct http_wait *wait);
 
 /* Starts the deadline thread (counted: one per server). ERR_FAIL when it cannot. */
 int http_park_start(void);
-/* Fires every parked waiter and makes http_park fire at once, until the last http_park_end(). */
+/*
+ * Fires every parked waiter and makes http_park fire at once, until the
+ * last http_park_end(). The lot is the process's: this stops parking for
+ * every server (bisectd runs one).
+ */
 void http_park_stop(void);
 /* After http_park_stop(): ends the deadline thread when the last server is gone. */
 void http_park_end(void);

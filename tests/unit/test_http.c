@@ -266,6 +266,14 @@ static void test_server(void **state)
 	cfg.listen = listen;
 	tq = http_waitq_new();
 	assert_int_equal(http_start(&srv, &cfg, handler, NULL), 0);
+	/* A second server cannot take the port (no SO_REUSEPORT sharing it). */
+	{
+		struct http_server *srv2 = NULL;
+
+		assert_int_equal(http_start(&srv2, &cfg, handler, NULL), ERR_FAIL);
+		assert_non_null(strstr(err_msg(), "cannot listen on"));
+		assert_null(srv2);
+	}
 
 	/* Two long polls and a stream parked on a pool of one thread: a GET is still served. */
 	start_call(&poll1, "/wait", 0);
