@@ -127,9 +127,9 @@ static int task_result(struct coord *s, json_t **reply, long long id, json_t *bo
 /*
  * POST /agents/NAME/claim?wait=S: a long poll. One try now; when nothing
  * came and S > 0 the reply is parked (http.h's http_later) on the
- * coordinator's claim queue, tried again when a task is queued, and at
- * least once a second so that a waiting agent stays seen, until S has
- * passed: then 204.
+ * coordinator's claim queue, tried again when a task is queued, and every
+ * coord_claim_recheck_ms() (a third of the lease) so that a waiting agent
+ * stays seen, until S has passed: then 204.
  */
 struct claim_wait {
 	struct coord *s;
@@ -152,7 +152,7 @@ static void claim_try(struct http_response *res, struct claim_wait *cw, int stop
 	struct http_waitq *q = coord_claim_queue(cw->s);
 	unsigned long seen = q ? http_waitq_gen(q) : 0;  /* before looking: see http.h */
 	json_t *reply = NULL;
-	int64_t now;
+	int64_t now, again;
 	int rc;
 
 	err_clear();
@@ -171,7 +171,8 @@ static void claim_try(struct http_response *res, struct claim_wait *cw, int stop
 		res->later.poll = claim_poll;
 		res->later.release = claim_free;
 		res->later.arg = cw;
-		res->later.wait = (struct http_wait){ q, seen, cw->deadline < now + 1000 ? cw->deadline : now + 1000 };
+		again = now + coord_claim_recheck_ms(cw->s);
+		res->later.wait = (struct http_wait){ q, seen, cw->deadline < again ? cw->deadline : again };
 	}
 	json_decref(reply);
 }

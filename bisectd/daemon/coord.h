@@ -119,6 +119,8 @@ int coord_agent_heartbeat(struct coord *s, json_t **reply, const char *name, con
 int coord_agent_claim(struct coord *s, json_t **reply, const char *name);
 /* Woken when a task is queued and at shutdown (http.h): what claims wait on. */
 struct http_waitq *coord_claim_queue(struct coord *s);
+/* How often a waiting claim tries again anyway, so that its agent stays seen: a third of the lease, >= 1 s. */
+int coord_claim_recheck_ms(struct coord *s);
 
 /* POST /tasks/ID/result. */
 struct result_sample {

@@ -98,6 +98,13 @@ struct http_waitq *coord_claim_queue(struct coord *s)
 	return s->claims;
 }
 
+int coord_claim_recheck_ms(struct coord *s)
+{
+	int ms = s->conf->lease_seconds * 1000 / 3;
+
+	return ms < 1000 ? 1000 : ms;
+}
+
 void coord_tick(struct coord *s)
 {
 	struct task *t = NULL;

@@ -192,6 +192,12 @@ int coord_agent_claim(struct coord *s, json_t **reply, const char *name)
 
 static struct http_waitq *claims;
 
+int coord_claim_recheck_ms(struct coord *s)
+{
+	(void)s;
+	return 1000;
+}
+
 struct http_waitq *coord_claim_queue(struct coord *s)
 {
 	(void)s;
