@@ -5,6 +5,7 @@
 # only; 60 claims long-polling at once (30 times the pool of 2) hold no
 # thread each and a GET is served beside them; a queued task wakes them.
 # Times and thread counts are printed as figures, not asserted.
+# T0011_CONNECTIONS and T0011_POLLS change the 5,000 and the 60.
 . "$(dirname "$0")/lib/tap.sh"
 . "$(dirname "$0")/lib/lab.sh"
 . "$(dirname "$0")/lib/mkrepo.sh"
@@ -13,6 +14,7 @@ command -v python3 > /dev/null || skip_all "python3 missing (make deps)"
 LAB=$TEST_DIR/lab
 HELPER=$TOP/tests/lib/connhold.py
 N=${T0011_CONNECTIONS:-5000}
+P=${T0011_POLLS:-60}
 # The helper holds N sockets, bisectd as many: both need the room.
 hard=$(ulimit -Hn)
 [ "$hard" = unlimited ] || [ "$hard" -ge $((N + 500)) ] ||
@@ -31,10 +33,10 @@ LAB_RUNS=3 lab_config "$R" "threads: 2"
 lab_start_bisectd || { echo "Bail out! bisectd did not start"; exit 1; }
 BD_PID=$(echo $LAB_PIDS | awk '{ print $1 }')
 threads() { awk '/^Threads:/ { print $2 }' "/proc/$BD_PID/status"; }
-# mean_get: the mean time in ms of 20 GETs of the agents' list.
+# mean_get: the mean time in ms of 20 GETs of the jobs' list (small: no job until the last part).
 mean_get() {
 	for _ in $(seq 1 20); do
-		curl -sS -o /dev/null -w '%{time_total}\n' "$LAB_URL/api/v1/agents"
+		curl -sS -o /dev/null -w '%{time_total}\n' "$LAB_URL/api/v1/jobs"
 	done | awk '{ s += $1 } END { printf "%.2f", 1000 * s / NR }'
 }
 # held FILE: waits for the helper's "held" line in FILE and prints it.
@@ -94,24 +96,24 @@ for p in $HOLD_PIDS; do kill "$p" 2> /dev/null; done
 HOLD_PIDS=""
 sleep 1
 
-# --- 60 long polls at once: no thread each
-python3 "$HELPER" claims 127.0.0.1 "$LAB_PORT" 60 15 > "$LAB/claims.out" 2>&1 &
+# --- $P (60) long polls at once: no thread each
+python3 "$HELPER" claims 127.0.0.1 "$LAB_PORT" "$P" 15 > "$LAB/claims.out" 2>&1 &
 HOLD_PIDS="$HOLD_PIDS $!"
-for _ in $(seq 1 300); do grep -q '^sent' "$LAB/claims.out" && break; sleep 0.1; done
-like "$(cat "$LAB/claims.out")" '^sent 60' "60 agents long-poll their claims at once"
+for _ in $(seq 1 3000); do grep -q '^sent' "$LAB/claims.out" && break; sleep 0.1; done
+like "$(cat "$LAB/claims.out")" "^sent $P" "$P agents long-poll their claims at once"
 sleep 1
 threads_polls=$(threads)
-ok $(( threads_polls >= 60 )) "bisectd runs $threads_polls threads with 60 claims waiting (fewer than the claims)"
+ok $(( threads_polls >= P )) "bisectd runs $threads_polls threads with $P claims waiting (fewer than the claims)"
 out=$(api GET /api/v1/agents)
 like "$out" '^200 ' "a GET is served while they wait"
-echo "# figure: threads $threads_idle idle, $threads_polls with 60 long polls (pool of 2);" \
+echo "# figure: threads $threads_idle idle, $threads_polls with $P long polls (pool of 2);" \
 	"GET mean beside them $(mean_get) ms (none open: $t_idle ms)"
 out=$(api POST /api/v1/jobs '{"repo":"demo","good":"v1","bad":"main","workload":"bench"}')
 like "$out" '^201 ' "a job queues tasks"
 wait $HOLD_PIDS
 HOLD_PIDS=""
 like "$(cat "$LAB/claims.out")" 'status 200 count [1-9]' "waiting claims are woken and given the tasks"
-is "$(awk '/^status (200|204)/ { n += $4 } END { print n + 0 }' "$LAB/claims.out")" 60 \
+is "$(awk '/^status (200|204)/ { n += $4 } END { print n + 0 }' "$LAB/claims.out")" "$P" \
 	"every claim is answered, with a task or 204 at its deadline"
 sed -n 's/^status/# claims: status/p' "$LAB/claims.out"
 
