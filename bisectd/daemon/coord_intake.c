@@ -137,6 +137,8 @@ int coord_task_result(struct coord *s, json_t **reply, long long task_id, const 
 		goto unlock;
 	}
 	*reply = json_pack("{s:b, s:b}", "ok", 1, "duplicate", 0);
+	/* The task is done: the next link of its chain (after_task) may be claimed now. */
+	http_wake(s->claims);
 unlock:
 	pthread_mutex_unlock(&s->lock);
 	store_task_release(&t);
