@@ -58,7 +58,7 @@ COORD_SRC := $(addprefix bisectd/daemon/,coord.c coord_mirror.c coord_jobs.c coo
            coord_charts.c coord_mail.c coord_export.c coord_live.c)
 # The dashboard: its routes, its event streams, its files (generated from bisectd/web/).
 WEB_SRC := $(addprefix bisectd/daemon/,web.c events.c web_assets.c)
-D_SRC   := $(addprefix bisectd/daemon/,bisectd.c http.c api.c api_req.c) $(COORD_SRC) $(WEB_SRC)
+D_SRC   := $(addprefix bisectd/daemon/,bisectd.c http.c http_wait.c api.c api_req.c) $(COORD_SRC) $(WEB_SRC)
 CTL_SRC := bisectd/cli/bisectctl.c
 BOOT_SRC := agents/boot/boot.c agents/boot/none.c agents/boot/qemu.c
 AG_SRC  := agents/agent.c agents/worktree.c agents/initramfs.c agents/qemu.c agents/kbuild.c \
@@ -118,7 +118,9 @@ $(BUILD)/tests/test_initramfs: $(call obj,agents/initramfs.c)
 $(BUILD)/tests/test_kbuild: $(call obj,agents/kbuild.c agents/kconfig_apply.c)
 $(BUILD)/tests/test_kconfig: $(call obj,agents/kconfig_apply.c)
 # the API's routes and request checks, against a coordinator of stubs
-$(BUILD)/tests/test_api: $(call obj,bisectd/daemon/api.c bisectd/daemon/api_req.c $(WEB_SRC))
+$(BUILD)/tests/test_api: $(call obj,bisectd/daemon/api.c bisectd/daemon/api_req.c bisectd/daemon/http_wait.c $(WEB_SRC))
+# the HTTP server and its parking lot, on loopback
+$(BUILD)/tests/test_http: $(call obj,bisectd/daemon/http.c bisectd/daemon/http_wait.c)
 
 # tests/t0100-qemu-boot.sh drives the qemu boot method through this helper.
 QEMU_HELPER := $(BUILD)/tests/qemu-boot

@@ -1252,6 +1252,8 @@ static void setup(struct agent *a)
 	a->hb_cl = client_new(a->conf.coordinator);
 	if (!a->cl || !a->hb_cl)
 		fatal("cannot set up HTTP to %s", a->conf.coordinator);
+	client_set_ca_file(a->cl, a->conf.ca_file);
+	client_set_ca_file(a->hb_cl, a->conf.ca_file);
 	srandom((unsigned)(getpid() ^ now_ms()));
 }
 

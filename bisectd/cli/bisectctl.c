@@ -37,6 +37,7 @@ enum {
 #define WATCH_RETRY_S 60
 
 static const char *server;
+static const char *ca_file;     /* --ca-file, else $BISECTD_CA; NULL: the system's CA store */
 static int opt_json;
 static struct client *cl;
 
@@ -225,7 +226,7 @@ static void table_release(struct table *t)
 static int check_server(const char *s)
 {
 	if (strncmp(s, "http://", 7) && strncmp(s, "https://", 8)) {
-		fprintf(stderr, "bisectctl: bad server URL '%s' (expected http://HOST:PORT)\n", s);
+		fprintf(stderr, "bisectctl: bad server URL '%s' (expected http://HOST:PORT or https://HOST:PORT)\n", s);
 		return RC_USAGE;
 	}
 	return RC_OK;
@@ -233,8 +234,10 @@ static int check_server(const char *s)
 
 static struct client *get_client(void)
 {
-	if (!cl)
+	if (!cl) {
 		cl = client_new(server);
+		client_set_ca_file(cl, ca_file);
+	}
 	return cl;
 }
 
@@ -858,10 +861,12 @@ static int parse_interval(double *out, const struct cmd *c, const char *s)
 /* --- commands ------------------------------------------------------------ */
 
 /* Options every command also takes after its name. */
+#define OPT_CA_FILE 1001
 #define COMMON_LONGOPTS \
 	{ "help", no_argument, NULL, 'h' }, \
 	{ "json", no_argument, NULL, 'J' }, \
-	{ "server", required_argument, NULL, 'S' }
+	{ "server", required_argument, NULL, 'S' }, \
+	{ "ca-file", required_argument, NULL, OPT_CA_FILE }
 
 /* Handles what getopt_long returned for the common options; -1 when not one. */
 static int common_opt(const struct cmd *c, int opt, char **argv, int *done)
@@ -879,6 +884,9 @@ static int common_opt(const struct cmd *c, int opt, char **argv, int *done)
 		server = optarg;
 		*done = check_server(server) != RC_OK;
 		return *done ? RC_USAGE : RC_OK;
+	case OPT_CA_FILE:
+		ca_file = optarg;
+		return RC_OK;
 	case ':':
 		*done = 1;
 		return usage_error(c, "option '%s' needs a value", argv[optind - 1]);
@@ -1529,11 +1537,13 @@ static const struct cmd *find_cmd(const char *name)
 
 static void print_main_usage(FILE *f)
 {
-	fputs("usage: bisectctl [--server URL] [--json] COMMAND [ARGS]\n\ncommands:\n", f);
+	fputs("usage: bisectctl [--server URL] [--ca-file PEM] [--json] COMMAND [ARGS]\n\ncommands:\n", f);
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		fprintf(f, "  %-7s %s\n", commands[i].name, commands[i].summary);
 	fputs("\noptions:\n"
 	      "  --server URL  bisectd's address (default: $BISECTD_URL, else " DEFAULT_SERVER ")\n"
+	      "  --ca-file PEM https: trust this CA for bisectd's certificate (default: $BISECTD_CA,\n"
+	      "                else the system's store); the server is always verified\n"
 	      "  --json        print the API's JSON instead of text\n"
 	      "  -h, --help    show this help; 'bisectctl COMMAND --help' shows a command's\n"
 	      "\nexit status: 0 success (a job that ended done), 1 the job failed, was\n"
@@ -1546,6 +1556,7 @@ int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "server", required_argument, NULL, 'S' },
+		{ "ca-file", required_argument, NULL, OPT_CA_FILE },
 		{ "json", no_argument, NULL, 'J' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
@@ -1556,11 +1567,15 @@ int main(int argc, char **argv)
 	server = getenv("BISECTD_URL");
 	if (!server || !*server)
 		server = DEFAULT_SERVER;
+	ca_file = getenv("BISECTD_CA");
+	if (ca_file && !*ca_file)
+		ca_file = NULL;
 	opterr = 0;
 	/* '+': stop at the command; its options are its own. */
 	while ((opt = getopt_long(argc, argv, "+:h", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'S': server = optarg; break;
+		case OPT_CA_FILE: ca_file = optarg; break;
 		case 'J': opt_json = 1; break;
 		case 'h':
 			print_main_usage(stdout);

@@ -11,6 +11,7 @@
 #include "util.h"
 #include "web.h"
 
+/* The longest claim wait; conf.c's idle_timeout must be longer. */
 #define MAX_WAIT_S 60
 #define MAX_SEG 6
 
@@ -123,6 +124,77 @@ static int task_result(struct coord *s, json_t **reply, long long id, json_t *bo
 	return rc;
 }
 
+/*
+ * POST /agents/NAME/claim?wait=S: a long poll. One try now; when nothing
+ * came and S > 0 the reply is parked (http.h's http_later) on the
+ * coordinator's claim queue, tried again when a task is queued, and every
+ * coord_claim_recheck_ms() (a third of the lease) so that a waiting agent
+ * stays seen, until S has passed: then 204.
+ */
+struct claim_wait {
+	struct coord *s;
+	char *name;
+	int64_t deadline;            /* now_ms() */
+};
+
+static void claim_poll(struct http_response *res, void *arg, int stopping);
+
+static void claim_free(void *arg)
+{
+	struct claim_wait *cw = arg;
+
+	free(cw->name);
+	free(cw);
+}
+
+static void claim_try(struct http_response *res, struct claim_wait *cw, int stopping)
+{
+	struct http_waitq *q = coord_claim_queue(cw->s);
+	unsigned long seen = q ? http_waitq_gen(q) : 0;  /* before looking: see http.h */
+	json_t *reply = NULL;
+	int64_t now, again;
+	int rc;
+
+	err_clear();
+	rc = coord_agent_claim(cw->s, &reply, cw->name);
+	now = now_ms();
+	if (rc) {
+		if (status_of(rc) >= 500)
+			log_error("POST /api/v1/agents/%s/claim: %s", cw->name, err_msg());
+		reply_error(res, status_of(rc), *err_msg() ? err_msg() : err_name(rc));
+	} else if (reply) {
+		res->status = 200;
+		res->body = jsonx_dump(reply);
+	} else if (stopping || now >= cw->deadline) {
+		res->status = 204;  /* a long poll that found nothing */
+	} else {
+		res->later.poll = claim_poll;
+		res->later.release = claim_free;
+		res->later.arg = cw;
+		again = now + coord_claim_recheck_ms(cw->s);
+		res->later.wait = (struct http_wait){ q, seen, cw->deadline < again ? cw->deadline : again };
+	}
+	json_decref(reply);
+}
+
+static void claim_poll(struct http_response *res, void *arg, int stopping)
+{
+	claim_try(res, arg, stopping);
+}
+
+/* Fills res: an answer, or a parked reply that owns a struct claim_wait. */
+static void agent_claim(struct http_response *res, struct coord *s, const char *name, int wait_s)
+{
+	struct claim_wait *cw = xcalloc(1, sizeof(*cw));
+
+	cw->s = s;
+	cw->name = xstrdup(name);
+	cw->deadline = now_ms() + (int64_t)wait_s * 1000;
+	claim_try(res, cw, wait_s == 0);
+	if (!res->later.poll)
+		claim_free(cw);
+}
+
 /* Reports and exports: GET /jobs/ID/report[?cv=amean|hmean][&format=text|mail], /jobs/ID/samples.csv. */
 static int job_text(struct coord *s, char **text, const char **ctype, long long id, const char *what,
 		    const struct http_request *r)
@@ -205,8 +277,10 @@ void api_handle(struct http_response *res, const struct http_request *r, void *a
 
 			if (w && (*end || wait < 0 || wait > MAX_WAIT_S))
 				rc = err_set(ERR_INVALID, "wait must be 0..%d seconds", MAX_WAIT_S);
-			else
-				rc = coord_agent_claim(s, &reply, seg[3], (int)wait);
+			else {
+				agent_claim(res, s, seg[3], (int)wait);
+				goto out;
+			}
 		} else
 			routed = 0;
 	} else if (!strcmp(seg[2], "tasks")) {

@@ -2,12 +2,14 @@
  * bisectd: the coordinator. Reads its config, opens the store, serves the
  * API, and expires leases once a second until SIGINT or SIGTERM.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "api.h"
@@ -28,6 +30,58 @@ static void on_signal(int sig)
 	stopping = 1;
 }
 
+/* Descriptors the process needs besides its connections: the store, logs, pipes, mirrors. */
+#define SPARE_FDS 64
+
+/*
+ * Raises the soft limit on open files to the hard one, and returns how
+ * many connections fit under it (want, or fewer with a warning).
+ */
+static unsigned raise_nofile(unsigned want)
+{
+	struct rlimit rl;
+	rlim_t need = (rlim_t)want + SPARE_FDS;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl)) {
+		log_warn("getrlimit(RLIMIT_NOFILE): %s; keeping max_connections %u", strerror(errno), want);
+		return want;
+	}
+	if (rl.rlim_cur < need && rl.rlim_cur < rl.rlim_max) {
+		rlim_t old = rl.rlim_cur;
+
+		rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > need ? need : rl.rlim_max;
+		if (setrlimit(RLIMIT_NOFILE, &rl))
+			log_warn("setrlimit(RLIMIT_NOFILE, %llu): %s", (unsigned long long)rl.rlim_cur, strerror(errno));
+		getrlimit(RLIMIT_NOFILE, &rl);
+		log_info("open files limit raised from %llu to %llu (hard limit %llu)", (unsigned long long)old,
+			 (unsigned long long)rl.rlim_cur, (unsigned long long)rl.rlim_max);
+	}
+	if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < need) {
+		unsigned fit = rl.rlim_cur > 2 * SPARE_FDS ? (unsigned)(rl.rlim_cur - SPARE_FDS) : SPARE_FDS;
+
+		log_warn("max_connections %u does not fit under the open files limit %llu (hard limit %llu): "
+			 "serving at most %u; raise the hard limit (ulimit -Hn, LimitNOFILE= in systemd) to serve more",
+			 want, (unsigned long long)rl.rlim_cur, (unsigned long long)rl.rlim_max, fit);
+		return fit;
+	}
+	return want;
+}
+
+/*
+ * Says so at start when bisectd is reachable beyond this host without
+ * protection. Each check of the listening side goes here: TLS now; the
+ * authentication part adds its own (tokens, "auth: none") to this one
+ * function.
+ */
+static void warn_exposure(const struct conf_bisectd *conf)
+{
+	if (http_listen_is_loopback(conf->listen))
+		return;
+	if (!conf->tls_cert)
+		log_warn("listening on %s beyond loopback without TLS: anyone on the path can read and change "
+			 "what agents are sent (set tls_cert and tls_key, see docs/LAB.md)", conf->listen);
+}
+
 static void usage(FILE *f)
 {
 	fputs("usage: bisectd [-f CONFIG] [-n] [-v] [-l LISTEN] [-d DATABASE]\n"
@@ -45,6 +99,7 @@ int main(int argc, char **argv)
 	struct store *st = NULL;
 	struct coord *s = NULL;
 	struct http_server *srv = NULL;
+	struct http_config hc = { 0 };
 	struct sigaction sa;
 	int check = 0, verbose = 0, opt, lvl;
 
@@ -94,10 +149,20 @@ int main(int argc, char **argv)
 	coord_new(&s, &conf, st);
 	if (coord_sync_conf(s))
 		fatal("%s", err_msg());
-	if (http_start(&srv, conf.listen, conf.max_body, api_handle, s))
+	hc.listen = conf.listen;
+	hc.max_body = conf.max_body;
+	hc.threads = (unsigned)conf.threads;
+	hc.max_connections = raise_nofile((unsigned)conf.max_connections);
+	hc.max_per_address = (unsigned)conf.max_per_address;
+	hc.idle_timeout = (unsigned)conf.idle_timeout;
+	hc.tls_cert = conf.tls_cert;
+	hc.tls_key = conf.tls_key;
+	if (http_start(&srv, &hc, api_handle, s))
 		fatal("%s", err_msg());
-	log_info("listening on http://%s, database %s (schema version %d)", conf.listen, conf.database,
-		 store_version(st));
+	log_info("listening on %s://%s (%u threads, at most %u connections, %u per address), database %s "
+		 "(schema version %d)", conf.tls_cert ? "https" : "http", conf.listen, hc.threads,
+		 hc.max_connections, hc.max_per_address, conf.database, store_version(st));
+	warn_exposure(&conf);
 	coord_start_mirrors(s);
 	while (!stopping) {
 		coord_tick(s);

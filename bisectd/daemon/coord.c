@@ -27,16 +27,11 @@
 int coord_new(struct coord **out, const struct conf_bisectd *conf, struct store *st)
 {
 	struct coord *s = xcalloc(1, sizeof(*s));
-	pthread_condattr_t ca;
-
 	s->conf = conf;
 	s->st = st;
 	s->started = (long long)now_unix();
 	pthread_mutex_init(&s->lock, NULL);
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&s->cond, &ca);
-	pthread_condattr_destroy(&ca);
+	s->claims = http_waitq_new();
 	s->mirrors = xcalloc(conf->nr_repos + 1, sizeof(*s->mirrors));
 	for (size_t i = 0; i < conf->nr_repos; i++) {
 		s->mirrors[i].conf = &conf->repos[i];
@@ -59,7 +54,7 @@ void coord_free(struct coord *s)
 		pthread_mutex_destroy(&s->mirrors[i].lock);
 	}
 	free(s->mirrors);
-	pthread_cond_destroy(&s->cond);
+	http_waitq_free(s->claims);
 	pthread_mutex_destroy(&s->lock);
 	free(s);
 }
@@ -112,6 +107,6 @@ void coord_wake_all(struct coord *s)
 {
 	pthread_mutex_lock(&s->lock);
 	s->shutdown = 1;
-	pthread_cond_broadcast(&s->cond);
+	http_wake(s->claims);
 	pthread_mutex_unlock(&s->lock);
 }

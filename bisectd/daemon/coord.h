@@ -1,7 +1,8 @@
 /*
  * coord: the coordinator's state machine. Jobs, agents, task leases and
- * the bisection steps, on top of the store. One lock serialises it; claim
- * long-polls wait on a condition variable that new tasks signal.
+ * the bisection steps, on top of the store. One lock serialises it; a
+ * claim is one try, and the API parks a long poll on coord_claim_queue(),
+ * which new tasks wake.
  *
  * Requests come in as the structs below, their fields checked already at
  * the API's edge (api_req.h) for type, bounds and syntax. What needs the
@@ -18,6 +19,7 @@
 #include <stddef.h>
 
 #include "conf.h"
+#include "http.h"
 #include "store.h"
 
 /* The most wall time a job may ask for: a year. */
@@ -116,8 +118,16 @@ struct heartbeat_request {
 int coord_agent_list(struct coord *s, json_t **reply);
 int coord_agent_register(struct coord *s, json_t **reply, const struct register_request *req);
 int coord_agent_heartbeat(struct coord *s, json_t **reply, const char *name, const struct heartbeat_request *req);
-/* Waits up to wait_s seconds for a task; *reply NULL when none came. */
-int coord_agent_claim(struct coord *s, json_t **reply, const char *name, int wait_s);
+/*
+ * Gives the agent the oldest queued task its labels fit, now; *reply NULL
+ * when there is none. Waiting is the caller's (api.c parks the reply on
+ * coord_claim_queue()); each try marks the agent seen.
+ */
+int coord_agent_claim(struct coord *s, json_t **reply, const char *name);
+/* Woken when a task is queued and at shutdown (http.h): what claims wait on. */
+struct http_waitq *coord_claim_queue(struct coord *s);
+/* How often a waiting claim tries again anyway, so that its agent stays seen: a third of the lease, >= 1 s. */
+int coord_claim_recheck_ms(struct coord *s);
 
 /* POST /tasks/ID/result. */
 struct result_sample {

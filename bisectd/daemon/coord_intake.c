@@ -44,7 +44,7 @@ int coord_task_retry(struct coord *s, long long task, long long job, int idx, lo
 		rc = store_task_requeue(s->st, task, why);
 		if (rc == 0)
 			rc = coord_event(s, job, "retry", "task %lld attempt %lld: %s", task, attempt, why);
-		pthread_cond_broadcast(&s->cond);
+		http_wake(s->claims);
 		return rc;
 	}
 	rc = store_task_fail(s->st, task, (long long)now_unix(), why);
@@ -137,6 +137,8 @@ int coord_task_result(struct coord *s, json_t **reply, long long task_id, const 
 		goto unlock;
 	}
 	*reply = json_pack("{s:b, s:b}", "ok", 1, "duplicate", 0);
+	/* The task is done: the next link of its chain (after_task) may be claimed now. */
+	http_wake(s->claims);
 unlock:
 	pthread_mutex_unlock(&s->lock);
 	store_task_release(&t);

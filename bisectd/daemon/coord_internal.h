@@ -29,7 +29,7 @@ struct coord {
 	const struct conf_bisectd *conf;
 	struct store *st;
 	pthread_mutex_t lock;
-	pthread_cond_t cond;    /* a task was queued, or shutdown */
+	struct http_waitq *claims;  /* woken when a task was queued, or at shutdown */
 	int shutdown;
 	struct mirror *mirrors;
 	pthread_t warm;              /* makes the mirrors at start-up */

@@ -126,7 +126,7 @@ int coord_queue_runs(long long *id, struct coord *s, struct jobctx *c, int idx, 
 	if ((rc = store_job_commit_queued(s->st, c->id, idx)))
 		return rc;
 	c->outstanding[idx]++;
-	pthread_cond_broadcast(&s->cond);
+	http_wake(s->claims);
 	return 0;
 }
 

@@ -1,6 +1,6 @@
 /*
- * coord_tasks: tasks and their leases: an agent's claim (a long poll
- * that takes the oldest queued task its labels fit), the task as it is
+ * coord_tasks: tasks and their leases: an agent's claim (one try that
+ * takes the oldest queued task its labels fit; api.c makes the long poll), the task as it is
  * sent to the agent, and the expiry of leases whose agent went quiet.
  */
 #include <pthread.h>
@@ -78,46 +78,36 @@ static int try_claim(struct coord *s, json_t **reply, long long agent, char **la
 	return rc;
 }
 
-int coord_agent_claim(struct coord *s, json_t **reply, const char *name, int wait_s)
+int coord_agent_claim(struct coord *s, json_t **reply, const char *name)
 {
-	int64_t deadline = now_ms() + (int64_t)wait_s * 1000;
 	char **labels = NULL;
 	long long agent;
 	int appeared = 0, rc;
 
 	*reply = NULL;
 	pthread_mutex_lock(&s->lock);
-	if ((rc = coord_agent_seen(s, &agent, &labels, name, 1, &appeared)))
-		goto out;
-	/* It counts for a step now: the jobs of its pools that wait for agents are stepped again. */
-	if (appeared)
-		coord_wake_pool(s, labels);
-	for (;;) {
-		struct timespec ts;
-		int64_t until, now;
-
-		if ((rc = try_claim(s, reply, agent, labels, name)) || *reply)
-			break;
-		now = now_ms();
-		if (s->shutdown || now >= deadline)
-			break;
-		/* Wake at least every second so a waiting agent stays "seen". */
-		until = deadline < now + 1000 ? deadline : now + 1000;
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		ts.tv_sec += (until - now) / 1000;
-		ts.tv_nsec += (long)((until - now) % 1000) * 1000000L;
-		if (ts.tv_nsec >= 1000000000L) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000L;
-		}
-		pthread_cond_timedwait(&s->cond, &s->lock, &ts);
-		if ((rc = coord_agent_seen(s, &agent, NULL, name, 1, NULL)))
-			break;
+	/* Each retry of a parked long poll comes here: the agent stays "seen" and its claim counted. */
+	if ((rc = coord_agent_seen(s, &agent, &labels, name, 1, &appeared)) == 0 && !s->shutdown) {
+		/* It counts for a step now: the jobs of its pools that wait for agents are stepped again. */
+		if (appeared)
+			coord_wake_pool(s, labels);
+		rc = try_claim(s, reply, agent, labels, name);
 	}
-out:
 	pthread_mutex_unlock(&s->lock);
 	strv_free(labels);
 	return rc;
+}
+
+struct http_waitq *coord_claim_queue(struct coord *s)
+{
+	return s->claims;
+}
+
+int coord_claim_recheck_ms(struct coord *s)
+{
+	int ms = s->conf->lease_seconds * 1000 / 3;
+
+	return ms < 1000 ? 1000 : ms;
 }
 
 void coord_tick(struct coord *s)

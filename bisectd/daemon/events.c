@@ -1,18 +1,16 @@
 /*
  * events: the event streams of the dashboard. A stream is a reader that
- * libmicrohttpd calls on the connection's own thread (http.h's
- * http_stream): it blocks on the hub's condition variable until
- * something changed, rebuilds the documents the API shows through
- * coord.h, and sends those that differ from what this client last got.
- * Cost: a rebuild per stream at most twice a second, EVENTS_MAX_STREAMS
- * streams, each holding one connection thread.
+ * libmicrohttpd calls on a pool thread (http.h's http_stream): when
+ * nothing changed it parks on the hub's wait queue (no thread held)
+ * until something does or the recheck comes; then it rebuilds the
+ * documents the API shows through coord.h, and sends those that differ
+ * from what this client last got. Cost: a rebuild per stream at most
+ * twice a second, EVENTS_MAX_STREAMS streams.
  */
-#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "err.h"
 #include "events.h"
@@ -27,16 +25,29 @@
 
 static struct {
 	pthread_mutex_t mu;
-	pthread_cond_t cond;
-	unsigned long gen;           /* bumped by every change */
 	int streams;
 	int stopping;
-} hub = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0 };
+} hub = { PTHREAD_MUTEX_INITIALIZER, 0, 0 };
+
+/* Woken by every change; its generation is the hub's. */
+static struct http_waitq *hub_queue;
+static pthread_once_t hub_once = PTHREAD_ONCE_INIT;
+
+static void hub_init(void)
+{
+	hub_queue = http_waitq_new();
+}
+
+static struct http_waitq *hubq(void)
+{
+	pthread_once(&hub_once, hub_init);
+	return hub_queue;
+}
 
 struct stream {
 	struct coord *s;
 	long long job;
-	unsigned long seen;          /* hub.gen at the last rebuild */
+	unsigned long seen;          /* the hub queue's generation at the last rebuild */
 	int started;
 	int64_t last_build, last_write;
 	struct sbuf out;             /* what is still to send, from off */
@@ -46,18 +57,15 @@ struct stream {
 
 void events_changed(void)
 {
-	pthread_mutex_lock(&hub.mu);
-	hub.gen++;
-	pthread_cond_broadcast(&hub.cond);
-	pthread_mutex_unlock(&hub.mu);
+	http_wake(hubq());
 }
 
 void events_shutdown(void)
 {
 	pthread_mutex_lock(&hub.mu);
 	hub.stopping = 1;
-	pthread_cond_broadcast(&hub.cond);
 	pthread_mutex_unlock(&hub.mu);
+	http_wake(hubq());
 }
 
 int events_nr_streams(void)
@@ -155,40 +163,54 @@ static void rebuild(struct stream *st)
 	json_decref(job);
 }
 
-/* Waits for a change, or the recheck; 0 when the server stops. */
-static int wait_change(struct stream *st)
+/*
+ * 1 when it is time to rebuild; 0 with *wait filled when not yet (a
+ * change within MIN_GAP_MS of the last rebuild, or none before the
+ * recheck); -1 when the server stops.
+ */
+static int due(struct stream *st, struct http_wait *wait)
 {
-	int64_t gap = MIN_GAP_MS - (now_ms() - st->last_build);
-	struct timespec until;
-	int live;
+	unsigned long gen = http_waitq_gen(hubq());  /* before looking: see http.h */
+	int64_t now = now_ms();
+	int stopping;
 
-	if (gap > 0)
-		usleep((useconds_t)gap * 1000);
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_sec += RECHECK_MS / 1000;
 	pthread_mutex_lock(&hub.mu);
-	while (hub.gen == st->seen && !hub.stopping &&
-	       pthread_cond_timedwait(&hub.cond, &hub.mu, &until) != ETIMEDOUT)
-		;
-	st->seen = hub.gen;
-	live = !hub.stopping;
+	stopping = hub.stopping;
 	pthread_mutex_unlock(&hub.mu);
-	return live;
+	if (stopping)
+		return -1;
+	if (gen != st->seen && now < st->last_build + MIN_GAP_MS) {
+		*wait = (struct http_wait){ NULL, 0, st->last_build + MIN_GAP_MS };
+		return 0;
+	}
+	if (gen == st->seen && now < st->last_build + RECHECK_MS) {
+		*wait = (struct http_wait){ hubq(), gen, st->last_build + RECHECK_MS };
+		return 0;
+	}
+	st->seen = gen;
+	return 1;
 }
 
-static ssize_t stream_read(void *arg, char *buf, size_t max)
+static ssize_t stream_read(void *arg, char *buf, size_t max, struct http_wait *wait)
 {
 	struct stream *st = arg;
 	size_t n;
 
 	while (st->off >= st->out.len) {
+		int d;
+
 		sbuf_release(&st->out);
 		st->off = 0;
-		if (st->started && !wait_change(st))
-			return -1;
+		if (st->started && (d = due(st, wait)) <= 0)
+			return d;
 		rebuild(st);
 		if (!st->out.len && now_ms() - st->last_write >= KEEPALIVE_MS)
 			sbuf_adds(&st->out, ": keepalive\n\n");
+		/* Nothing changed at the recheck: wait for the next. */
+		if (!st->out.len) {
+			*wait = (struct http_wait){ hubq(), st->seen, st->last_build + RECHECK_MS };
+			return 0;
+		}
 	}
 	n = st->out.len - st->off < max ? st->out.len - st->off : max;
 	memcpy(buf, st->out.buf + st->off, n);
@@ -230,6 +252,7 @@ int events_open(struct http_response *res, struct coord *s, long long job)
 	st->job = job;
 	st->last = json_object();
 	st->last_write = now_ms();
+	st->seen = http_waitq_gen(hubq());
 	res->status = 200;
 	res->content_type = "text/event-stream";
 	res->stream.read = stream_read;

@@ -1,56 +1,112 @@
-/* http: libmicrohttpd glue; the only file that speaks MHD. */
+/*
+ * http: libmicrohttpd glue; the only file that speaks MHD.
+ *
+ * Model: an epoll thread pool (MHD_USE_EPOLL_INTERNAL_THREAD with
+ * MHD_OPTION_THREAD_POOL_SIZE); each pool thread owns the connections it
+ * accepted. A reply that is not ready (http_later) or a stream with
+ * nothing to send suspends its connection (MHD_ALLOW_SUSPEND_RESUME) and
+ * parks it in http_wait.c; the waiter's fire resumes it, from any thread,
+ * and MHD calls the access handler (or the stream's reader) again on the
+ * owning pool thread. Suspended connections neither time out nor hold a
+ * thread; idle ones are closed after idle_timeout.
+ */
 #include <arpa/inet.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "err.h"
 #include "http.h"
+#include "http_wait.h"
 #include "log.h"
 #include "util.h"
+
+#define DEFAULT_THREADS 4
+/* How long http_stop() lets parked replies answer before it closes them. */
+#define STOP_GRACE_MS 2000
+#define MAX_PEM (1 << 20)
 
 struct http_server {
 	struct MHD_Daemon *d;
 	size_t max_body;
 	http_handler_fn handler;
 	void *arg;
+	char *cert, *key;            /* PEM text; MHD keeps pointers to them */
+	atomic_int parked_replies;   /* connections that hold an http_later */
 };
 
 struct conn_state {
 	struct sbuf body;
 	int too_large;
+	struct http_server *srv;
+	struct MHD_Connection *conn;
+	struct http_later later;     /* later.poll set: the reply is not ready yet */
+	struct http_waiter waiter;
 };
+
+struct stream_state {
+	struct http_stream st;
+	struct MHD_Connection *conn;
+	struct http_waiter waiter;
+};
+
+#define container_of(p, type, member) ((type *)(void *)((char *)(p) - offsetof(type, member)))
+
+static void conn_fire(struct http_waiter *w)
+{
+	MHD_resume_connection(container_of(w, struct conn_state, waiter)->conn);
+}
+
+static void stream_fire(struct http_waiter *w)
+{
+	MHD_resume_connection(container_of(w, struct stream_state, waiter)->conn);
+}
 
 static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
 {
-	struct http_stream *st = cls;
+	struct stream_state *ss = cls;
+	struct http_wait wait = { NULL, 0, 0 };
 	ssize_t n;
 
 	(void)pos;
-	n = st->read(st->arg, buf, max);
-	return n > 0 ? n : MHD_CONTENT_READER_END_OF_STREAM;
+	n = ss->st.read(ss->st.arg, buf, max, &wait);
+	if (n > 0)
+		return n;
+	if (n < 0 || http_park_stopping())
+		return MHD_CONTENT_READER_END_OF_STREAM;
+	/* Nothing now: set the connection aside until a wake or the deadline. */
+	MHD_suspend_connection(ss->conn);
+	http_park(&ss->waiter, &wait);
+	return 0;
 }
 
 static void stream_free(void *cls)
 {
-	struct http_stream *st = cls;
+	struct stream_state *ss = cls;
 
-	st->release(st->arg);
-	free(st);
+	ss->st.release(ss->st.arg);
+	free(ss);
 }
 
-static struct MHD_Response *stream_response(struct http_stream *src)
+static struct MHD_Response *stream_response(struct http_stream *src, struct MHD_Connection *conn)
 {
-	struct http_stream *st = xmalloc(sizeof(*st));
+	struct stream_state *ss = xcalloc(1, sizeof(*ss));
 	struct MHD_Response *r;
 
-	*st = *src;
+	ss->st = *src;
+	ss->conn = conn;
+	ss->waiter.fire = stream_fire;
 	memset(src, 0, sizeof(*src));
 	/* From here MHD calls stream_free when the response goes; before, we do. */
-	r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, stream_read, st, stream_free);
+	r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, stream_read, ss, stream_free);
 	if (!r)
-		stream_free(st);
+		stream_free(ss);
 	return r;
 }
 
@@ -58,7 +114,8 @@ static enum MHD_Result respond(struct MHD_Connection *conn, struct http_response
 {
 	const char *body = res->body ? res->body : "";
 	size_t len = res->body && res->body_len ? res->body_len : strlen(body);
-	struct MHD_Response *r = res->stream.read ? stream_response(&res->stream) :
+	int streamed = res->stream.read != NULL;
+	struct MHD_Response *r = streamed ? stream_response(&res->stream, conn) :
 				 MHD_create_response_from_buffer(len, (void *)(uintptr_t)body,
 								 MHD_RESPMEM_MUST_COPY);
 	enum MHD_Result ret;
@@ -69,9 +126,35 @@ static enum MHD_Result respond(struct MHD_Connection *conn, struct http_response
 		MHD_add_response_header(r, "Content-Type", res->content_type ? res->content_type :
 					"application/json");
 	MHD_add_response_header(r, "Cache-Control", "no-store");
+	/* A stream goes out as it comes: asks proxies such as nginx not to buffer it. */
+	if (streamed)
+		MHD_add_response_header(r, "X-Accel-Buffering", "no");
 	ret = MHD_queue_response(conn, (unsigned)res->status, r);
 	MHD_destroy_response(r);
 	return ret;
+}
+
+static void later_release(struct conn_state *cs)
+{
+	if (!cs->later.poll)
+		return;
+	if (cs->later.release)
+		cs->later.release(cs->later.arg);
+	memset(&cs->later, 0, sizeof(cs->later));
+	atomic_fetch_sub(&cs->srv->parked_replies, 1);
+}
+
+/* The reply is not ready: keeps what res->later holds and parks the connection. */
+static enum MHD_Result park(struct conn_state *cs, struct http_response *res)
+{
+	if (!cs->later.poll)
+		atomic_fetch_add(&cs->srv->parked_replies, 1);
+	else if (cs->later.arg != res->later.arg && cs->later.release)
+		cs->later.release(cs->later.arg);
+	cs->later = res->later;
+	MHD_suspend_connection(cs->conn);
+	http_park(&cs->waiter, &cs->later.wait);
+	return MHD_YES;
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
@@ -81,12 +164,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	struct http_server *srv = cls;
 	struct conn_state *cs = *con_cls;
 	struct http_request req;
-	struct http_response res = { 500, NULL, NULL, { NULL, NULL, NULL }, 0 };
+	struct http_response res = { 0 };
 	enum MHD_Result ret;
 
 	(void)version;
 	if (!cs) {
 		cs = xcalloc(1, sizeof(*cs));
+		cs->srv = srv;
+		cs->conn = conn;
+		cs->waiter.fire = conn_fire;
 		*con_cls = cs;
 		return MHD_YES;
 	}
@@ -101,13 +187,32 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		*upload_size = 0;
 		return MHD_YES;
 	}
-	req.method = method;
-	req.path = url;
-	req.body = cs->body.buf ? cs->body.buf : "";
-	req.body_len = cs->body.len;
-	req.body_too_large = cs->too_large;
-	req.conn = conn;
-	srv->handler(&res, &req, srv->arg);
+	if (cs->later.poll) {
+		/* Resumed: a wake, the deadline, or the server stopping. */
+		int stopping = http_park_stopping();
+
+		cs->later.poll(&res, cs->later.arg, stopping);
+		if (res.later.poll && res.status == 0 && stopping) {
+			if (res.later.arg != cs->later.arg && res.later.release)
+				res.later.release(res.later.arg);
+			memset(&res, 0, sizeof(res));
+			res.status = 503;
+			res.body = xstrdup("{\"error\": \"bisectd is stopping\"}");
+		}
+	} else {
+		req.method = method;
+		req.path = url;
+		req.body = cs->body.buf ? cs->body.buf : "";
+		req.body_len = cs->body.len;
+		req.body_too_large = cs->too_large;
+		req.conn = conn;
+		srv->handler(&res, &req, srv->arg);
+	}
+	if (res.later.poll && res.status == 0)
+		return park(cs, &res);
+	later_release(cs);  /* answered: done with what the handler parked */
+	if (res.status == 0)
+		res.status = 500;
 	ret = respond(conn, &res);
 	free(res.body);
 	return ret;
@@ -122,61 +227,214 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	(void)conn;
 	(void)toe;
 	if (cs) {
+		later_release(cs);
 		sbuf_release(&cs->body);
 		free(cs);
 		*con_cls = NULL;
 	}
 }
 
-int http_start(struct http_server **out, const char *listen, size_t max_body,
-	       http_handler_fn handler, void *arg)
+/*
+ * libmicrohttpd's messages, at most LOG_BURST a second: a client that
+ * opens connections past a limit makes one each, and must not fill the
+ * log. What is dropped is counted in the next line that goes out.
+ */
+#define LOG_BURST 10
+
+static void on_mhd_log(void *cls, const char *fmt, va_list ap)
 {
-	struct http_server *srv;
-	struct sockaddr_in sa;
+	static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+	static int64_t second;
+	static unsigned in_second, dropped;
+	unsigned was_dropped = 0;
+	int64_t now = now_ms() / 1000;
+	char msg[512];
+	size_t n;
+
+	(void)cls;
+	pthread_mutex_lock(&mu);
+	if (now != second) {
+		second = now;
+		in_second = 0;
+	}
+	if (++in_second > LOG_BURST) {
+		dropped++;
+		pthread_mutex_unlock(&mu);
+		return;
+	}
+	was_dropped = dropped;
+	dropped = 0;
+	pthread_mutex_unlock(&mu);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	n = strlen(msg);
+	while (n > 0 && msg[n - 1] == '\n')
+		msg[--n] = '\0';
+	if (was_dropped)
+		log_warn("http: %s (and %u more messages of libmicrohttpd not logged)", msg, was_dropped);
+	else
+		log_warn("http: %s", msg);
+}
+
+/* Splits "HOST:PORT" / "[V6]:PORT" into a socket address. */
+static int parse_listen(struct sockaddr_storage *ss, int *v6, const char *listen)
+{
 	const char *colon = strrchr(listen, ':');
 	char host[64];
 	char *end;
 	long port;
+	size_t hlen;
+
+	memset(ss, 0, sizeof(*ss));
+	*v6 = 0;
+	if (!colon || colon == listen || (size_t)(colon - listen) >= sizeof(host))
+		return err_set(ERR_INVALID, "listen address '%s' must be HOST:PORT or [IPV6]:PORT", listen);
+	hlen = (size_t)(colon - listen);
+	memcpy(host, listen, hlen);
+	host[hlen] = '\0';
+	port = strtol(colon + 1, &end, 10);
+	if (!colon[1] || *end || port <= 0 || port > 65535)
+		return err_set(ERR_INVALID, "listen address '%s': bad port", listen);
+	if (host[0] == '[') {
+		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)ss;
+
+		if (hlen < 3 || host[hlen - 1] != ']')
+			return err_set(ERR_INVALID, "listen address '%s': an IPv6 address goes in brackets, "
+				       "as [::1]:7878", listen);
+		host[hlen - 1] = '\0';
+		s6->sin6_family = AF_INET6;
+		s6->sin6_port = htons((uint16_t)port);
+		if (inet_pton(AF_INET6, host + 1, &s6->sin6_addr) != 1)
+			return err_set(ERR_INVALID, "listen address '%s': '%s' is not an IPv6 address", listen,
+				       host + 1);
+		*v6 = 1;
+		return 0;
+	}
+	{
+		struct sockaddr_in *s4 = (struct sockaddr_in *)ss;
+
+		s4->sin_family = AF_INET;
+		s4->sin_port = htons((uint16_t)port);
+		if (!strcmp(host, "localhost"))
+			strcpy(host, "127.0.0.1");
+		if (inet_pton(AF_INET, host, &s4->sin_addr) != 1)
+			return err_set(ERR_INVALID, "listen address '%s': '%s' is not an IPv4 address "
+				       "(IPv6 goes in brackets: [::1]:7878)", listen, host);
+	}
+	return 0;
+}
+
+int http_listen_is_loopback(const char *listen)
+{
+	struct sockaddr_storage ss;
+	int v6;
+
+	if (parse_listen(&ss, &v6, listen))
+		return 0;
+	if (v6)
+		return IN6_IS_ADDR_LOOPBACK(&((struct sockaddr_in6 *)&ss)->sin6_addr);
+	return (ntohl(((struct sockaddr_in *)&ss)->sin_addr.s_addr) >> 24) == 127;
+}
+
+static int read_pem(char **out, const char *path, const char *what)
+{
+	size_t len;
+
+	if (file_read(out, &len, path, MAX_PEM))
+		return err_set(ERR_INVALID, "tls_%s '%s': %s", what, path, err_msg());
+	if (!strstr(*out, "-----BEGIN ")) {
+		free(*out);
+		*out = NULL;
+		return err_set(ERR_INVALID, "tls_%s '%s' is not a PEM file (no -----BEGIN line)", what, path);
+	}
+	return 0;
+}
+
+int http_start(struct http_server **out, const struct http_config *cfg,
+	       http_handler_fn handler, void *arg)
+{
+	struct http_server *srv;
+	struct sockaddr_storage sa;
+	struct MHD_OptionItem opts[16];
+	unsigned int flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
+	size_t n = 0;
+	int v6, rc;
 
 	*out = NULL;
-	if (!colon || (size_t)(colon - listen) >= sizeof(host))
-		return err_set(ERR_INVALID, "listen address '%s' must be HOST:PORT", listen);
-	memcpy(host, listen, (size_t)(colon - listen));
-	host[colon - listen] = '\0';
-	port = strtol(colon + 1, &end, 10);
-	if (*end || port <= 0 || port > 65535)
-		return err_set(ERR_INVALID, "listen address '%s': bad port", listen);
-	memset(&sa, 0, sizeof(sa));
-	sa.sin_family = AF_INET;
-	sa.sin_port = htons((uint16_t)port);
-	if (!strcmp(host, "localhost"))
-		strcpy(host, "127.0.0.1");
-	if (inet_pton(AF_INET, host, &sa.sin_addr) != 1)
-		return err_set(ERR_INVALID, "listen address '%s': '%s' is not an IPv4 address", listen, host);
+	if ((rc = parse_listen(&sa, &v6, cfg->listen)))
+		return rc;
+	if (!cfg->tls_cert != !cfg->tls_key)
+		return err_set(ERR_INVALID, "TLS needs both tls_cert and tls_key (PEM files), or neither");
 	srv = xcalloc(1, sizeof(*srv));
-	srv->max_body = max_body;
+	srv->max_body = cfg->max_body;
 	srv->handler = handler;
 	srv->arg = arg;
-	srv->d = MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
-				  MHD_USE_ERROR_LOG, 0, NULL, NULL, on_request, srv,
+	if (v6)
+		flags |= MHD_USE_IPv6;
+	if (cfg->tls_cert) {
+		if (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
+			rc = err_set(ERR_FAIL, "this libmicrohttpd was built without TLS: drop tls_cert and tls_key, "
+				     "or install one with GnuTLS (Debian's has it)");
+			goto fail;
+		}
+		if ((rc = read_pem(&srv->cert, cfg->tls_cert, "cert")) || (rc = read_pem(&srv->key, cfg->tls_key, "key")))
+			goto fail;
+		flags |= MHD_USE_TLS;
+		opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_CERT, 0, srv->cert };
+		opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_KEY, 0, srv->key };
+	}
+	/* One thread: MHD's internal thread is the pool (it warns at a pool size of 1). */
+	if ((cfg->threads ? cfg->threads : DEFAULT_THREADS) > 1)
+		opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_THREAD_POOL_SIZE,
+						     cfg->threads ? cfg->threads : DEFAULT_THREADS, NULL };
+	if (cfg->max_connections)
+		opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_CONNECTION_LIMIT, cfg->max_connections, NULL };
+	if (cfg->max_per_address)
+		opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_PER_IP_CONNECTION_LIMIT, cfg->max_per_address, NULL };
+	opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_CONNECTION_TIMEOUT, cfg->idle_timeout, NULL };
+	opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_LISTEN_BACKLOG_SIZE, 4096, NULL };
+	/*
+	 * No MHD_OPTION_LISTENING_ADDRESS_REUSE: its 1 is SO_REUSEPORT on Linux,
+	 * which let a second bisectd bind the same port and take half of the
+	 * connections. The default, SO_REUSEADDR, restarts at once all the same.
+	 */
+	opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_END, 0, NULL };
+	if ((rc = http_park_start()))
+		goto fail;
+	srv->d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, srv,
+				  MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, srv,
 				  MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
 				  MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
-				  MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)120,
-				  MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned int)1,
+				  MHD_OPTION_ARRAY, opts,
 				  MHD_OPTION_END);
 	if (!srv->d) {
-		free(srv);
-		return err_set(ERR_FAIL, "cannot listen on %s (in use, or not an address of this host?)", listen);
+		http_park_end();  /* nothing of this server was parked */
+		rc = err_set(ERR_FAIL, "cannot listen on %s (in use, not an address of this host, or a bad "
+			     "certificate or key: see the lines above)", cfg->listen);
+		goto fail;
 	}
 	*out = srv;
 	return 0;
+fail:
+	free(srv->cert);
+	free(srv->key);
+	free(srv);
+	return rc;
 }
 
 void http_stop(struct http_server *srv)
 {
+	int64_t until = now_ms() + STOP_GRACE_MS;
+
 	if (!srv)
 		return;
+	/* Parked replies answer (their poll sees stopping), streams end; then MHD closes the rest. */
+	http_park_stop();
+	while (atomic_load(&srv->parked_replies) > 0 && now_ms() < until)
+		usleep(10 * 1000);
 	MHD_stop_daemon(srv->d);
+	http_park_end();
+	free(srv->cert);
+	free(srv->key);
 	free(srv);
 }
 

@@ -26,6 +26,7 @@
 struct client {
 	CURL *curl;
 	char *base;                     /* without trailing slashes */
+	char *ca_file;                  /* NULL: the system's CA store */
 	char errbuf[CURL_ERROR_SIZE];
 };
 
@@ -71,7 +72,14 @@ void client_free(struct client *c)
 		return;
 	curl_easy_cleanup(c->curl);
 	free(c->base);
+	free(c->ca_file);
 	free(c);
+}
+
+void client_set_ca_file(struct client *c, const char *path)
+{
+	free(c->ca_file);
+	c->ca_file = path ? xstrdup(path) : NULL;
 }
 
 static size_t on_data(char *data, size_t size, size_t nmemb, void *arg)
@@ -97,7 +105,6 @@ static int is_unreachable(CURLcode rc)
 	case CURLE_RECV_ERROR:
 	case CURLE_GOT_NOTHING:
 	case CURLE_SSL_CONNECT_ERROR:
-	case CURLE_PEER_FAILED_VERIFICATION:
 		return 1;
 	default:
 		return 0;
@@ -139,6 +146,11 @@ static int perform(struct reply_buf *rb, long *status, struct client *c, const c
 	/* Handles live on threads of their own: no SIGALRM for timeouts. */
 	curl_easy_setopt(c->curl, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(c->curl, CURLOPT_PROTOCOLS_STR, "http,https");
+	/* https: always verify the server (curl's default, said out loud). */
+	curl_easy_setopt(c->curl, CURLOPT_SSL_VERIFYPEER, 1L);
+	curl_easy_setopt(c->curl, CURLOPT_SSL_VERIFYHOST, 2L);
+	if (c->ca_file)
+		curl_easy_setopt(c->curl, CURLOPT_CAINFO, c->ca_file);
 	curl_easy_setopt(c->curl, CURLOPT_CONNECTTIMEOUT,
 			 timeout_s > 0 && timeout_s < CONNECT_TIMEOUT_S ? timeout_s : CONNECT_TIMEOUT_S);
 	if (timeout_s > 0)
@@ -162,6 +174,13 @@ static int perform(struct reply_buf *rb, long *status, struct client *c, const c
 		if (rb->too_big)
 			ret = err_set(ERR_INVALID, "%s %s%s: reply larger than %u MiB",
 				      method, c->base, path, MAX_REPLY >> 20);
+		else if (rc == CURLE_PEER_FAILED_VERIFICATION)
+			ret = err_set(ERR_FAIL, "bisectd at %s is not trusted: %s (give the CA that signed its "
+				      "certificate: ca_file in the agent's config, --ca-file or BISECTD_CA for bisectctl)",
+				      c->base, why);
+		else if (rc == CURLE_SSL_CACERT_BADFILE)
+			ret = err_set(ERR_FAIL, "cannot use the CA file '%s' for %s: %s", c->ca_file ? c->ca_file : "(system)",
+				      c->base, why);
 		else if (rc == CURLE_OPERATION_TIMEDOUT)
 			ret = err_set(ERR_TIMEOUT, "bisectd at %s did not answer %s %s: %s",
 				      c->base, method, path, why);

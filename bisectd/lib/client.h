@@ -12,6 +12,13 @@ struct client;
 /* base: "http://127.0.0.1:7878" (no trailing slash needed). */
 struct client *client_new(const char *base);
 void client_free(struct client *c);
+/*
+ * https: the server's certificate must chain to a CA in path (PEM), not
+ * the system's store; NULL: the system's store again. The server is
+ * always verified (certificate and host name); there is no switch to
+ * skip it.
+ */
+void client_set_ca_file(struct client *c, const char *path);
 
 /*
  * Sends method (GET, POST) to base + path with body (a JSON value, or NULL)

@@ -40,7 +40,8 @@ struct ctx {
 static const char *const bisectd_keys[] = {
 	"listen", "database", "mirrors", "kconfig_dir", "log_level", "lease_seconds", "lease_grace_seconds",
 	"agent_retire_seconds", "max_body",
-	"default_runs", "repos", "workloads", "pools", "charts", "gnuplot", "chart_timeout", NULL
+	"default_runs", "repos", "workloads", "pools", "charts", "gnuplot", "chart_timeout",
+	"threads", "max_connections", "max_connections_per_address", "idle_timeout", "tls_cert", "tls_key", NULL
 };
 static const char *const repo_keys[] = { "url", NULL };
 /* A workload's common keys; each kind's own (workload.h) follow them. */
@@ -57,7 +58,7 @@ static const char *const qemu_keys[] = {
 static const char *const pool_keys[] = { "labels", NULL };
 static const char *const agent_keys[] = {
 	"coordinator", "name", "labels", "workdir", "log_level", "heartbeat",
-	"poll_wait", "cpu", "measure_lock", "build_lock", "build_jobs", "kcache_max", NULL
+	"poll_wait", "cpu", "measure_lock", "build_lock", "build_jobs", "kcache_max", "ca_file", NULL
 };
 
 /* Every config message starts with the position it is about. */
@@ -323,6 +324,16 @@ static int check_listen(const struct ctx *x, const struct ynode *map, const char
 	}
 	return at(x, ynode_get(map, "listen"), "'listen' must be HOST:PORT with a port from 1 to 65535, not '%s'",
 		  listen);
+}
+
+/* A certificate needs its key: both or neither. */
+static int check_tls(const struct ctx *x, const struct ynode *map, const struct conf_bisectd *c)
+{
+	if (!c->tls_cert == !c->tls_key)
+		return 0;
+	return at(x, ynode_get(map, c->tls_cert ? "tls_cert" : "tls_key"),
+		  "'%s' needs '%s' too (TLS: the PEM certificate and its private key), or neither for plain HTTP",
+		  c->tls_cert ? "tls_cert" : "tls_key", c->tls_cert ? "tls_key" : "tls_cert");
 }
 
 static const struct ynode *root_map(const struct ctx *x, int *rc)
@@ -910,6 +921,10 @@ int conf_bisectd_parse(struct conf_bisectd *c, const char *name, const char *tex
 	c->default_runs = 5;
 	c->gnuplot = xstrdup("gnuplot");
 	c->chart_timeout = 30;
+	c->threads = CONF_THREADS_DEFAULT;
+	c->max_connections = CONF_MAX_CONNECTIONS_DEFAULT;
+	c->max_per_address = CONF_MAX_PER_ADDRESS_DEFAULT;
+	c->idle_timeout = 120;
 
 	if ((rc = ytree_parse(&tree, name, text, len)) < 0)
 		goto out;
@@ -932,8 +947,16 @@ int conf_bisectd_parse(struct conf_bisectd *c, const char *name, const char *tex
 	    (rc = get_str(&c->charts, &x, root, "charts", "", 0)) < 0 ||
 	    (rc = get_str(&c->gnuplot, &x, root, "gnuplot", "", 0)) < 0 ||
 	    (rc = get_int(&c->chart_timeout, &x, root, "chart_timeout", "", 1, 600)) < 0 ||
+	    (rc = get_int(&c->threads, &x, root, "threads", "", 1, 256)) < 0 ||
+	    (rc = get_int(&c->max_connections, &x, root, "max_connections", "", 16, 1000000)) < 0 ||
+	    (rc = get_int(&c->max_per_address, &x, root, "max_connections_per_address", "", 0, 1000000)) < 0 ||
+	    (rc = get_int(&c->idle_timeout, &x, root, "idle_timeout", " (seconds, longer than the longest "
+			  "claim wait)", CONF_MAX_CLAIM_WAIT + 1, 86400)) < 0 ||
+	    (rc = get_str(&c->tls_cert, &x, root, "tls_cert", "", 1)) < 0 ||
+	    (rc = get_str(&c->tls_key, &x, root, "tls_key", "", 1)) < 0 ||
 	    (rc = check_log_level(&x, root, c->log_level)) < 0 ||
-	    (rc = check_listen(&x, root, c->listen)) < 0)
+	    (rc = check_listen(&x, root, c->listen)) < 0 ||
+	    (rc = check_tls(&x, root, c)) < 0)
 		goto out;
 	c->max_body = (size_t)max_body;
 	x.kconfig_dir = c->kconfig_dir;
@@ -1010,6 +1033,8 @@ void conf_bisectd_release(struct conf_bisectd *c)
 	free(c->log_level);
 	free(c->charts);
 	free(c->gnuplot);
+	free(c->tls_cert);
+	free(c->tls_key);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -1049,6 +1074,7 @@ int conf_agent_parse(struct conf_agent *c, const char *name, const char *text, s
 	    (rc = get_str(&c->build_lock, &x, root, "build_lock", "", 1)) < 0 ||
 	    (rc = get_int(&c->build_jobs, &x, root, "build_jobs", "", 0, 1024)) < 0 ||
 	    (rc = get_size(&c->kcache_max, &x, root, "kcache_max", "")) < 0 ||
+	    (rc = get_str(&c->ca_file, &x, root, "ca_file", "", 1)) < 0 ||
 	    (rc = check_log_level(&x, root, c->log_level)) < 0)
 		goto out;
 
@@ -1101,6 +1127,7 @@ void conf_agent_release(struct conf_agent *c)
 	free(c->log_level);
 	free(c->measure_lock);
 	free(c->build_lock);
+	free(c->ca_file);
 	memset(c, 0, sizeof(*c));
 }
 

@@ -98,6 +98,13 @@ struct conf_bisectd {
 	char *charts;        /* directory of the rendered charts' cache; default: charts/ beside the database */
 	char *gnuplot;       /* the program that draws them, "gnuplot" (looked up in PATH) by default */
 	int chart_timeout;   /* seconds one drawing may take, 30 by default */
+	/* The HTTP server (http.h): */
+	int threads;         /* its pool, CONF_THREADS_DEFAULT */
+	int max_connections; /* CONF_MAX_CONNECTIONS_DEFAULT open at once, parked long polls included */
+	int max_per_address; /* CONF_MAX_PER_ADDRESS_DEFAULT from one client address */
+	int idle_timeout;    /* seconds an idle connection stays open, 120; longer than the longest claim wait */
+	char *tls_cert;      /* PEM certificate (chain) file; NULL (default): plain HTTP */
+	char *tls_key;       /* its PEM private key; set with tls_cert or not at all */
 	struct conf_repo *repos;
 	size_t nr_repos;
 	struct conf_workload *workloads;
@@ -119,11 +126,18 @@ struct conf_agent {
 	char *build_lock;    /* a file locked around building, so the agents of one host build in turn
 			      * (a second build then finds the first's objects in ccache); NULL: none */
 	int build_jobs;      /* make -j of kernel builds; 0 (default): the CPUs online */
+	char *ca_file;       /* PEM CA certificates an https coordinator's certificate must chain to;
+			      * NULL (default): the system's store */
 	long long kcache_max; /* bytes of built kernels kept (workdir/kcache), least recently used go
 			       * first; 0: no limit. Default KCACHE_MAX_DEFAULT */
 };
 
 #define KCACHE_MAX_DEFAULT (20LL << 30)
+#define CONF_THREADS_DEFAULT 4
+#define CONF_MAX_CONNECTIONS_DEFAULT 10000
+#define CONF_MAX_PER_ADDRESS_DEFAULT 1024
+/* api.c's longest claim wait: an idle connection must outlive it. */
+#define CONF_MAX_CLAIM_WAIT 60
 
 /* Parse path into c (which it initialises). On error c holds nothing to free. */
 int conf_bisectd_load(struct conf_bisectd *c, const char *path);

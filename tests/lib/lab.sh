@@ -13,14 +13,22 @@ lab_free_port() {
 }
 
 # lab_config REPO_URL [EXTRA_YAML]: writes $LAB/bisectd.yaml with the demo
-# workload and a pool "local" of agents labelled "lab".
+# workload and a pool "local" of agents labelled "lab". TLS when
+# LAB_TLS_CERT and LAB_TLS_KEY name PEM files (then LAB_CA is the CA that
+# agents, bisectctl and lab_curl trust); LAB_HOST is the address to
+# listen on and talk to (127.0.0.1; [::1] for IPv6).
 lab_config() {
 	mkdir -p "$LAB"
 	LAB_PORT=${LAB_PORT:-$(lab_free_port)}
-	LAB_URL="http://127.0.0.1:$LAB_PORT"
+	LAB_HOST=${LAB_HOST:-127.0.0.1}
+	LAB_URL="http://$LAB_HOST:$LAB_PORT"
+	[ -n "${LAB_TLS_CERT:-}" ] && LAB_URL="https://$LAB_HOST:$LAB_PORT"
 	export BISECTD_URL="$LAB_URL"
+	[ -n "${LAB_CA:-}" ] && export BISECTD_CA="$LAB_CA"
 	cat > "$LAB/bisectd.yaml" <<EOC
-listen: 127.0.0.1:$LAB_PORT
+listen: $LAB_HOST:$LAB_PORT
+${LAB_TLS_CERT:+tls_cert: $LAB_TLS_CERT}
+${LAB_TLS_KEY:+tls_key: $LAB_TLS_KEY}
 database: $LAB/bisectd.db
 mirrors: $LAB/mirrors
 lease_seconds: ${LAB_LEASE:-30}
@@ -51,7 +59,7 @@ lab_start_bisectd() {
 	"$BUILD/bisectd" -f "$LAB/bisectd.yaml" > "$LAB/bisectd.log" 2>&1 &
 	LAB_PIDS="$LAB_PIDS $!"
 	for _ in $(seq 1 100); do
-		curl -fsS "$LAB_URL/api/v1/agents" > /dev/null 2>&1 && return 0
+		lab_curl -fsS "$LAB_URL/api/v1/agents" > /dev/null 2>&1 && return 0
 		sleep 0.1
 	done
 	echo "# bisectd did not come up; its log:" >&2
@@ -72,6 +80,7 @@ heartbeat: 2
 poll_wait: 5
 cpu: $2
 measure_lock: $LAB/measure.lock
+${LAB_CA:+ca_file: $LAB_CA}
 ${3:-}
 EOC
 	"$BUILD/bisect-agent" -f "$LAB/$1.yaml" > "$LAB/$1.log" 2>&1 &
@@ -90,12 +99,17 @@ lab_stop() {
 	LAB_PIDS=""
 }
 
+# lab_curl ARGS: curl as the lab's clients are (trusting LAB_CA when set).
+lab_curl() {
+	curl ${LAB_CA:+--cacert "$LAB_CA"} "$@"
+}
+
 # api METHOD PATH [BODY]: prints "STATUS BODY" of a request to bisectd.
 api() {
 	if [ $# -ge 3 ]; then
-		curl -sS -X "$1" -H 'Content-Type: application/json' --data-binary "$3" \
+		lab_curl -sS -X "$1" -H 'Content-Type: application/json' --data-binary "$3" \
 			-w '\n%{http_code}' "$LAB_URL$2" | awk '{ lines[NR] = $0 } END { printf "%s", lines[NR]; for (i = 1; i < NR; i++) printf " %s", lines[i]; print "" }'
 	else
-		curl -sS -X "$1" -w '\n%{http_code}' "$LAB_URL$2" | awk '{ lines[NR] = $0 } END { printf "%s", lines[NR]; for (i = 1; i < NR; i++) printf " %s", lines[i]; print "" }'
+		lab_curl -sS -X "$1" -w '\n%{http_code}' "$LAB_URL$2" | awk '{ lines[NR] = $0 } END { printf "%s", lines[NR]; for (i = 1; i < NR; i++) printf " %s", lines[i]; print "" }'
 	fi
 }

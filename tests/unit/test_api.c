@@ -10,6 +10,7 @@
 #include <cmocka.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "api.h"
 #include "coord.h"
@@ -24,7 +25,7 @@ static struct {
 	char call[32];
 	long long id;
 	char name[80];
-	int wait;
+	int wait;                    /* claim tries */
 	struct job_request job;
 	char job_repo[80], job_policy[32];
 	struct register_request reg;
@@ -181,12 +182,28 @@ int coord_agent_heartbeat(struct coord *s, json_t **reply, const char *name, con
 	return called(reply, "agent_heartbeat");
 }
 
-int coord_agent_claim(struct coord *s, json_t **reply, const char *name, int wait_s)
+int coord_agent_claim(struct coord *s, json_t **reply, const char *name)
 {
 	(void)s;
 	snprintf(seen.name, sizeof(seen.name), "%s", name);
-	seen.wait = wait_s;
+	seen.wait++;                 /* the tries */
 	return called(reply, "agent_claim");
+}
+
+static struct http_waitq *claims;
+
+int coord_claim_recheck_ms(struct coord *s)
+{
+	(void)s;
+	return 1000;
+}
+
+struct http_waitq *coord_claim_queue(struct coord *s)
+{
+	(void)s;
+	if (!claims)
+		claims = http_waitq_new();
+	return claims;
 }
 
 int coord_task_result(struct coord *s, json_t **reply, long long task_id, const struct result_request *req)
@@ -280,7 +297,7 @@ static void test_routes(void **state)
 	expect("POST", "/api/v1/agents/lab1/heartbeat", NULL, 200, "agent_heartbeat", NULL);
 	assert_string_equal(seen.name, "lab1");
 	expect("POST", "/api/v1/agents/lab1/claim", NULL, 200, "agent_claim", NULL);
-	assert_int_equal(seen.wait, 20);
+	assert_int_equal(seen.wait, 1);
 	expect("POST", "/api/v1/tasks/9/result", "{\"agent\": \"lab1\", \"attempt\": 1, \"status\": \"failed\"}",
 	       200, "task_result", NULL);
 	assert_int_equal(seen.id, 9);
@@ -299,6 +316,7 @@ static void test_created_report_and_empty_poll(void **state)
 	assert_string_equal(a.body, "the report\n");
 	free(a.body);
 	seen.no_reply = 1;
+	query_wait = "0";
 	expect("POST", "/api/v1/agents/lab1/claim", NULL, 204, "agent_claim", NULL);
 }
 
@@ -425,6 +443,7 @@ static struct http_response open_stream(void)
 static void test_events_stream(void **state)
 {
 	struct http_response res[EVENTS_MAX_STREAMS + 1];
+	struct http_wait wait = { NULL, 0, 0 };
 	char buf[8192];
 	ssize_t n;
 
@@ -435,7 +454,7 @@ static void test_events_stream(void **state)
 	assert_non_null(res[0].stream.read);
 	assert_null(res[0].body);
 	/* The first read is the snapshot, at once: the agents and jobs as the API shows them. */
-	n = res[0].stream.read(res[0].stream.arg, buf, sizeof(buf) - 1);
+	n = res[0].stream.read(res[0].stream.arg, buf, sizeof(buf) - 1, &wait);
 	assert_true(n > 0);
 	buf[n] = '\0';
 	assert_non_null(strstr(buf, "event: snapshot\ndata: {"));
@@ -465,6 +484,7 @@ static void test_events_stream(void **state)
 static void test_events_changes(void **state)
 {
 	struct http_response res;
+	struct http_wait wait = { NULL, 0, 0 };
 	char buf[8192];
 	ssize_t n;
 
@@ -472,15 +492,31 @@ static void test_events_changes(void **state)
 	agents_doc = json_pack("{s:[{s:s, s:s}, {s:s, s:s}]}", "agents", "name", "lab1", "phase", "build",
 			       "name", "lab2", "phase", "run");
 	res = open_stream();
-	n = res.stream.read(res.stream.arg, buf, sizeof(buf) - 1);
+	n = res.stream.read(res.stream.arg, buf, sizeof(buf) - 1, &wait);
 	assert_true(n > 0);
 	buf[n] = '\0';
 	assert_non_null(strstr(buf, "event: snapshot"));
 	assert_non_null(strstr(buf, "\"phase\":\"build\""));
 
+	/* Nothing changed: parked on the hub's queue, its generation now, until the recheck. */
+	n = res.stream.read(res.stream.arg, buf, sizeof(buf) - 1, &wait);
+	assert_int_equal(n, 0);
+	assert_non_null(wait.queue);
+	assert_true(wait.seen == http_waitq_gen(wait.queue));
+	assert_true(wait.until > now_ms());
+
 	json_object_set_new(json_array_get(json_object_get(agents_doc, "agents"), 0), "phase", json_string("run"));
 	events_changed();
-	n = res.stream.read(res.stream.arg, buf, sizeof(buf) - 1);
+	/* The wake is not lost: the queue moved past what the stream saw. */
+	assert_true(wait.seen != http_waitq_gen(wait.queue));
+	/* Within half a second of the last rebuild: asked again at the gap's end, not before. */
+	n = res.stream.read(res.stream.arg, buf, sizeof(buf) - 1, &wait);
+	if (n == 0) {
+		assert_null(wait.queue);
+		assert_true(wait.until <= now_ms() + 500);
+		usleep((useconds_t)(wait.until - now_ms() + 10) * 1000);
+		n = res.stream.read(res.stream.arg, buf, sizeof(buf) - 1, &wait);
+	}
 	assert_true(n > 0);
 	buf[n] = '\0';
 	assert_non_null(strstr(buf, "event: agent\ndata: {"));
@@ -518,14 +554,70 @@ static void test_claim_wait(void **state)
 	(void)state;
 	query_wait = "0";
 	expect("POST", "/api/v1/agents/a/claim", NULL, 200, "agent_claim", NULL);
-	assert_int_equal(seen.wait, 0);
 	query_wait = "60";
 	expect("POST", "/api/v1/agents/a/claim", NULL, 200, "agent_claim", NULL);
-	assert_int_equal(seen.wait, 60);
 	query_wait = "61";
 	expect("POST", "/api/v1/agents/a/claim", NULL, 400, "", "wait must be 0..60 seconds");
 	query_wait = "5s";
 	expect("POST", "/api/v1/agents/a/claim", NULL, 400, "", "wait must be 0..60 seconds");
+}
+
+/* A claim that finds nothing is parked (http.h), not a thread held, and asked again. */
+static void test_claim_parks(void **state)
+{
+	struct http_request r = { .method = "POST", .path = "/api/v1/agents/lab1/claim", .body = "" };
+	struct http_response res = { 0 }, again = { 0 };
+	struct http_later later;
+	int64_t t0 = now_ms();
+
+	(void)state;
+	seen.no_reply = 1;
+	query_wait = "30";
+	api_handle(&res, &r, NULL);
+	assert_int_equal(res.status, 0);
+	assert_null(res.body);
+	assert_non_null(res.later.poll);
+	assert_non_null(res.later.release);
+	later = res.later;
+	assert_int_equal(seen.wait, 1);
+	/* On the claim queue, with its generation from before the try, back within a second (seen). */
+	assert_ptr_equal(later.wait.queue, coord_claim_queue(NULL));
+	assert_true(later.wait.seen == http_waitq_gen(later.wait.queue));
+	assert_true(later.wait.until > t0 && later.wait.until <= now_ms() + 1000);
+
+	/* Woken, still nothing: parked again, same state. */
+	later.poll(&again, later.arg, 0);
+	assert_int_equal(again.status, 0);
+	assert_ptr_equal(again.later.arg, later.arg);
+	assert_int_equal(seen.wait, 2);
+	/* Woken with a task: the reply. */
+	seen.no_reply = 0;
+	memset(&again, 0, sizeof(again));
+	later.poll(&again, later.arg, 0);
+	assert_int_equal(again.status, 200);
+	assert_null(again.later.poll);
+	assert_non_null(strstr(again.body, "agent_claim"));
+	free(again.body);
+	/* The server stops: nothing came, so 204 at once. */
+	seen.no_reply = 1;
+	memset(&again, 0, sizeof(again));
+	later.poll(&again, later.arg, 1);
+	assert_int_equal(again.status, 204);
+	assert_null(again.later.poll);
+	later.release(later.arg);
+
+	/* The deadline passed: 204, not parked again. */
+	query_wait = "1";
+	memset(&res, 0, sizeof(res));
+	api_handle(&res, &r, NULL);
+	assert_int_equal(res.status, 0);
+	assert_true(res.later.wait.until <= now_ms() + 1000);
+	later = res.later;
+	usleep(1100 * 1000);
+	memset(&again, 0, sizeof(again));
+	later.poll(&again, later.arg, 0);
+	assert_int_equal(again.status, 204);
+	later.release(later.arg);
 }
 
 /* --- validation ---------------------------------------------------------- */
@@ -674,6 +766,7 @@ int main(void)
 		cmocka_unit_test_setup(test_unknown_routes, setup),
 		cmocka_unit_test_setup(test_codes_of_errors, setup),
 		cmocka_unit_test_setup(test_claim_wait, setup),
+		cmocka_unit_test_setup(test_claim_parks, setup),
 		cmocka_unit_test_setup(test_job_defaults, setup),
 		cmocka_unit_test_setup(test_job_refused, setup),
 		cmocka_unit_test_setup(test_register, setup),

@@ -201,6 +201,53 @@ static void test_bisectd_defaults(void **state)
 	}
 }
 
+/* The HTTP server's keys (http.h): the pool, the limits, the idle timeout, TLS; and the agent's CA. */
+static void test_net_keys(void **state)
+{
+	struct conf_bisectd c;
+	struct conf_agent a;
+
+	(void)state;
+	assert_int_equal(parse_b(&c, ""), 0);
+	assert_int_equal(c.threads, CONF_THREADS_DEFAULT);
+	assert_int_equal(c.max_connections, CONF_MAX_CONNECTIONS_DEFAULT);
+	assert_true(c.max_connections >= 5000);
+	assert_int_equal(c.max_per_address, CONF_MAX_PER_ADDRESS_DEFAULT);
+	assert_true(c.idle_timeout > CONF_MAX_CLAIM_WAIT);
+	assert_null(c.tls_cert);
+	assert_null(c.tls_key);
+	conf_bisectd_release(&c);
+
+	assert_int_equal(parse_b(&c, "listen: '[::1]:7443'\nthreads: 8\nmax_connections: 6000\n"
+				 "max_connections_per_address: 0\nidle_timeout: 300\n"
+				 "tls_cert: /etc/bisectd/cert.pem\ntls_key: /etc/bisectd/key.pem\n"), 0);
+	assert_string_equal(c.listen, "[::1]:7443");
+	assert_int_equal(c.threads, 8);
+	assert_int_equal(c.max_connections, 6000);
+	assert_int_equal(c.max_per_address, 0);
+	assert_int_equal(c.idle_timeout, 300);
+	assert_string_equal(c.tls_cert, "/etc/bisectd/cert.pem");
+	assert_string_equal(c.tls_key, "/etc/bisectd/key.pem");
+	conf_bisectd_release(&c);
+	assert_null(c.tls_cert);
+
+	expect_b_error("idle_timeout: 60\n", "t.yaml:1:15: ",
+		       "'idle_timeout' (seconds, longer than the longest claim wait) must be an integer from 61");
+	expect_b_error("threads: 0\n", "t.yaml:1:10: ", "'threads' must be an integer from 1 to 256");
+	expect_b_error("max_connections: 5k\n", "t.yaml:1:18: ", "'max_connections' must be an integer");
+	expect_b_error("max_connections_per_address: -1\n", "t.yaml:1:30: ", "not '-1'");
+	expect_b_error("tls_cert: /c.pem\n", "t.yaml:1:11: ", "'tls_cert' needs 'tls_key' too");
+	expect_b_error("threads: 2\ntls_key: /k.pem\n", "t.yaml:2:10: ", "'tls_key' needs 'tls_cert' too");
+
+	assert_int_equal(parse_a(&a, "name: a1\nworkdir: /w\ncoordinator: https://lab:7443\nca_file: /etc/ca.pem\n"), 0);
+	assert_string_equal(a.coordinator, "https://lab:7443");
+	assert_string_equal(a.ca_file, "/etc/ca.pem");
+	conf_agent_release(&a);
+	assert_int_equal(parse_a(&a, "name: a1\nworkdir: /w\n"), 0);
+	assert_null(a.ca_file);
+	conf_agent_release(&a);
+}
+
 static void test_agent_good(void **state)
 {
 	struct conf_agent c;
@@ -699,6 +746,7 @@ int main(void)
 		cmocka_unit_test(test_bisectd_good),
 		cmocka_unit_test(test_bisectd_defaults),
 		cmocka_unit_test(test_lease_grace_retire),
+		cmocka_unit_test(test_net_keys),
 		cmocka_unit_test(test_agent_good),
 		cmocka_unit_test(test_agent_defaults),
 		cmocka_unit_test(test_agent_kcache_max_errors),

@@ -1,0 +1,329 @@
+/*
+ * test_http: the HTTP server's model (http.h): the parking lot of wait
+ * queues and deadlines (http_wait.c), and a real server on loopback with
+ * a pool of one thread, where a parked long poll and a parked stream hold
+ * no thread, are answered when woken, and when the server stops.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "client.h"
+#include "err.h"
+#include "http.h"
+#include "http_wait.h"
+#include "util.h"
+
+/* --- the parking lot ----------------------------------------------------- */
+
+struct counted {
+	struct http_waiter w;
+	atomic_int fired;
+};
+
+static void count_fire(struct http_waiter *w)
+{
+	atomic_fetch_add(&((struct counted *)(void *)w)->fired, 1);
+}
+
+/* Waits (bounded) until c fired n times in all. */
+static int fired_within(struct counted *c, int n, int ms)
+{
+	for (int i = 0; i < ms / 10 && atomic_load(&c->fired) < n; i++)
+		usleep(10 * 1000);
+	return atomic_load(&c->fired);
+}
+
+static void test_park_lot(void **state)
+{
+	struct http_waitq *q = http_waitq_new();
+	struct counted a = { .w.fire = count_fire }, b = { .w.fire = count_fire };
+	struct http_wait wait;
+	unsigned long g;
+
+	(void)state;
+	assert_int_equal(http_park_start(), 0);
+	g = http_waitq_gen(q);
+
+	/* A wake between the look and the parking is not lost: fired at once. */
+	http_wake(q);
+	wait = (struct http_wait){ q, g, now_ms() + 60000 };
+	http_park(&a.w, &wait);
+	assert_int_equal(atomic_load(&a.fired), 1);
+	assert_int_equal(http_park_count(), 0);
+
+	/* Parked: a wake fires it, once, and takes it out. */
+	wait.seen = http_waitq_gen(q);
+	http_park(&a.w, &wait);
+	http_park(&b.w, &wait);
+	assert_int_equal(http_park_count(), 2);
+	assert_int_equal(atomic_load(&a.fired), 1);
+	http_wake(q);
+	assert_int_equal(atomic_load(&a.fired), 2);
+	assert_int_equal(atomic_load(&b.fired), 1);
+	assert_int_equal(http_park_count(), 0);
+	http_wake(q);
+	assert_int_equal(atomic_load(&a.fired), 2);
+
+	/* The deadline fires it (the timer thread), the earliest first; no queue needed. */
+	wait = (struct http_wait){ NULL, 0, now_ms() + 60000 };
+	http_park(&b.w, &wait);
+	wait.until = now_ms() + 50;
+	http_park(&a.w, &wait);
+	assert_int_equal(fired_within(&a, 3, 5000), 3);
+	assert_int_equal(atomic_load(&b.fired), 1);
+	assert_int_equal(http_park_count(), 1);
+	/* A deadline already past: at once. */
+	wait.until = now_ms() - 1;
+	http_park(&a.w, &wait);
+	assert_int_equal(atomic_load(&a.fired), 4);
+
+	/* Stopping fires every parked waiter, and any parked after it at once. */
+	http_park_stop();
+	assert_int_equal(atomic_load(&b.fired), 2);
+	assert_int_equal(http_park_count(), 0);
+	assert_true(http_park_stopping());
+	wait = (struct http_wait){ q, http_waitq_gen(q), now_ms() + 60000 };
+	http_park(&a.w, &wait);
+	assert_int_equal(atomic_load(&a.fired), 5);
+	http_park_end();
+	assert_false(http_park_stopping());
+	http_waitq_free(q);
+}
+
+static void test_listen_addresses(void **state)
+{
+	struct http_server *srv = NULL;
+	struct http_config cfg = { .listen = "[::1:80", .max_body = 1024 };
+
+	(void)state;
+	assert_true(http_listen_is_loopback("127.0.0.1:7878"));
+	assert_true(http_listen_is_loopback("127.9.8.7:1"));
+	assert_true(http_listen_is_loopback("localhost:7878"));
+	assert_true(http_listen_is_loopback("[::1]:7878"));
+	assert_false(http_listen_is_loopback("0.0.0.0:7878"));
+	assert_false(http_listen_is_loopback("[::]:7878"));
+	assert_false(http_listen_is_loopback("10.1.2.3:7878"));
+	assert_false(http_listen_is_loopback("lab.example:7878"));
+
+	assert_int_equal(http_start(&srv, &cfg, NULL, NULL), ERR_INVALID);
+	assert_non_null(strstr(err_msg(), "in brackets"));
+	cfg.listen = "::1:80";
+	assert_int_equal(http_start(&srv, &cfg, NULL, NULL), ERR_INVALID);
+	assert_non_null(strstr(err_msg(), "IPv6 goes in brackets"));
+	cfg.listen = "127.0.0.1:0";
+	assert_int_equal(http_start(&srv, &cfg, NULL, NULL), ERR_INVALID);
+	assert_non_null(strstr(err_msg(), "bad port"));
+	cfg.listen = "127.0.0.1:1";
+	cfg.tls_cert = "/nonexistent/cert.pem";
+	assert_int_equal(http_start(&srv, &cfg, NULL, NULL), ERR_INVALID);
+	assert_non_null(strstr(err_msg(), "both tls_cert and tls_key"));
+	cfg.tls_key = "/nonexistent/key.pem";
+	assert_int_equal(http_start(&srv, &cfg, NULL, NULL), ERR_INVALID);
+	assert_non_null(strstr(err_msg(), "tls_cert '/nonexistent/cert.pem'"));
+	cfg.tls_cert = cfg.tls_key = "/etc/hostname";
+	assert_int_equal(http_start(&srv, &cfg, NULL, NULL), ERR_INVALID);
+	assert_non_null(strstr(err_msg(), "is not a PEM file"));
+	assert_null(srv);
+}
+
+/* --- a server of one thread ---------------------------------------------- */
+
+static struct http_waitq *tq;
+static atomic_int go;                /* what the parked replies wait for */
+
+static void long_poll(struct http_response *res, void *arg, int stopping)
+{
+	unsigned long g = http_waitq_gen(tq);  /* before looking */
+
+	if (stopping) {
+		res->status = 503;
+		res->body = xstrdup("{\"error\": \"stopping\"}");
+	} else if (atomic_load(&go)) {
+		res->status = 200;
+		res->body = xstrdup("{\"woken\": true}");
+	} else {
+		res->later = (struct http_later){ long_poll, free, arg, { tq, g, now_ms() + 30000 } };
+	}
+}
+
+struct sse {
+	int sent;
+};
+
+static ssize_t sse_read(void *arg, char *buf, size_t max, struct http_wait *wait)
+{
+	struct sse *s = arg;
+
+	(void)max;
+	if (s->sent == 0) {
+		s->sent = 1;
+		buf[0] = 'a';
+		return 1;
+	}
+	if (s->sent == 1) {
+		unsigned long g = http_waitq_gen(tq);  /* before looking */
+
+		if (!atomic_load(&go)) {
+			*wait = (struct http_wait){ tq, g, now_ms() + 30000 };
+			return 0;
+		}
+		s->sent = 2;
+		buf[0] = 'b';
+		return 1;
+	}
+	return -1;
+}
+
+static void handler(struct http_response *res, const struct http_request *req, void *arg)
+{
+	(void)arg;
+	if (!strcmp(req->path, "/wait")) {
+		long_poll(res, xstrdup("state"), 0);
+		if (!res->later.poll)
+			free(res->later.arg);
+	} else if (!strcmp(req->path, "/stream")) {
+		res->status = 200;
+		res->content_type = "text/plain";
+		res->stream = (struct http_stream){ sse_read, free, xcalloc(1, sizeof(struct sse)) };
+	} else {
+		res->status = 200;
+		res->body = xstrdup("{\"now\": true}");
+	}
+}
+
+static char base[96];
+
+struct call {
+	pthread_t t;
+	const char *path;
+	int text;
+	long status;
+	char *body;
+};
+
+static void *call_main(void *arg)
+{
+	struct call *c = arg;
+	struct client *cl = client_new(base);
+	json_t *reply = NULL;
+
+	if (c->text) {
+		client_get_text(&c->body, &c->status, cl, c->path, 30);
+	} else if (client_request(&reply, &c->status, cl, "GET", c->path, NULL, 30) == 0 && reply) {
+		c->body = json_dumps(reply, JSON_COMPACT);
+	}
+	json_decref(reply);
+	client_free(cl);
+	return NULL;
+}
+
+static void start_call(struct call *c, const char *path, int text)
+{
+	memset(c, 0, sizeof(*c));
+	c->path = path;
+	c->text = text;
+	assert_int_equal(pthread_create(&c->t, NULL, call_main, c), 0);
+}
+
+static int parked_within(size_t n, int ms)
+{
+	for (int i = 0; i < ms / 10 && http_park_count() != n; i++)
+		usleep(10 * 1000);
+	return http_park_count() == n;
+}
+
+static void test_server(void **state)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	socklen_t len = sizeof(sa);
+	struct http_server *srv = NULL;
+	struct http_config cfg = { .max_body = 1024, .threads = 1, .idle_timeout = 120 };
+	struct call poll1, poll2, now, stream;
+	char listen[64];
+	int fd;
+
+	(void)state;
+	/* A free port on loopback. */
+	fd = socket(AF_INET, SOCK_STREAM, 0);
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&sa, &len), 0);
+	close(fd);
+	snprintf(listen, sizeof(listen), "127.0.0.1:%d", ntohs(sa.sin_port));
+	snprintf(base, sizeof(base), "http://%s", listen);
+	cfg.listen = listen;
+	tq = http_waitq_new();
+	assert_int_equal(http_start(&srv, &cfg, handler, NULL), 0);
+	/* A second server cannot take the port (no SO_REUSEPORT sharing it). */
+	{
+		struct http_server *srv2 = NULL;
+
+		assert_int_equal(http_start(&srv2, &cfg, handler, NULL), ERR_FAIL);
+		assert_non_null(strstr(err_msg(), "cannot listen on"));
+		assert_null(srv2);
+	}
+
+	/* Two long polls and a stream parked on a pool of one thread: a GET is still served. */
+	start_call(&poll1, "/wait", 0);
+	start_call(&poll2, "/wait", 0);
+	start_call(&stream, "/stream", 1);
+	assert_true(parked_within(3, 10000));
+	start_call(&now, "/now", 0);
+	pthread_join(now.t, NULL);
+	assert_int_equal(now.status, 200);
+	assert_string_equal(now.body, "{\"now\":true}");
+	free(now.body);
+	assert_int_equal(http_park_count(), 3);
+
+	/* A wake without the condition: asked again, parked again. */
+	http_wake(tq);
+	assert_true(parked_within(3, 10000));
+	/* The condition and a wake: all three answer. */
+	atomic_store(&go, 1);
+	http_wake(tq);
+	pthread_join(poll1.t, NULL);
+	pthread_join(poll2.t, NULL);
+	pthread_join(stream.t, NULL);
+	assert_int_equal(poll1.status, 200);
+	assert_string_equal(poll1.body, "{\"woken\":true}");
+	assert_int_equal(poll2.status, 200);
+	assert_int_equal(stream.status, 200);
+	assert_string_equal(stream.body, "ab");
+	free(poll1.body);
+	free(poll2.body);
+	free(stream.body);
+
+	/* Stopping answers what is parked (the poll sees stopping). */
+	atomic_store(&go, 0);
+	start_call(&poll1, "/wait", 0);
+	assert_true(parked_within(1, 10000));
+	http_stop(srv);
+	pthread_join(poll1.t, NULL);
+	assert_int_equal(poll1.status, 503);
+	free(poll1.body);
+	assert_int_equal(http_park_count(), 0);
+	http_waitq_free(tq);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_park_lot),
+		cmocka_unit_test(test_listen_addresses),
+		cmocka_unit_test(test_server),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
