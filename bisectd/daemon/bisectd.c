@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "api.h"
+#include "auth.h"
 #include "conf.h"
 #include "err.h"
 #include "events.h"
@@ -45,6 +46,7 @@ int main(int argc, char **argv)
 	struct store *st = NULL;
 	struct coord *s = NULL;
 	struct http_server *srv = NULL;
+	struct auth *auth = NULL;
 	struct sigaction sa;
 	int check = 0, verbose = 0, opt, lvl;
 
@@ -91,6 +93,13 @@ int main(int argc, char **argv)
 
 	if (store_open(&st, conf.database))
 		fatal("%s", err_msg());
+	if (auth_new(&auth, &conf))
+		fatal("%s", err_msg());
+	api_set_auth(auth);
+	if (conf.auth.none && strncmp(conf.listen, "127.", 4) && strncmp(conf.listen, "localhost:", 10) &&
+	    strncmp(conf.listen, "[::1]:", 6))
+		log_warn("auth: none, listening on %s beyond loopback: anyone who reaches it can submit, cancel "
+			 "and act as any agent", conf.listen);
 	coord_new(&s, &conf, st);
 	if (coord_sync_conf(s))
 		fatal("%s", err_msg());
@@ -108,6 +117,7 @@ int main(int argc, char **argv)
 	events_shutdown();
 	http_stop(srv);
 	coord_free(s);
+	auth_free(auth);
 	store_close(st);
 	conf_bisectd_release(&conf);
 	return 0;

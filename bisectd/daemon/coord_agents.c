@@ -64,7 +64,7 @@ int coord_agent_register(struct coord *s, json_t **reply, const struct register_
 	return 0;
 }
 
-int coord_agent_seen(struct coord *s, long long *id, char ***labels, const char *name)
+int coord_agent_find(struct coord *s, long long *id, char ***labels, const char *name)
 {
 	struct agent a;
 	int rc;
@@ -82,7 +82,18 @@ int coord_agent_seen(struct coord *s, long long *id, char ***labels, const char 
 		a.labels = NULL;
 	}
 	store_agent_release(&a);
-	return store_agent_seen(s->st, *id, (long long)now_unix());
+	return 0;
+}
+
+int coord_agent_seen(struct coord *s, long long *id, char ***labels, const char *name)
+{
+	int rc = coord_agent_find(s, id, labels, name);
+
+	if (rc == 0 && (rc = store_agent_seen(s->st, *id, (long long)now_unix())) && labels) {
+		strv_free(*labels);
+		*labels = NULL;
+	}
+	return rc;
 }
 
 int coord_agent_heartbeat(struct coord *s, json_t **reply, const char *name, const struct heartbeat_request *req)

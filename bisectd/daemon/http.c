@@ -2,6 +2,7 @@
 #include <arpa/inet.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -69,6 +70,12 @@ static enum MHD_Result respond(struct MHD_Connection *conn, struct http_response
 		MHD_add_response_header(r, "Content-Type", res->content_type ? res->content_type :
 					"application/json");
 	MHD_add_response_header(r, "Cache-Control", "no-store");
+	if (res->retry_after > 0) {
+		char ra[16];
+
+		snprintf(ra, sizeof(ra), "%d", res->retry_after);
+		MHD_add_response_header(r, "Retry-After", ra);
+	}
 	ret = MHD_queue_response(conn, (unsigned)res->status, r);
 	MHD_destroy_response(r);
 	return ret;
@@ -81,7 +88,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	struct http_server *srv = cls;
 	struct conn_state *cs = *con_cls;
 	struct http_request req;
-	struct http_response res = { 500, NULL, NULL, { NULL, NULL, NULL }, 0 };
+	struct http_response res = { 500, NULL, NULL, { NULL, NULL, NULL }, 0, 0 };
 	enum MHD_Result ret;
 
 	(void)version;
@@ -183,4 +190,21 @@ void http_stop(struct http_server *srv)
 const char *http_query(const struct http_request *req, const char *key)
 {
 	return MHD_lookup_connection_value(req->conn, MHD_GET_ARGUMENT_KIND, key);
+}
+
+const char *http_header(const struct http_request *req, const char *name)
+{
+	return MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, name);
+}
+
+void http_peer(const struct http_request *req, char *buf, size_t len)
+{
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(req->conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	const struct sockaddr *sa = ci ? ci->client_addr : NULL;
+
+	snprintf(buf, len, "?");
+	if (sa && sa->sa_family == AF_INET)
+		inet_ntop(AF_INET, &((const struct sockaddr_in *)(const void *)sa)->sin_addr, buf, (socklen_t)len);
+	else if (sa && sa->sa_family == AF_INET6)
+		inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr, buf, (socklen_t)len);
 }

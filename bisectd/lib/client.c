@@ -26,6 +26,7 @@
 struct client {
 	CURL *curl;
 	char *base;                     /* without trailing slashes */
+	char *auth;                     /* "Authorization: Bearer ..." header; NULL: none */
 	char errbuf[CURL_ERROR_SIZE];
 };
 
@@ -71,7 +72,14 @@ void client_free(struct client *c)
 		return;
 	curl_easy_cleanup(c->curl);
 	free(c->base);
+	free(c->auth);
 	free(c);
+}
+
+void client_set_token(struct client *c, const char *token)
+{
+	free(c->auth);
+	c->auth = token ? xasprintf("Authorization: Bearer %s", token) : NULL;
 }
 
 static size_t on_data(char *data, size_t size, size_t nmemb, void *arg)
@@ -123,6 +131,8 @@ static int perform(struct reply_buf *rb, long *status, struct client *c, const c
 	curl_easy_reset(c->curl);
 	c->errbuf[0] = '\0';
 	hdrs = curl_slist_append(hdrs, accept);
+	if (c->auth)
+		hdrs = curl_slist_append(hdrs, c->auth);
 	if (body || strcmp(method, "GET"))
 		hdrs = curl_slist_append(hdrs, "Content-Type: application/json");
 	/* No "Expect: 100-continue" round trip for bodies past 1 KiB. */

@@ -12,6 +12,8 @@ struct client;
 /* base: "http://127.0.0.1:7878" (no trailing slash needed). */
 struct client *client_new(const char *base);
 void client_free(struct client *c);
+/* Sends "Authorization: Bearer token" with every request from now on (NULL: none). token is copied. */
+void client_set_token(struct client *c, const char *token);
 
 /*
  * Sends method (GET, POST) to base + path with body (a JSON value, or NULL)

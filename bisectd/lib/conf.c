@@ -39,7 +39,10 @@ struct ctx {
 
 static const char *const bisectd_keys[] = {
 	"listen", "database", "mirrors", "kconfig_dir", "log_level", "lease_seconds", "max_body",
-	"default_runs", "repos", "workloads", "pools", "charts", "gnuplot", "chart_timeout", NULL
+	"default_runs", "repos", "workloads", "pools", "charts", "gnuplot", "chart_timeout", "auth", NULL
+};
+static const char *const auth_keys[] = {
+	"mode", "read", "admin_token_file", "secret_file", "max_failures", "failure_window", NULL
 };
 static const char *const repo_keys[] = { "url", NULL };
 /* A workload's common keys; each kind's own (workload.h) follow them. */
@@ -56,7 +59,8 @@ static const char *const qemu_keys[] = {
 static const char *const pool_keys[] = { "labels", NULL };
 static const char *const agent_keys[] = {
 	"coordinator", "name", "labels", "workdir", "log_level", "heartbeat",
-	"poll_wait", "cpu", "measure_lock", "build_lock", "build_jobs", "kcache_max", NULL
+	"poll_wait", "cpu", "measure_lock", "build_lock", "build_jobs", "kcache_max",
+	"enrol_token_file", "token_file", NULL
 };
 
 /* Every config message starts with the position it is about. */
@@ -859,6 +863,50 @@ static int pool_entry(const struct ctx *x, void *elem, const struct ynode *key, 
 	return 0;
 }
 
+/* auth: none | token | {mode, read, admin_token_file, secret_file, max_failures, failure_window}. */
+static int get_auth(struct conf_auth *a, const struct ctx *x, const struct ynode *root)
+{
+	const struct ynode *v = ynode_get(root, "auth"), *m;
+	char *mode = NULL, *read = NULL;
+	int rc;
+
+	if (!v)
+		return 0;
+	if (v->kind == YNODE_SCALAR) {
+		if (!strcmp(v->str, "none") || !strcmp(v->str, "token")) {
+			a->none = !strcmp(v->str, "none");
+			return 0;
+		}
+		return at(x, v, "'auth' must be none, token or a mapping (mode, read, ...), not '%s'", v->str);
+	}
+	if (v->kind != YNODE_MAP)
+		return at(x, v, "'auth' must be none, token or a mapping, not %s", ynode_kind_name(v->kind));
+	if ((rc = check_keys(x, v, auth_keys, " in auth")) < 0 ||
+	    (rc = get_str(&mode, x, v, "mode", " in auth", 0)) < 0 ||
+	    (rc = get_str(&read, x, v, "read", " in auth", 0)) < 0 ||
+	    (rc = get_str(&a->admin_token_file, x, v, "admin_token_file", " in auth", 1)) < 0 ||
+	    (rc = get_str(&a->secret_file, x, v, "secret_file", " in auth", 1)) < 0 ||
+	    (rc = get_int(&a->max_failures, x, v, "max_failures", " in auth", 1, 1000000)) < 0 ||
+	    (rc = get_int(&a->failure_window, x, v, "failure_window", " in auth", 1, 86400)) < 0)
+		goto out;
+	if (mode && strcmp(mode, "none") && strcmp(mode, "token")) {
+		m = ynode_get(v, "mode");
+		rc = at(x, m, "'mode' in auth must be none or token, not '%s'", mode);
+		goto out;
+	}
+	if (read && strcmp(read, "open") && strcmp(read, "token")) {
+		m = ynode_get(v, "read");
+		rc = at(x, m, "'read' in auth must be open (GETs need no token) or token, not '%s'", read);
+		goto out;
+	}
+	a->none = mode && !strcmp(mode, "none");
+	a->read_open = !read || !strcmp(read, "open");
+out:
+	free(mode);
+	free(read);
+	return rc;
+}
+
 int conf_bisectd_parse(struct conf_bisectd *c, const char *name, const char *text, size_t len)
 {
 	struct ctx x = { name, NULL, NULL };
@@ -885,6 +933,9 @@ int conf_bisectd_parse(struct conf_bisectd *c, const char *name, const char *tex
 	c->charts = xstrdup("charts");
 	c->gnuplot = xstrdup("gnuplot");
 	c->chart_timeout = 30;
+	c->auth.read_open = 1;
+	c->auth.max_failures = 10;
+	c->auth.failure_window = 60;
 
 	if ((rc = ytree_parse(&tree, name, text, len)) < 0)
 		goto out;
@@ -904,6 +955,7 @@ int conf_bisectd_parse(struct conf_bisectd *c, const char *name, const char *tex
 	    (rc = get_str(&c->charts, &x, root, "charts", "", 0)) < 0 ||
 	    (rc = get_str(&c->gnuplot, &x, root, "gnuplot", "", 0)) < 0 ||
 	    (rc = get_int(&c->chart_timeout, &x, root, "chart_timeout", "", 1, 600)) < 0 ||
+	    (rc = get_auth(&c->auth, &x, root)) < 0 ||
 	    (rc = check_log_level(&x, root, c->log_level)) < 0 ||
 	    (rc = check_listen(&x, root, c->listen)) < 0)
 		goto out;
@@ -975,6 +1027,8 @@ void conf_bisectd_release(struct conf_bisectd *c)
 	free(c->log_level);
 	free(c->charts);
 	free(c->gnuplot);
+	free(c->auth.admin_token_file);
+	free(c->auth.secret_file);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -1014,6 +1068,8 @@ int conf_agent_parse(struct conf_agent *c, const char *name, const char *text, s
 	    (rc = get_str(&c->build_lock, &x, root, "build_lock", "", 1)) < 0 ||
 	    (rc = get_int(&c->build_jobs, &x, root, "build_jobs", "", 0, 1024)) < 0 ||
 	    (rc = get_size(&c->kcache_max, &x, root, "kcache_max", "")) < 0 ||
+	    (rc = get_str(&c->enrol_token_file, &x, root, "enrol_token_file", "", 1)) < 0 ||
+	    (rc = get_str(&c->token_file, &x, root, "token_file", "", 1)) < 0 ||
 	    (rc = check_log_level(&x, root, c->log_level)) < 0)
 		goto out;
 
@@ -1066,6 +1122,8 @@ void conf_agent_release(struct conf_agent *c)
 	free(c->log_level);
 	free(c->measure_lock);
 	free(c->build_lock);
+	free(c->enrol_token_file);
+	free(c->token_file);
 	memset(c, 0, sizeof(*c));
 }
 
