@@ -83,6 +83,8 @@ static enum auth_need route_need(char **seg, int n, int post)
 {
 	int tokens = n >= 3 && !strcmp(seg[2], "tokens");
 
+	if (!post && n == 3 && !strcmp(seg[2], "whoami"))
+		return AUTH_ANY;
 	if (!post)
 		return tokens ? AUTH_ADMIN : AUTH_READ;
 	if (tokens)
@@ -233,7 +235,13 @@ void api_handle(struct http_response *res, const struct http_request *r, void *a
 		reply_error(res, denied, err_msg());
 		goto out;
 	}
-	if (!strcmp(seg[2], "tokens")) {
+	if (!strcmp(seg[2], "whoami")) {
+		if (n == 3 && get)
+			reply = json_pack("{s:s?, s:s?}", "role", who.open ? NULL : who.role,
+					  "agent", who.agent[0] ? who.agent : NULL), rc = 0;
+		else
+			routed = 0;
+	} else if (!strcmp(seg[2], "tokens")) {
 		if (n == 3 && get)
 			rc = auth_token_list(api_auth, &reply);
 		else if (n == 3 && post)
