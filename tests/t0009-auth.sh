@@ -174,5 +174,22 @@ out=$(post "$LAB_TOKEN" $J "" /api/v1/jobs/99/cancel '')
 like "$out" '^404 ' "after the window the right token works again"
 like "$(cat "$LAB/bisectd.log")" "5 failed authentications from 127.0.0.1" "bisectd logs the address it limits"
 
+# --- auth: none: no token checks, the write hygiene stays ---
+lab_stop
+LAB_LEASE=600 LAB_PORT=$LAB_PORT lab_config "$R" "auth: none"
+lab_start_bisectd || { echo "Bail out! bisectd did not start with auth: none"; exit 1; }
+out=$(post "" $J "" /api/v1/jobs/1/cancel '')
+like "$out" '^200 .*"state": *"cancelled"' "auth: none: a write without a token is served"
+out=$(post "" text/plain "" /api/v1/jobs/1/cancel '')
+like "$out" '^415 ' "... but still needs the JSON Content-Type"
+out=$(post "" $J "http://evil.example" /api/v1/jobs/1/cancel '')
+like "$out" '^403 .*another site' "... and refuses a foreign Origin"
+like "$(curl -sS "$LAB_URL/api/v1/whoami")" '"role": *null' "whoami says there is no role"
+if grep -q "auth: none, listening" "$LAB/bisectd.log"; then
+	ok 1 "no warning about auth: none on loopback"
+else
+	ok 0 "no warning about auth: none on loopback"
+fi
+
 tap_plan "$tap_n"
 tap_done

@@ -236,16 +236,18 @@ void api_handle(struct http_response *res, const struct http_request *r, void *a
 		goto out;
 	}
 	if (!strcmp(seg[2], "whoami")) {
-		if (n == 3 && get)
-			reply = json_pack("{s:s?, s:s?}", "role", who.open ? NULL : who.role,
-					  "agent", who.agent[0] ? who.agent : NULL), rc = 0;
-		else
+		if (n == 3 && get) {
+			reply = json_pack("{s:s?, s:s?}", "role", who.open || !who.role[0] ? NULL : who.role,
+					  "agent", who.agent[0] ? who.agent : NULL);
+			rc = 0;
+		} else {
 			routed = 0;
+		}
 	} else if (!strcmp(seg[2], "tokens")) {
 		if (n == 3 && get)
 			rc = auth_token_list(api_auth, &reply);
 		else if (n == 3 && post)
-			rc = auth_token_create(api_auth, &reply, req), created = 1;
+			rc = auth_token_create(api_auth, &reply, req);
 		else if (n == 5 && post && !strcmp(seg[4], "revoke"))
 			rc = parse_id(&id, seg[3]) ? ERR_NOTFOUND : auth_token_revoke(api_auth, &reply, id);
 		else
@@ -254,7 +256,7 @@ void api_handle(struct http_response *res, const struct http_request *r, void *a
 		if (n == 3 && get)
 			rc = coord_job_list(s, &reply);
 		else if (n == 3 && post)
-			rc = job_create(s, &reply, req), created = 1;
+			rc = job_create(s, &reply, req);
 		else if (n >= 4 && (rc = parse_id(&id, seg[3])))
 			;
 		else if (n == 4 && get)
@@ -275,7 +277,7 @@ void api_handle(struct http_response *res, const struct http_request *r, void *a
 		else if (n == 4 && post && !strcmp(seg[3], "register"))
 			rc = agent_register(s, &reply, req);
 		else if (n == 4 && post && !strcmp(seg[3], "enrol"))
-			rc = auth_enrol(api_auth, &reply, req), created = 1;
+			rc = auth_enrol(api_auth, &reply, req);
 		else if (n == 5 && post && !strcmp(seg[4], "heartbeat"))
 			rc = agent_heartbeat(s, &reply, seg[3], req);
 		else if (n == 5 && post && !strcmp(seg[4], "claim")) {
@@ -317,6 +319,9 @@ void api_handle(struct http_response *res, const struct http_request *r, void *a
 		res->body = text;
 		text = NULL;
 	} else if (reply) {
+		/* What a POST makes: a job, a token, an enrolled agent's token. */
+		created = post && ((n == 3 && (!strcmp(seg[2], "jobs") || !strcmp(seg[2], "tokens"))) ||
+				   (n == 4 && !strcmp(seg[2], "agents") && !strcmp(seg[3], "enrol")));
 		res->status = created ? 201 : 200;
 		res->body = jsonx_dump(reply);
 	} else {
