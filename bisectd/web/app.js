@@ -22,6 +22,7 @@ const state = {
 	mode: 'off',
 	token: null,          // the API token writes send (sessionStorage, or localStorage when remembered)
 	role: null,           // its role, as GET /api/v1/whoami says
+	open: false,          // bisectd checks no tokens (auth: none)
 };
 
 const TOKEN_KEY = 'bisectd.token';
@@ -84,11 +85,11 @@ const errorOf = (a) => (a.body && a.body.error) || `HTTP ${a.status}`;
 
 /* --- the token: read-only without one ------------------------------------ */
 
-const canWrite = () => state.role === 'admin' || state.role === 'submit';
+const canWrite = () => state.open || state.role === 'admin' || state.role === 'submit';
 
 function renderAuth() {
-	$('#auth-who').textContent = state.role ? `token: ${state.role}` : 'read-only';
-	$('#token-ask').hidden = !!state.role;
+	$('#auth-who').textContent = state.open ? 'no tokens (auth: none)' : state.role ? `token: ${state.role}` : 'read-only';
+	$('#token-ask').hidden = !!state.role || state.open;
 	$('#token-forget').hidden = !state.token;
 	$('#submit-form').hidden = !canWrite();
 	$('#submit-locked').hidden = canWrite();
@@ -107,6 +108,14 @@ async function useToken(tok, remember) {
 	state.token = tok;
 	const a = await api('GET', '/api/v1/whoami').catch((e) => ({ status: 0, body: { error: e.message } }));
 	const role = a.status === 200 && a.body ? a.body.role : null;
+	if (a.status === 200 && !role) {  // auth: none: no token needed
+		state.token = null;
+		state.open = true;
+		$('#token-form').hidden = true;
+		renderAuth();
+		render();
+		return true;
+	}
 	if (a.status !== 200 || (role !== 'admin' && role !== 'submit')) {
 		state.token = old;
 		askToken(a.status === 200 ? `this token is role ${role}: submitting needs submit or admin` :
@@ -560,6 +569,16 @@ function main() {
 	renderAuth();
 	const kept = sessionStorage.getItem(TOKEN_KEY) || localStorage.getItem(TOKEN_KEY);
 	if (kept) useToken(kept, false).then((ok) => { if (!ok) forgetToken(); });
+	else {
+		// Without a token whoami answers 401, unless bisectd checks none (auth: none): then the page may write.
+		api('GET', '/api/v1/whoami').then((a) => {
+			if (a.status === 200 && a.body && !a.body.role) {
+				state.open = true;
+				renderAuth();
+				render();
+			}
+		}).catch(() => {});
+	}
 	document.addEventListener('click', (ev) => {
 		const b = ev.target.closest('button[data-cancel]');
 		if (b) cancelJob(Number(b.dataset.cancel), state.jobId ? $('#job-error') : $('#submit-error'));
