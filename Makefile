@@ -9,7 +9,7 @@
 #   make WERROR=1   warnings are errors (CI)
 
 CC       ?= cc
-PKGS     := libcurl sqlite3 libgit2 yaml-0.1 libmicrohttpd jansson
+PKGS     := libcurl sqlite3 libgit2 yaml-0.1 libmicrohttpd jansson gnutls
 SANITIZE ?=
 WERROR   ?=
 PROVE_FLAGS ?= -v
@@ -50,15 +50,15 @@ endif
 WL_SRC  := agents/workloads/workload.c agents/workloads/command.c agents/workloads/iperf3.c \
            agents/workloads/pktgen.c agents/workloads/netparse.c agents/boot/methods.c
 LIB_SRC := $(WL_SRC) $(addprefix bisectd/lib/,err.c log.c run.c conf.c yamltree.c jsonx.c stats.c \
-           store.c store_jobs.c store_tasks.c store_results.c store_agents.c store_dash.c schema_sql.c repo.c \
+           store.c store_jobs.c store_tasks.c store_results.c store_agents.c store_tokens.c store_dash.c schema_sql.c repo.c \
            policy.c bisect.c client.c util.c rng.c gitx.c kconfig.c taskwire.c \
-           plot.c plot_gp.c store_charts.c csv.c store_export.c)
+           plot.c plot_gp.c store_charts.c csv.c store_export.c token.c)
 COORD_SRC := $(addprefix bisectd/daemon/,coord.c coord_mirror.c coord_jobs.c coord_steps.c \
            coord_engine.c coord_split.c coord_tasks.c coord_intake.c coord_report.c coord_agents.c coord_dash.c \
            coord_charts.c coord_mail.c coord_export.c coord_live.c)
 # The dashboard: its routes, its event streams, its files (generated from bisectd/web/).
 WEB_SRC := $(addprefix bisectd/daemon/,web.c events.c web_assets.c)
-D_SRC   := $(addprefix bisectd/daemon/,bisectd.c http.c http_wait.c api.c api_req.c) $(COORD_SRC) $(WEB_SRC)
+D_SRC   := $(addprefix bisectd/daemon/,bisectd.c http.c http_wait.c api.c api_req.c auth.c) $(COORD_SRC) $(WEB_SRC)
 CTL_SRC := bisectd/cli/bisectctl.c
 BOOT_SRC := agents/boot/boot.c agents/boot/none.c agents/boot/qemu.c
 AG_SRC  := agents/agent.c agents/worktree.c agents/initramfs.c agents/qemu.c agents/kbuild.c \
@@ -118,9 +118,12 @@ $(BUILD)/tests/test_initramfs: $(call obj,agents/initramfs.c)
 $(BUILD)/tests/test_kbuild: $(call obj,agents/kbuild.c agents/kconfig_apply.c)
 $(BUILD)/tests/test_kconfig: $(call obj,agents/kconfig_apply.c)
 # the API's routes and request checks, against a coordinator of stubs
-$(BUILD)/tests/test_api: $(call obj,bisectd/daemon/api.c bisectd/daemon/api_req.c bisectd/daemon/http_wait.c $(WEB_SRC))
+$(BUILD)/tests/test_api: $(call obj,bisectd/daemon/api.c bisectd/daemon/api_req.c bisectd/daemon/http_wait.c \
+			    bisectd/daemon/auth.c $(WEB_SRC))
 # the HTTP server and its parking lot, on loopback
 $(BUILD)/tests/test_http: $(call obj,bisectd/daemon/http.c bisectd/daemon/http_wait.c)
+# tokens, roles, bindings and limits, against a real store and stubbed requests
+$(BUILD)/tests/test_auth: $(call obj,bisectd/daemon/auth.c)
 
 # tests/t0100-qemu-boot.sh drives the qemu boot method through this helper.
 QEMU_HELPER := $(BUILD)/tests/qemu-boot
@@ -167,7 +170,7 @@ $(BUILD)/tests/test_sim: $(call obj,tests/bench/sim.c tests/bench/trace.c)
 # --- packages -------------------------------------------------------------
 
 DEB_PKGS := build-essential pkg-config git libcurl4-openssl-dev libsqlite3-dev \
-            libgit2-dev libyaml-dev libmicrohttpd-dev libjansson-dev \
+            libgit2-dev libyaml-dev libmicrohttpd-dev libjansson-dev libgnutls28-dev \
             libcmocka-dev gnuplot-nox python3 python3-scipy perl curl sqlite3 \
             util-linux procps flex bison bc \
             qemu-system-x86 busybox-static iperf3 cpio iproute2 linux-image-amd64

@@ -32,6 +32,7 @@
 #include "log.h"
 #include "run.h"
 #include "taskwire.h"
+#include "token.h"
 #include "util.h"
 #include "workload.h"
 #include "worktree.h"
@@ -398,6 +399,80 @@ static int abandoned(struct agent *a, const struct task *t)
 }
 
 /* --- the coordinator --------------------------------------------------------- */
+
+/* Enrols with the enrolment token once: the coordinator answers with this agent's own, kept in path. */
+static int enrol(struct agent *a, char **out, const char *path)
+{
+	struct client *c = client_new(a->conf.coordinator);
+	json_t *body = json_pack("{s:s}", "name", a->conf.name);
+	long backoff = BACKOFF_FIRST_MS;
+	char *etok = NULL;
+	int rc = token_read_file(&etok, a->conf.enrol_token_file);
+
+	*out = NULL;
+	if (rc < 0)
+		fatal("enrol_token_file: %s", err_msg());
+	client_set_token(c, etok);
+	while (!stopping) {
+		json_t *reply = NULL;
+		long status = 0;
+		const char *tok;
+
+		rc = client_request(&reply, &status, c, "POST", "/api/v1/agents/enrol", body, REQUEST_TIMEOUT_S);
+		tok = json_string_value(json_object_get(reply, "token"));
+		if (rc == 0 && status == 201 && tok) {
+			char *line = xasprintf("%s\n", tok);
+
+			if (token_write_file(path, line, strlen(line)) < 0)
+				fatal("enrolled as '%s', but cannot keep the token: %s (an admin must revoke it: "
+				      "bisectctl token list, token revoke ID)", a->conf.name, err_msg());
+			free(line);
+			log_info("enrolled as '%s' with %s: its token is in %s", a->conf.name, a->conf.coordinator, path);
+			*out = xstrdup(tok);
+			json_decref(reply);
+			break;
+		}
+		if (rc == 0 && status >= 400 && status < 500 && status != 429)
+			fatal("enrolling as '%s' with %s: HTTP %ld: %s", a->conf.name, a->conf.coordinator, status,
+			      client_error_text(reply, status));
+		log_warn("enrol: %s; retrying", rc ? err_msg() : client_error_text(reply, status));
+		json_decref(reply);
+		nap(a, backoff);
+		backoff = backoff_next(backoff);
+	}
+	json_decref(body);
+	free(etok);
+	client_free(c);
+	return *out ? 0 : ERR_FAIL;
+}
+
+/*
+ * The token this agent sends: token_file when the config names one, else
+ * workdir/agent.token, made by enrolling (enrol_token_file) the first
+ * time. Neither: no token (a coordinator with auth: none).
+ */
+static int load_token(struct agent *a)
+{
+	char *path = a->conf.token_file ? xstrdup(a->conf.token_file) : xasprintf("%s/agent.token", a->conf.workdir);
+	char *tok = NULL;
+	int rc = token_read_file(&tok, path);
+
+	if (rc == ERR_NOTFOUND && !a->conf.token_file && a->conf.enrol_token_file)
+		rc = enrol(a, &tok, path);
+	else if (rc == ERR_NOTFOUND && !a->conf.token_file) {
+		log_info("no token (%s) and no enrol_token_file: calling the coordinator without one", path);
+		rc = 0;
+	} else if (rc < 0) {
+		fatal("%s", err_msg());
+	}
+	if (tok) {
+		client_set_token(a->cl, tok);
+		client_set_token(a->hb_cl, tok);
+	}
+	free(tok);
+	free(path);
+	return rc;
+}
 
 /* Registers, retrying while the coordinator cannot be reached. */
 static int register_agent(struct agent *a)
@@ -1302,7 +1377,7 @@ int main(int argc, char **argv)
 		 a.conf.measure_lock ? ", measure lock " : "",
 		 a.conf.measure_lock ? a.conf.measure_lock : "");
 
-	if (register_agent(&a) == 0) {
+	if (load_token(&a) == 0 && register_agent(&a) == 0) {
 		if (pthread_create(&hb_thread, NULL, heartbeat_main, &a))
 			fatal("cannot start a thread");
 		/* Nothing lost: what a crash left in the spool goes first. */

@@ -28,6 +28,7 @@ snapshot() { sqlite3 "$LAB/bisectd.db" .dump | md5sum; }
 # One good job first, so that the store is not empty.
 out=$(api POST /api/v1/jobs '{"repo":"demo","good":"v1","bad":"main","workload":"bench"}')
 like "$out" '^201 .*"state": *"queued"' "a valid job is created (201)"
+GHOST=$(lab_agent_token ghost)
 before=$(snapshot)
 
 # check STATUS REGEX DESCRIPTION BODY
@@ -67,9 +68,9 @@ check 400 "'bad'" "a wrong type" '{"repo":"demo","good":"v1","bad":7,"workload":
 big=$(head -c 6000 /dev/zero | tr '\0' 'x')
 check 413 "too large" "a body over the bound" "{\"repo\":\"$big\"}"
 
-out=$(api POST /api/v1/tasks/999/result '{"agent":"ghost","attempt":1,"status":"ok","samples":[{"value":1}]}')
+out=$(API_TOKEN=$GHOST api POST /api/v1/tasks/999/result '{"agent":"ghost","attempt":1,"status":"ok","samples":[{"value":1}]}')
 like "$out" '^404 .*not registered' "a result from an unknown agent: 404"
-out=$(api POST /api/v1/agents/ghost/claim '')
+out=$(API_TOKEN=$GHOST api POST /api/v1/agents/ghost/claim '')
 like "$out" '^404 .*not registered' "a claim from an unknown agent: 404"
 out=$(api GET /api/v1/jobs/12345)
 like "$out" '^404 .*does not exist' "an unknown job: 404"

@@ -3,7 +3,8 @@
 # loopback run a job whose build and runs are slowed down enough to be
 # watched; Debian's chromium, driven by playwright-core
 # (tests/browser/dashboard.mjs), loads the dashboard while it runs, sees
-# an agent change phase and the job's runs move without a reload, submits
+# an agent change phase and the job's runs move without a reload, is
+# read-only until it is given a token (a wrong one refused), submits
 # a job with a bad ref and sees the API's message, opens the job page and
 # its chart, and cancels the job. The screenshots are kept (the path is
 # printed). Skipped only where chromium cannot be had.
@@ -63,6 +64,7 @@ heartbeat: 1
 poll_wait: 2
 cpu: $cpu
 measure_lock: $LAB/measure.lock
+enrol_token_file: $LAB/enrol.token
 EOC
 	"$BUILD/bisect-agent" -f "$LAB/$a.yaml" > "$LAB/$a.log" 2>&1 &
 	LAB_PIDS="$LAB_PIDS $!"
@@ -83,7 +85,7 @@ fi
 like "$(curl -sS -m 3 -N "$LAB_URL/api/v1/events" 2>/dev/null | head -c 4000)" 'event: snapshot' \
 	"GET /api/v1/events starts with a snapshot"
 
-# The browser's checks, turned into TAP here.
+# The browser's checks, turned into TAP here; BISECTD_TOKEN (lab.sh's admin token) is the one it types in.
 CHROMIUM="$CHROMIUM" node "$TOP/tests/browser/dashboard.mjs" "$LAB_URL" 1 "$SHOTS" > "$LAB/browser.out" 2>&1
 brc=$?
 while IFS= read -r line; do

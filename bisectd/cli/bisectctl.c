@@ -17,6 +17,7 @@
 
 #include "client.h"
 #include "err.h"
+#include "token.h"
 #include "util.h"
 
 /* Exit status: what a script needs to tell apart. */
@@ -38,6 +39,7 @@ enum {
 
 static const char *server;
 static const char *ca_file;     /* --ca-file, else $BISECTD_CA; NULL: the system's CA store */
+static const char *token_file;   /* --token-file; else $BISECTD_TOKEN */
 static int opt_json;
 static struct client *cl;
 
@@ -234,9 +236,23 @@ static int check_server(const char *s)
 
 static struct client *get_client(void)
 {
-	if (!cl) {
-		cl = client_new(server);
-		client_set_ca_file(cl, ca_file);
+	const char *env = getenv("BISECTD_TOKEN");
+	char *tok = NULL;
+	int rc;
+
+	if (cl)
+		return cl;
+	cl = client_new(server);
+	client_set_ca_file(cl, ca_file);
+	if (token_file) {
+		if ((rc = token_read_file(&tok, token_file)) < 0) {
+			fprintf(stderr, "bisectctl: --token-file: %s\n", err_msg());
+			exit(RC_USAGE);
+		}
+		client_set_token(cl, tok);
+		free(tok);
+	} else if (env && *env) {
+		client_set_token(cl, env);
 	}
 	return cl;
 }
@@ -866,7 +882,8 @@ static int parse_interval(double *out, const struct cmd *c, const char *s)
 	{ "help", no_argument, NULL, 'h' }, \
 	{ "json", no_argument, NULL, 'J' }, \
 	{ "server", required_argument, NULL, 'S' }, \
-	{ "ca-file", required_argument, NULL, OPT_CA_FILE }
+	{ "ca-file", required_argument, NULL, OPT_CA_FILE }, \
+	{ "token-file", required_argument, NULL, 'K' }
 
 /* Handles what getopt_long returned for the common options; -1 when not one. */
 static int common_opt(const struct cmd *c, int opt, char **argv, int *done)
@@ -886,6 +903,9 @@ static int common_opt(const struct cmd *c, int opt, char **argv, int *done)
 		return *done ? RC_USAGE : RC_OK;
 	case OPT_CA_FILE:
 		ca_file = optarg;
+		return RC_OK;
+	case 'K':
+		token_file = optarg;
 		return RC_OK;
 	case ':':
 		*done = 1;
@@ -1431,6 +1451,142 @@ static int cmd_agents(int argc, char **argv)
 	return RC_OK;
 }
 
+/* --- tokens (admin) ------------------------------------------------------ */
+
+static int token_create(const struct cmd *c, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "role", required_argument, NULL, 'r' },
+		{ "agent", required_argument, NULL, 'a' },
+		{ "note", required_argument, NULL, 'n' },
+		COMMON_LONGOPTS,
+		{ NULL, 0, NULL, 0 }
+	};
+	const char *role = NULL, *agent = NULL, *note = NULL;
+	json_t *body, *reply = NULL;
+	int opt, rc, done;
+
+	while ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'r': role = optarg; break;
+		case 'a': agent = optarg; break;
+		case 'n': note = optarg; break;
+		default:
+			rc = common_opt(c, opt, argv, &done);
+			if (done || rc != RC_OK)
+				return rc < 0 ? RC_USAGE : rc;
+		}
+	}
+	if (optind < argc)
+		return usage_error(c, "unexpected argument '%s'", argv[optind]);
+	if (!role)
+		return usage_error(c, "token create needs --role admin, submit or agent");
+	body = json_pack("{s:s}", "role", role);
+	if (agent)
+		json_object_set_new(body, "agent", json_string(agent));
+	if (note)
+		json_object_set_new(body, "note", json_string(note));
+	rc = api(&reply, "POST", "/api/v1/tokens", body);
+	json_decref(body);
+	if (rc != RC_OK)
+		return rc;
+	if (opt_json) {
+		print_json(reply, JSON_INDENT(2));
+	} else {
+		printf("%s\n", jstr_or(reply, "token", ""));
+		fprintf(stderr, "token %lld (bd_%s_...), role %s%s%s: shown this once, keep it in a file of mode "
+			"0600\n", jint(reply, "id", 0), jstr_or(reply, "prefix", "?"), jstr_or(reply, "role", "?"),
+			agent ? ", agent " : !strcmp(role, "agent") ? ", an enrolment token" : "", agent ? agent : "");
+	}
+	json_decref(reply);
+	return RC_OK;
+}
+
+static void time_cell(char *buf, size_t n, long long t)
+{
+	if (t > 0) {
+		fmt_duration(buf, n - 4, now_unix() - t);
+		strcat(buf, " ago");
+	} else {
+		snprintf(buf, n, "never");
+	}
+}
+
+static int token_list(const struct cmd *c, int argc, char **argv)
+{
+	struct table t = { 8, 0, 0, NULL };
+	json_t *reply = NULL, *tokens;
+	int rc = fetch_list(&reply, &tokens, c, argc, argv, "/api/v1/tokens", "tokens");
+
+	if (!tokens)
+		return rc;
+	table_row(&t, (const char *const[]){ "ID", "PREFIX", "ROLE", "AGENT", "CREATED", "LAST USED", "STATE",
+					      "NOTE" });
+	for (size_t i = 0; i < json_array_size(tokens); i++) {
+		json_t *k = json_array_get(tokens, i);
+		char id[24], prefix[24], created[48], used[48];
+		const char *role = jstr_or(k, "role", "?");
+
+		snprintf(id, sizeof(id), "%lld", jint(k, "id", 0));
+		snprintf(prefix, sizeof(prefix), "bd_%s", jstr_or(k, "prefix", "?"));
+		time_cell(created, sizeof(created), jint(k, "created", 0));
+		time_cell(used, sizeof(used), jint(k, "last_used", 0));
+		table_row(&t, (const char *const[]){ id, prefix, role,
+			jstr(k, "agent") ? jstr(k, "agent") : !strcmp(role, "agent") ? "(enrolment)" : "-",
+			created, used, jint(k, "revoked", 0) ? "revoked" : "live", jstr(k, "note") });
+	}
+	table_print(&t);
+	table_release(&t);
+	json_decref(reply);
+	return RC_OK;
+}
+
+static int token_revoke(const struct cmd *c, int argc, char **argv)
+{
+	json_t *reply = NULL;
+	char path[64];
+	static const struct option longopts[] = { COMMON_LONGOPTS, { NULL, 0, NULL, 0 } };
+	long id;
+	int opt, rc, done;
+
+	while ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+		rc = common_opt(c, opt, argv, &done);
+		if (done || rc != RC_OK)
+			return rc < 0 ? RC_USAGE : rc;
+	}
+	if (optind + 1 != argc)
+		return usage_error(c, optind >= argc ? "token revoke needs the token's ID (token list shows it)" :
+				   "unexpected argument '%s'", argv[argc - 1]);
+	if (parse_long(&id, argv[optind], 1, 0x7fffffffL) < 0)
+		return usage_error(c, "bad token id '%s' (the number token list shows)", argv[optind]);
+	snprintf(path, sizeof(path), "/api/v1/tokens/%ld/revoke", id);
+	if ((rc = api(&reply, "POST", path, NULL)) != RC_OK)
+		return rc;
+	if (opt_json)
+		print_json(reply, JSON_INDENT(2));
+	else
+		printf("token %ld revoked\n", id);
+	json_decref(reply);
+	return RC_OK;
+}
+
+static int cmd_token(int argc, char **argv)
+{
+	const struct cmd *c = find_cmd("token");
+
+	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+		print_usage(argc < 2 ? stderr : stdout, c);
+		return argc < 2 ? RC_USAGE : RC_OK;
+	}
+	if (!strcmp(argv[1], "create"))
+		return token_create(c, argc - 1, argv + 1);
+	if (!strcmp(argv[1], "list"))
+		return token_list(c, argc - 1, argv + 1);
+	if (!strcmp(argv[1], "revoke"))
+		return token_revoke(c, argc - 1, argv + 1);
+	return usage_error(c, "unknown token command '%s' (create, list or revoke)", argv[1]);
+}
+
 static void print_main_usage(FILE *f);
 
 static int cmd_help(int argc, char **argv)
@@ -1524,6 +1680,16 @@ static const struct cmd commands[] = {
 	  "temporary beside it, renamed), never when bisectd refused or failed.\n"
 	  "Exits 2 when bisectd refused (an unknown job or chart, a job with nothing\n"
 	  "to draw yet: 409), 3 when it failed (gnuplot missing or past its deadline).\n" },
+	{ "token", cmd_token, "create --role R [--agent NAME] [--note TEXT] | list | revoke ID",
+	  "make, list and revoke API tokens (an admin's)",
+	  "Tokens (docs/API.md, Authentication) have a role: admin (everything, and\n"
+	  "tokens), submit (submit and cancel jobs) or agent. An agent token with\n"
+	  "--agent NAME acts as that agent only; one without is an enrolment token,\n"
+	  "which an agent uses once to get its own (enrol_token_file, docs/LAB.md).\n\n"
+	  "  create   prints the new token on stdout, once: bisectd keeps its hash only\n"
+	  "  list     id, prefix (the token's public part), role, agent, when made and\n"
+	  "           last used, live or revoked, note\n"
+	  "  revoke   the token stops working at once\n" },
 	{ "help", cmd_help, "[COMMAND]", "show this help, or a command's", NULL },
 };
 
@@ -1537,13 +1703,15 @@ static const struct cmd *find_cmd(const char *name)
 
 static void print_main_usage(FILE *f)
 {
-	fputs("usage: bisectctl [--server URL] [--ca-file PEM] [--json] COMMAND [ARGS]\n\ncommands:\n", f);
+	fputs("usage: bisectctl [--server URL] [--ca-file PEM] [--token-file F] [--json] COMMAND [ARGS]\n\ncommands:\n", f);
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		fprintf(f, "  %-7s %s\n", commands[i].name, commands[i].summary);
 	fputs("\noptions:\n"
 	      "  --server URL  bisectd's address (default: $BISECTD_URL, else " DEFAULT_SERVER ")\n"
 	      "  --ca-file PEM https: trust this CA for bisectd's certificate (default: $BISECTD_CA,\n"
 	      "                else the system's store); the server is always verified\n"
+	      "  --token-file F  the API token to send, from file F (default: $BISECTD_TOKEN);\n"
+	      "                writes need one (docs/API.md, Authentication)\n"
 	      "  --json        print the API's JSON instead of text\n"
 	      "  -h, --help    show this help; 'bisectctl COMMAND --help' shows a command's\n"
 	      "\nexit status: 0 success (a job that ended done), 1 the job failed, was\n"
@@ -1557,6 +1725,7 @@ int main(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "server", required_argument, NULL, 'S' },
 		{ "ca-file", required_argument, NULL, OPT_CA_FILE },
+		{ "token-file", required_argument, NULL, 'K' },
 		{ "json", no_argument, NULL, 'J' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
@@ -1576,6 +1745,7 @@ int main(int argc, char **argv)
 		switch (opt) {
 		case 'S': server = optarg; break;
 		case OPT_CA_FILE: ca_file = optarg; break;
+		case 'K': token_file = optarg; break;
 		case 'J': opt_json = 1; break;
 		case 'h':
 			print_main_usage(stdout);

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "api.h"
+#include "auth.h"
 #include "err.h"
 #include "jsonx.h"
 #include "log.h"
@@ -14,6 +15,13 @@
 /* The longest claim wait; conf.c's idle_timeout must be longer. */
 #define MAX_WAIT_S 60
 #define MAX_SEG 6
+
+static struct auth *api_auth;  /* set before the server starts, read only after */
+
+void api_set_auth(struct auth *a)
+{
+	api_auth = a;
+}
 
 static int status_of(int code)
 {
@@ -69,6 +77,48 @@ static int body_json(json_t **req, const struct http_request *r)
 		return 0;
 	}
 	return jsonx_parse_object(req, r->body, r->body_len, (size_t)-1);
+}
+
+/* What a route of /api/v1 needs of its caller (docs/API.md, "Authentication"). */
+static enum auth_need route_need(char **seg, int n, int post)
+{
+	int tokens = n >= 3 && !strcmp(seg[2], "tokens");
+
+	if (!post && n == 3 && !strcmp(seg[2], "whoami"))
+		return AUTH_ANY;
+	if (!post)
+		return tokens ? AUTH_ADMIN : AUTH_READ;
+	if (tokens)
+		return AUTH_ADMIN;
+	if (n >= 3 && !strcmp(seg[2], "jobs"))
+		return AUTH_SUBMIT;
+	if (n == 4 && !strcmp(seg[2], "agents") && !strcmp(seg[3], "enrol"))
+		return AUTH_ENROL;
+	if (n >= 3 && (!strcmp(seg[2], "agents") || !strcmp(seg[2], "tasks")))
+		return AUTH_AGENT;
+	return AUTH_ANY;
+}
+
+/* A string field of the body for the binding checks, or NULL (the request checks then refuse it). */
+static const char *body_str(json_t *req, const char *key)
+{
+	return json_string_value(json_object_get(req, key));
+}
+
+/* An agent token acts only as its agent, and uploads only for its own leases: 0 or the status. */
+static int check_binding(const struct auth_who *who, char **seg, int n, json_t *req)
+{
+	const char *name;
+	long long id;
+
+	if (n == 4 && !strcmp(seg[2], "agents") && !strcmp(seg[3], "register"))
+		return (name = body_str(req, "name")) ? auth_as_agent(who, name) : 0;
+	if (n == 5 && !strcmp(seg[2], "agents"))
+		return auth_as_agent(who, seg[3]);
+	if (n == 5 && !strcmp(seg[2], "tasks") && (name = body_str(req, "agent")) && !parse_id(&id, seg[3]))
+		return auth_for_task(api_auth, who, name, id,
+				     (long long)json_integer_value(json_object_get(req, "attempt")));
+	return 0;
 }
 
 /* The bodies that come with a request, validated at the edge before the coordinator sees them. */
@@ -221,17 +271,26 @@ void api_handle(struct http_response *res, const struct http_request *r, void *a
 	struct chart_reply chart = { NULL, 0, NULL };
 	int post = !strcmp(r->method, "POST"), get = !strcmp(r->method, "GET");
 	json_t *req = NULL, *reply = NULL;
+	struct auth_who who;
+	int denied, created = 0;
 	char *text = NULL;
 	const char *ctype = "text/plain; charset=utf-8";
 	int n, rc = ERR_NOTFOUND, routed = 1;
 	long long id = 0;
 
 	err_clear();
+	memset(&who, 0, sizeof(who));
 	if (r->body_too_large) {
 		reply_error(res, 413, "request body too large");
 		goto out;
 	}
 	n = split(seg, path);
+	/* Every write is checked, and reads of the API when the config says so; the dashboard's files are open. */
+	if ((post || get) && (post || (n >= 2 && !strcmp(seg[0], "api"))) &&
+	    (denied = auth_check(&who, &res->retry_after, api_auth, r, route_need(seg, n, post)))) {
+		reply_error(res, denied, err_msg());
+		goto out;
+	}
 	/* The dashboard (web.c): its page, its files and the event stream. */
 	if (get && web_route(&rc, res, r, s, seg, n)) {
 		if (rc)
@@ -244,7 +303,28 @@ void api_handle(struct http_response *res, const struct http_request *r, void *a
 	}
 	if (post && (rc = body_json(&req, r)))
 		goto fail;
-	if (!strcmp(seg[2], "jobs")) {
+	if (post && (denied = check_binding(&who, seg, n, req))) {
+		reply_error(res, denied, err_msg());
+		goto out;
+	}
+	if (!strcmp(seg[2], "whoami")) {
+		if (n == 3 && get) {
+			reply = json_pack("{s:s?, s:s?}", "role", who.open || !who.role[0] ? NULL : who.role,
+					  "agent", who.agent[0] ? who.agent : NULL);
+			rc = 0;
+		} else {
+			routed = 0;
+		}
+	} else if (!strcmp(seg[2], "tokens")) {
+		if (n == 3 && get)
+			rc = auth_token_list(api_auth, &reply);
+		else if (n == 3 && post)
+			rc = auth_token_create(api_auth, &reply, req);
+		else if (n == 5 && post && !strcmp(seg[4], "revoke"))
+			rc = parse_id(&id, seg[3]) ? ERR_NOTFOUND : auth_token_revoke(api_auth, &reply, id);
+		else
+			routed = 0;
+	} else if (!strcmp(seg[2], "jobs")) {
 		if (n == 3 && get)
 			rc = coord_job_list(s, &reply);
 		else if (n == 3 && post)
@@ -268,6 +348,8 @@ void api_handle(struct http_response *res, const struct http_request *r, void *a
 			rc = coord_agent_list(s, &reply);
 		else if (n == 4 && post && !strcmp(seg[3], "register"))
 			rc = agent_register(s, &reply, req);
+		else if (n == 4 && post && !strcmp(seg[3], "enrol"))
+			rc = auth_enrol(api_auth, &reply, req);
 		else if (n == 5 && post && !strcmp(seg[4], "heartbeat"))
 			rc = agent_heartbeat(s, &reply, seg[3], req);
 		else if (n == 5 && post && !strcmp(seg[4], "claim")) {
@@ -297,6 +379,8 @@ void api_handle(struct http_response *res, const struct http_request *r, void *a
 	}
 	if (rc)
 		goto fail;
+	/* Only a request that was served counts as a use: a refused one leaves the store as it was. */
+	auth_touch(api_auth, &who);
 	if (chart.body) {
 		res->status = 200;
 		res->content_type = chart.type;
@@ -309,7 +393,10 @@ void api_handle(struct http_response *res, const struct http_request *r, void *a
 		res->body = text;
 		text = NULL;
 	} else if (reply) {
-		res->status = post && !strcmp(seg[2], "jobs") && n == 3 ? 201 : 200;
+		/* What a POST makes: a job, a token, an enrolled agent's token. */
+		created = post && ((n == 3 && (!strcmp(seg[2], "jobs") || !strcmp(seg[2], "tokens"))) ||
+				   (n == 4 && !strcmp(seg[2], "agents") && !strcmp(seg[3], "enrol")));
+		res->status = created ? 201 : 200;
 		res->body = jsonx_dump(reply);
 	} else {
 		res->status = 204;  /* a long poll that found nothing */

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "api.h"
+#include "auth.h"
 #include "conf.h"
 #include "err.h"
 #include "events.h"
@@ -69,9 +70,7 @@ static unsigned raise_nofile(unsigned want)
 
 /*
  * Says so at start when bisectd is reachable beyond this host without
- * protection. Each check of the listening side goes here: TLS now; the
- * authentication part adds its own (tokens, "auth: none") to this one
- * function.
+ * protection: without TLS, and with "auth: none".
  */
 static void warn_exposure(const struct conf_bisectd *conf)
 {
@@ -80,6 +79,9 @@ static void warn_exposure(const struct conf_bisectd *conf)
 	if (!conf->tls_cert)
 		log_warn("listening on %s beyond loopback without TLS: anyone on the path can read and change "
 			 "what agents are sent (set tls_cert and tls_key, see docs/LAB.md)", conf->listen);
+	if (conf->auth.none)
+		log_warn("auth: none, listening on %s beyond loopback: anyone who reaches it can submit, cancel "
+			 "and act as any agent (remove auth: none, see docs/API.md)", conf->listen);
 }
 
 static void usage(FILE *f)
@@ -100,6 +102,7 @@ int main(int argc, char **argv)
 	struct coord *s = NULL;
 	struct http_server *srv = NULL;
 	struct http_config hc = { 0 };
+	struct auth *auth = NULL;
 	struct sigaction sa;
 	int check = 0, verbose = 0, opt, lvl;
 
@@ -146,6 +149,9 @@ int main(int argc, char **argv)
 
 	if (store_open(&st, conf.database))
 		fatal("%s", err_msg());
+	if (auth_new(&auth, &conf))
+		fatal("%s", err_msg());
+	api_set_auth(auth);
 	coord_new(&s, &conf, st);
 	if (coord_sync_conf(s))
 		fatal("%s", err_msg());
@@ -173,6 +179,7 @@ int main(int argc, char **argv)
 	events_shutdown();
 	http_stop(srv);
 	coord_free(s);
+	auth_free(auth);
 	store_close(st);
 	conf_bisectd_release(&conf);
 	return 0;

@@ -81,17 +81,40 @@ int coord_agent_register(struct coord *s, json_t **reply, const struct register_
 	return 0;
 }
 
-int coord_agent_seen(struct coord *s, long long *id, char ***labels, const char *name, int claim, int *appeared)
+static int agent_lookup(struct coord *s, struct agent *a, const char *name)
 {
-	long long now = (long long)now_unix();
-	struct agent a;
 	int rc;
 
 	if (!is_valid_name(name))
 		return err_set(ERR_INVALID, "agent name must be 1-64 of [A-Za-z0-9._-]");
-	rc = store_agent_get(&a, s->st, name);
+	rc = store_agent_get(a, s->st, name);
 	if (rc == ERR_NOTFOUND)
 		return err_set(ERR_NOTFOUND, "agent '%s' is not registered: POST /api/v1/agents/register first", name);
+	return rc;
+}
+
+int coord_agent_find(struct coord *s, long long *id, char ***labels, const char *name)
+{
+	struct agent a;
+	int rc = agent_lookup(s, &a, name);
+
+	if (rc)
+		return rc;
+	*id = a.id;
+	if (labels) {
+		*labels = a.labels;
+		a.labels = NULL;
+	}
+	store_agent_release(&a);
+	return 0;
+}
+
+int coord_agent_seen(struct coord *s, long long *id, char ***labels, const char *name, int claim, int *appeared)
+{
+	long long now = (long long)now_unix();
+	struct agent a;
+	int rc = agent_lookup(s, &a, name);
+
 	if (rc)
 		return rc;
 	*id = a.id;
@@ -103,7 +126,13 @@ int coord_agent_seen(struct coord *s, long long *id, char ***labels, const char 
 		*appeared = a.retired || a.last_claim < now - s->conf->lease_seconds;
 	rc = a.retired ? coord_event(s, 0, "agent", "%s is back (retired at %lld)", a.name, a.retired) : 0;
 	store_agent_release(&a);
-	return rc ? rc : store_agent_seen(s->st, *id, now, claim);
+	if (rc == 0)
+		rc = store_agent_seen(s->st, *id, now, claim);
+	if (rc && labels) {
+		strv_free(*labels);
+		*labels = NULL;
+	}
+	return rc;
 }
 
 int coord_agent_heartbeat(struct coord *s, json_t **reply, const char *name, const struct heartbeat_request *req)

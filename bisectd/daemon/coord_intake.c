@@ -106,17 +106,22 @@ int coord_task_result(struct coord *s, json_t **reply, long long task_id, const 
 {
 	struct task t = { 0 };
 	long long agent, n;
-	int rc;
+	int rc, seen;
 
 	*reply = NULL;
 	pthread_mutex_lock(&s->lock);
-	if ((rc = coord_agent_seen(s, &agent, NULL, req->agent, 1, NULL)))
+	/* Seen only once the upload is taken: a refused one leaves the store as it was. */
+	if ((rc = coord_agent_find(s, &agent, NULL, req->agent)))
 		goto unlock;
 	if ((rc = store_task_get(&t, s->st, task_id)))
 		goto unlock;
 	if (store_task_nr_samples(&n, s->st, task_id, req->attempt))
 		n = 0;
-	if ((rc = check_task(&t, req, agent, n)) == 1) {
+	if ((rc = check_task(&t, req, agent, n)) >= 0 && (seen = store_agent_seen(s->st, agent, (long long)now_unix(), 1))) {
+		rc = seen;
+		goto unlock;
+	}
+	if (rc == 1) {
 		rc = 0;
 		*reply = json_pack("{s:b, s:b}", "ok", 1, "duplicate", 1);
 		goto unlock;

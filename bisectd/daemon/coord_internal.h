@@ -120,6 +120,8 @@ void coord_dash_job(struct coord *s, json_t *job, long long id, int full);
  * (unless NULL) is 1 when it did not count for a step before.
  */
 int coord_agent_seen(struct coord *s, long long *id, char ***labels, const char *name, int claim, int *appeared);
+/* The same without marking it seen: a request it may yet be refused leaves the store as it was. */
+int coord_agent_find(struct coord *s, long long *id, char ***labels, const char *name);
 
 /* coord_intake.c: a task that could not be done goes back to the queue, or after the last attempt skips its commit. */
 int coord_task_retry(struct coord *s, long long task, long long job, int idx, long long attempt, const char *why);

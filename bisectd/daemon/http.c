@@ -129,6 +129,12 @@ static enum MHD_Result respond(struct MHD_Connection *conn, struct http_response
 	/* A stream goes out as it comes: asks proxies such as nginx not to buffer it. */
 	if (streamed)
 		MHD_add_response_header(r, "X-Accel-Buffering", "no");
+	if (res->retry_after > 0) {
+		char ra[16];
+
+		snprintf(ra, sizeof(ra), "%d", res->retry_after);
+		MHD_add_response_header(r, "Retry-After", ra);
+	}
 	ret = MHD_queue_response(conn, (unsigned)res->status, r);
 	MHD_destroy_response(r);
 	return ret;
@@ -441,4 +447,21 @@ void http_stop(struct http_server *srv)
 const char *http_query(const struct http_request *req, const char *key)
 {
 	return MHD_lookup_connection_value(req->conn, MHD_GET_ARGUMENT_KIND, key);
+}
+
+const char *http_header(const struct http_request *req, const char *name)
+{
+	return MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, name);
+}
+
+void http_peer(const struct http_request *req, char *buf, size_t len)
+{
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(req->conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	const struct sockaddr *sa = ci ? ci->client_addr : NULL;
+
+	snprintf(buf, len, "?");
+	if (sa && sa->sa_family == AF_INET)
+		inet_ntop(AF_INET, &((const struct sockaddr_in *)(const void *)sa)->sin_addr, buf, (socklen_t)len);
+	else if (sa && sa->sa_family == AF_INET6)
+		inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr, buf, (socklen_t)len);
 }

@@ -88,6 +88,7 @@ struct http_response {
 	struct http_stream stream;  /* read set: the body is this stream, not body */
 	size_t body_len;            /* bytes of body (a chart's PNG); 0: strlen(body) */
 	struct http_later later;    /* poll set (and status 0): not ready yet */
+	int retry_after;            /* > 0: a Retry-After header of that many seconds (429) */
 };
 
 typedef void (*http_handler_fn)(struct http_response *res, const struct http_request *req, void *arg);
@@ -117,6 +118,10 @@ void http_stop(struct http_server *srv);
 
 /* A query-string argument of the request, or NULL. Borrowed. */
 const char *http_query(const struct http_request *req, const char *key);
+/* A request header (case-insensitive name), or NULL. Borrowed. */
+const char *http_header(const struct http_request *req, const char *name);
+/* The client's address as text ("127.0.0.1", "::1") into buf; "?" when unknown. */
+void http_peer(const struct http_request *req, char *buf, size_t len);
 
 /* 1 when "HOST:PORT"'s host is a loopback address (127.0.0.0/8, ::1, localhost). */
 int http_listen_is_loopback(const char *listen);

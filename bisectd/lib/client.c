@@ -27,6 +27,7 @@ struct client {
 	CURL *curl;
 	char *base;                     /* without trailing slashes */
 	char *ca_file;                  /* NULL: the system's CA store */
+	char *auth;                     /* "Authorization: Bearer ..." header; NULL: none */
 	char errbuf[CURL_ERROR_SIZE];
 };
 
@@ -73,6 +74,7 @@ void client_free(struct client *c)
 	curl_easy_cleanup(c->curl);
 	free(c->base);
 	free(c->ca_file);
+	free(c->auth);
 	free(c);
 }
 
@@ -80,6 +82,12 @@ void client_set_ca_file(struct client *c, const char *path)
 {
 	free(c->ca_file);
 	c->ca_file = path ? xstrdup(path) : NULL;
+}
+
+void client_set_token(struct client *c, const char *token)
+{
+	free(c->auth);
+	c->auth = token ? xasprintf("Authorization: Bearer %s", token) : NULL;
 }
 
 static size_t on_data(char *data, size_t size, size_t nmemb, void *arg)
@@ -130,6 +138,8 @@ static int perform(struct reply_buf *rb, long *status, struct client *c, const c
 	curl_easy_reset(c->curl);
 	c->errbuf[0] = '\0';
 	hdrs = curl_slist_append(hdrs, accept);
+	if (c->auth)
+		hdrs = curl_slist_append(hdrs, c->auth);
 	if (body || strcmp(method, "GET"))
 		hdrs = curl_slist_append(hdrs, "Content-Type: application/json");
 	/* No "Expect: 100-continue" round trip for bodies past 1 KiB. */

@@ -19,6 +19,8 @@ void client_free(struct client *c);
  * skip it.
  */
 void client_set_ca_file(struct client *c, const char *path);
+/* Sends "Authorization: Bearer token" with every request from now on (NULL: none). token is copied. */
+void client_set_token(struct client *c, const char *token);
 
 /*
  * Sends method (GET, POST) to base + path with body (a JSON value, or NULL)

@@ -41,7 +41,10 @@ static const char *const bisectd_keys[] = {
 	"listen", "database", "mirrors", "kconfig_dir", "log_level", "lease_seconds", "lease_grace_seconds",
 	"agent_retire_seconds", "max_body",
 	"default_runs", "repos", "workloads", "pools", "charts", "gnuplot", "chart_timeout",
-	"threads", "max_connections", "max_connections_per_address", "idle_timeout", "tls_cert", "tls_key", NULL
+	"threads", "max_connections", "max_connections_per_address", "idle_timeout", "tls_cert", "tls_key", "auth", NULL
+};
+static const char *const auth_keys[] = {
+	"mode", "read", "admin_token_file", "secret_file", "max_failures", "failure_window", NULL
 };
 static const char *const repo_keys[] = { "url", NULL };
 /* A workload's common keys; each kind's own (workload.h) follow them. */
@@ -58,7 +61,8 @@ static const char *const qemu_keys[] = {
 static const char *const pool_keys[] = { "labels", NULL };
 static const char *const agent_keys[] = {
 	"coordinator", "name", "labels", "workdir", "log_level", "heartbeat",
-	"poll_wait", "cpu", "measure_lock", "build_lock", "build_jobs", "kcache_max", "ca_file", NULL
+	"poll_wait", "cpu", "measure_lock", "build_lock", "build_jobs", "kcache_max", "ca_file",
+	"enrol_token_file", "token_file", NULL
 };
 
 /* Every config message starts with the position it is about. */
@@ -894,6 +898,50 @@ static int pool_entry(const struct ctx *x, void *elem, const struct ynode *key, 
 	return 0;
 }
 
+/* auth: none | token | {mode, read, admin_token_file, secret_file, max_failures, failure_window}. */
+static int get_auth(struct conf_auth *a, const struct ctx *x, const struct ynode *root)
+{
+	const struct ynode *v = ynode_get(root, "auth"), *m;
+	char *mode = NULL, *read = NULL;
+	int rc;
+
+	if (!v)
+		return 0;
+	if (v->kind == YNODE_SCALAR) {
+		if (!strcmp(v->str, "none") || !strcmp(v->str, "token")) {
+			a->none = !strcmp(v->str, "none");
+			return 0;
+		}
+		return at(x, v, "'auth' must be none, token or a mapping (mode, read, ...), not '%s'", v->str);
+	}
+	if (v->kind != YNODE_MAP)
+		return at(x, v, "'auth' must be none, token or a mapping, not %s", ynode_kind_name(v->kind));
+	if ((rc = check_keys(x, v, auth_keys, " in auth")) < 0 ||
+	    (rc = get_str(&mode, x, v, "mode", " in auth", 0)) < 0 ||
+	    (rc = get_str(&read, x, v, "read", " in auth", 0)) < 0 ||
+	    (rc = get_str(&a->admin_token_file, x, v, "admin_token_file", " in auth", 1)) < 0 ||
+	    (rc = get_str(&a->secret_file, x, v, "secret_file", " in auth", 1)) < 0 ||
+	    (rc = get_int(&a->max_failures, x, v, "max_failures", " in auth", 1, 1000000)) < 0 ||
+	    (rc = get_int(&a->failure_window, x, v, "failure_window", " in auth", 1, 86400)) < 0)
+		goto out;
+	if (mode && strcmp(mode, "none") && strcmp(mode, "token")) {
+		m = ynode_get(v, "mode");
+		rc = at(x, m, "'mode' in auth must be none or token, not '%s'", mode);
+		goto out;
+	}
+	if (read && strcmp(read, "open") && strcmp(read, "token")) {
+		m = ynode_get(v, "read");
+		rc = at(x, m, "'read' in auth must be open (GETs need no token) or token, not '%s'", read);
+		goto out;
+	}
+	a->none = mode && !strcmp(mode, "none");
+	a->read_open = !read || !strcmp(read, "open");
+out:
+	free(mode);
+	free(read);
+	return rc;
+}
+
 int conf_bisectd_parse(struct conf_bisectd *c, const char *name, const char *text, size_t len)
 {
 	struct ctx x = { name, NULL, NULL };
@@ -925,6 +973,9 @@ int conf_bisectd_parse(struct conf_bisectd *c, const char *name, const char *tex
 	c->max_connections = CONF_MAX_CONNECTIONS_DEFAULT;
 	c->max_per_address = CONF_MAX_PER_ADDRESS_DEFAULT;
 	c->idle_timeout = 120;
+	c->auth.read_open = 1;
+	c->auth.max_failures = 10;
+	c->auth.failure_window = 60;
 
 	if ((rc = ytree_parse(&tree, name, text, len)) < 0)
 		goto out;
@@ -954,6 +1005,7 @@ int conf_bisectd_parse(struct conf_bisectd *c, const char *name, const char *tex
 			  "claim wait)", CONF_MAX_CLAIM_WAIT + 1, 86400)) < 0 ||
 	    (rc = get_str(&c->tls_cert, &x, root, "tls_cert", "", 1)) < 0 ||
 	    (rc = get_str(&c->tls_key, &x, root, "tls_key", "", 1)) < 0 ||
+	    (rc = get_auth(&c->auth, &x, root)) < 0 ||
 	    (rc = check_log_level(&x, root, c->log_level)) < 0 ||
 	    (rc = check_listen(&x, root, c->listen)) < 0 ||
 	    (rc = check_tls(&x, root, c)) < 0)
@@ -1035,6 +1087,8 @@ void conf_bisectd_release(struct conf_bisectd *c)
 	free(c->gnuplot);
 	free(c->tls_cert);
 	free(c->tls_key);
+	free(c->auth.admin_token_file);
+	free(c->auth.secret_file);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -1075,6 +1129,8 @@ int conf_agent_parse(struct conf_agent *c, const char *name, const char *text, s
 	    (rc = get_int(&c->build_jobs, &x, root, "build_jobs", "", 0, 1024)) < 0 ||
 	    (rc = get_size(&c->kcache_max, &x, root, "kcache_max", "")) < 0 ||
 	    (rc = get_str(&c->ca_file, &x, root, "ca_file", "", 1)) < 0 ||
+	    (rc = get_str(&c->enrol_token_file, &x, root, "enrol_token_file", "", 1)) < 0 ||
+	    (rc = get_str(&c->token_file, &x, root, "token_file", "", 1)) < 0 ||
 	    (rc = check_log_level(&x, root, c->log_level)) < 0)
 		goto out;
 
@@ -1128,6 +1184,8 @@ void conf_agent_release(struct conf_agent *c)
 	free(c->measure_lock);
 	free(c->build_lock);
 	free(c->ca_file);
+	free(c->enrol_token_file);
+	free(c->token_file);
 	memset(c, 0, sizeof(*c));
 }
 

@@ -84,6 +84,21 @@ struct conf_pool {
 	char **labels;       /* NULL-terminated; an agent is in the pool when it has them all */
 };
 
+/*
+ * Who may call the API (docs/API.md, "Authentication"). In the YAML:
+ * "auth: none" (no checks), "auth: token" (the default), or a mapping of
+ * the keys below (mode, read, admin_token_file, secret_file,
+ * max_failures, failure_window).
+ */
+struct conf_auth {
+	int none;              /* 1: no token checks at all */
+	int read_open;         /* 1 (default): GETs need no token; 0: any valid token */
+	char *admin_token_file; /* where the first admin token is written; NULL: DATABASE.admin-token */
+	char *secret_file;     /* the key tokens are hashed with; NULL: DATABASE.key */
+	int max_failures;      /* failed authentications per address in a window before 429; 10 */
+	int failure_window;    /* seconds, 60 */
+};
+
 struct conf_bisectd {
 	char *listen;        /* "127.0.0.1:7878" by default */
 	char *database;      /* "bisectd.db" by default */
@@ -105,6 +120,7 @@ struct conf_bisectd {
 	int idle_timeout;    /* seconds an idle connection stays open, 120; longer than the longest claim wait */
 	char *tls_cert;      /* PEM certificate (chain) file; NULL (default): plain HTTP */
 	char *tls_key;       /* its PEM private key; set with tls_cert or not at all */
+	struct conf_auth auth;
 	struct conf_repo *repos;
 	size_t nr_repos;
 	struct conf_workload *workloads;
@@ -130,6 +146,8 @@ struct conf_agent {
 			      * NULL (default): the system's store */
 	long long kcache_max; /* bytes of built kernels kept (workdir/kcache), least recently used go
 			       * first; 0: no limit. Default KCACHE_MAX_DEFAULT */
+	char *enrol_token_file; /* an enrolment token, used once when workdir has no agent.token; NULL: none */
+	char *token_file;    /* this agent's own token, instead of enrolling; NULL: workdir/agent.token */
 };
 
 #define KCACHE_MAX_DEFAULT (20LL << 30)

@@ -321,4 +321,39 @@ struct job_agent {
 int store_job_agents(struct job_agent **out, size_t *n, struct store *s, long long job);
 void store_job_agents_free(struct job_agent *a, size_t n);
 
+/* --- API tokens (store_tokens.c) ---------------------------------------- */
+
+/* A token's row: never the token itself, only its keyed hash. */
+struct token {
+	long long id;
+	char prefix[16];             /* the token's public part, which names it */
+	char hash[72];               /* HMAC-SHA256 of the whole token, hex */
+	char role[8];                /* admin, submit, agent */
+	char *agent;                 /* bound agent's name; NULL: none */
+	char *note;                  /* NULL: none */
+	long long created;
+	long long last_used;         /* 0: never */
+	long long revoked;           /* 0: live */
+};
+
+void store_token_release(struct token *t);
+void store_tokens_free(struct token *t, size_t n);
+/* Adds t's prefix, hash, role, agent, note and created; *id is its id. ERR_EXISTS for a prefix taken. */
+int store_token_insert(long long *id, struct store *s, const struct token *t);
+/* The token with this prefix (revoked ones too); ERR_NOTFOUND when none. */
+int store_token_by_prefix(struct token *t, struct store *s, const char *prefix);
+/* Every token, oldest first; *out is the caller's (store_tokens_free). */
+int store_tokens_list(struct token **out, size_t *n, struct store *s);
+/* Revokes the token at time; ERR_NOTFOUND when no token has the id, ERR_CONFLICT when revoked already. */
+int store_token_revoke(struct store *s, long long id, long long time);
+int store_token_used(struct store *s, long long id, long long time);
+/* How many live tokens have the role (agent NULL; role NULL too: all) or are agent tokens bound to agent. */
+int store_tokens_live(long long *n, struct store *s, const char *role, const char *agent);
+/*
+ * Who holds task id's current attempt: *agent the agent's name (NULL when
+ * it is not claimed; caller frees), *attempt the attempt. ERR_NOTFOUND
+ * for no such task.
+ */
+int store_task_holder(char **agent, long long *attempt, struct store *s, long long id);
+
 #endif

@@ -20,7 +20,12 @@ const state = {
 	samplesRuns: -1,      // progress.runs when they were fetched
 	skew: 0,              // server clock - ours, seconds
 	mode: 'off',
+	token: null,          // the API token writes send (sessionStorage, or localStorage when remembered)
+	role: null,           // its role, as GET /api/v1/whoami says
+	open: false,          // bisectd checks no tokens (auth: none)
 };
+
+const TOKEN_KEY = 'bisectd.token';
 
 /* --- small helpers ------------------------------------------------------ */
 
@@ -66,10 +71,9 @@ function elapsed(j) {
 /* The API's answer as {status, body}; body the parsed JSON, or the text. */
 async function api(method, path, body) {
 	const opts = { method, headers: {} };
-	if (body !== undefined) {
-		opts.headers['Content-Type'] = 'application/json';
-		opts.body = JSON.stringify(body);
-	}
+	if (method !== 'GET') opts.headers['Content-Type'] = 'application/json';
+	if (body !== undefined) opts.body = JSON.stringify(body);
+	if (state.token) opts.headers.Authorization = `Bearer ${state.token}`;
 	const r = await fetch(path, opts);
 	const text = await r.text();
 	let data = text;
@@ -78,6 +82,68 @@ async function api(method, path, body) {
 }
 
 const errorOf = (a) => (a.body && a.body.error) || `HTTP ${a.status}`;
+
+/* --- the token: read-only without one ------------------------------------ */
+
+const canWrite = () => state.open || state.role === 'admin' || state.role === 'submit';
+
+function renderAuth() {
+	$('#auth-who').textContent = state.open ? 'no tokens (auth: none)' : state.role ? `token: ${state.role}` : 'read-only';
+	$('#token-ask').hidden = !!state.role || state.open;
+	$('#token-forget').hidden = !state.token;
+	$('#submit-form').hidden = !canWrite();
+	$('#submit-locked').hidden = canWrite();
+}
+
+function askToken(why) {
+	$('#token-form').hidden = false;
+	$('#token-error').textContent = why || '';
+	$('#token-error').hidden = !why;
+	$('#token-input').focus();
+}
+
+/* Tries a token: kept only when bisectd knows it and it may submit or cancel. */
+async function useToken(tok, remember) {
+	const old = state.token;
+	state.token = tok;
+	const a = await api('GET', '/api/v1/whoami').catch((e) => ({ status: 0, body: { error: e.message } }));
+	const role = a.status === 200 && a.body ? a.body.role : null;
+	if (a.status === 200 && !role) {  // auth: none: no token needed
+		state.token = null;
+		state.open = true;
+		$('#token-form').hidden = true;
+		renderAuth();
+		render();
+		return true;
+	}
+	if (a.status !== 200 || (role !== 'admin' && role !== 'submit')) {
+		state.token = old;
+		askToken(a.status === 200 ? `this token is role ${role}: submitting needs submit or admin` :
+			`bisectd refused the token: ${errorOf(a)}`);
+		return false;
+	}
+	state.role = role;
+	sessionStorage.setItem(TOKEN_KEY, tok);
+	if (remember) localStorage.setItem(TOKEN_KEY, tok);
+	$('#token-form').hidden = true;
+	$('#token-input').value = '';
+	renderAuth();
+	render();
+	return true;
+}
+
+function forgetToken() {
+	state.token = state.role = null;
+	sessionStorage.removeItem(TOKEN_KEY);
+	localStorage.removeItem(TOKEN_KEY);
+	renderAuth();
+	render();
+}
+
+/* A write bisectd refused for want of a (good) token asks for one. */
+function refusedWrite(a) {
+	if (a.status === 401 || a.status === 403) askToken(errorOf(a));
+}
 
 /* --- the home page -------------------------------------------------------- */
 
@@ -109,7 +175,7 @@ function bestCell(j) {
 }
 
 function cancelButton(j) {
-	return LIVE_STATES.includes(j.state) ? `<button class="cancel" data-cancel="${esc(j.id)}">cancel</button>` : '';
+	return LIVE_STATES.includes(j.state) && canWrite() ? `<button class="cancel" data-cancel="${esc(j.id)}">cancel</button>` : '';
 }
 
 function renderJobs() {
@@ -155,6 +221,7 @@ async function submit(ev) {
 		} else {
 			$('#submit-error').textContent = `${a.status}: ${errorOf(a)}`;
 			$('#submit-error').hidden = false;
+			refusedWrite(a);
 		}
 	} catch (e) {
 		$('#submit-error').textContent = `bisectd did not answer: ${e.message}`;
@@ -174,6 +241,7 @@ async function cancelJob(id, where) {
 	} else {
 		where.textContent = `${a.status}: ${errorOf(a)}`;
 		where.hidden = false;
+		refusedWrite(a);
 	}
 }
 
@@ -490,6 +558,28 @@ function main() {
 	state.jobId = m ? Number(m[1]) : null;
 	$(state.jobId ? '#jobpage' : '#home').hidden = false;
 	$('#submit-form').addEventListener('submit', submit);
+	$('#token-ask').addEventListener('click', () => askToken());
+	$('#token-ask2').addEventListener('click', (ev) => { ev.preventDefault(); askToken(); });
+	$('#token-cancel').addEventListener('click', () => { $('#token-form').hidden = true; });
+	$('#token-forget').addEventListener('click', forgetToken);
+	$('#token-form').addEventListener('submit', (ev) => {
+		ev.preventDefault();
+		const tok = $('#token-input').value.trim();
+		if (tok) useToken(tok, $('#token-remember').checked);
+	});
+	renderAuth();
+	const kept = sessionStorage.getItem(TOKEN_KEY) || localStorage.getItem(TOKEN_KEY);
+	if (kept) useToken(kept, false).then((ok) => { if (!ok) forgetToken(); });
+	else {
+		// Without a token whoami answers 401, unless bisectd checks none (auth: none): then the page may write.
+		api('GET', '/api/v1/whoami').then((a) => {
+			if (a.status === 200 && a.body && !a.body.role) {
+				state.open = true;
+				renderAuth();
+				render();
+			}
+		}).catch(() => {});
+	}
 	document.addEventListener('click', (ev) => {
 		const b = ev.target.closest('button[data-cancel]');
 		if (b) cancelJob(Number(b.dataset.cancel), state.jobId ? $('#job-error') : $('#submit-error'));

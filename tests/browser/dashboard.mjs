@@ -8,6 +8,8 @@ import { chromium } from 'playwright-core';
 const [url, jobArg, outdir] = process.argv.slice(2);
 const job = Number(jobArg);
 const browserPath = process.env.CHROMIUM || '/usr/bin/chromium';
+// A token of role submit or admin (the dashboard is read-only without one); none with auth: none.
+const token = process.env.BISECTD_TOKEN || '';
 let failed = 0;
 
 function check(cond, what, why) {
@@ -20,10 +22,9 @@ function check(cond, what, why) {
 }
 
 async function api(method, path, body) {
-	const r = await fetch(url + path, {
-		method, headers: body ? { 'Content-Type': 'application/json' } : {},
-		body: body ? JSON.stringify(body) : undefined,
-	});
+	const headers = body ? { 'Content-Type': 'application/json' } : {};
+	if (token) headers.Authorization = `Bearer ${token}`;
+	const r = await fetch(url + path, { method, headers, body: body ? JSON.stringify(body) : undefined });
 	const text = await r.text();
 	let data = text;
 	try { data = JSON.parse(text); } catch (e) { /* not JSON */ }
@@ -67,6 +68,32 @@ try {
 		`job ${job} is listed`);
 	const cand = await page.evaluate((j) => document.querySelector(`#jobs tr[data-job="${j}"] td.candidates`).textContent, job);
 	check(/^\d+$/.test(cand.trim()), `... with its candidates left (${cand.trim()})`);
+
+	// 0. Without a token the page is read-only and asks for one; a wrong token is refused, the right one kept.
+	check(await page.evaluate(() => document.querySelector('#submit-form').hidden &&
+		!document.querySelector('#submit-locked').hidden && !document.querySelector('button.cancel')),
+	'without a token the dashboard is read-only (no submit form, no cancel button)');
+	await page.click('#token-ask');
+	check(await page.isVisible('#token-form'), '"enter a token" asks for one');
+	await page.fill('#token-input', 'bd_00000000_00000000000000000000000000000000');
+	await page.click('#token-form button[type=submit]');
+	check(await until(page, () => !document.querySelector('#token-error').hidden &&
+		/refused the token/.test(document.querySelector('#token-error').textContent), null, 5000),
+	'a wrong token is refused with the API\'s message', await page.textContent('#token-error'));
+	check(await page.evaluate(() => document.querySelector('#submit-form').hidden), '... and the page stays read-only');
+	if (token) {
+		await page.fill('#token-input', token);
+		await page.click('#token-form button[type=submit]');
+		check(await until(page, () => !document.querySelector('#submit-form').hidden &&
+			document.querySelector('#token-form').hidden, null, 5000), 'with a good token the submit form appears');
+		check(/token: (admin|submit)/.test(await page.textContent('#auth-who')), '... and the page says the token\'s role',
+			await page.textContent('#auth-who'));
+		check(await page.evaluate((t) => sessionStorage.getItem('bisectd.token') === t &&
+			!localStorage.getItem('bisectd.token'), token), '... kept in sessionStorage only');
+		check(await until(page, (j) => !!document.querySelector(`#jobs tr[data-job="${j}"] button.cancel`), job, 5000),
+			'... and the running job gets its cancel button');
+	}
+	await shot(page, '0-token');
 	await page.evaluate(() => { window.__noReload = 1; });
 
 	const phases = () => page.evaluate(() => [...document.querySelectorAll('#agents tr[data-agent]')]

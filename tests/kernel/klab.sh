@@ -133,6 +133,7 @@ heartbeat: 5
 poll_wait: 20
 measure_lock: $LAB/measure.lock
 build_lock: $LAB/build.lock
+enrol_token_file: $LAB/enrol.token
 EOC
 	"$BUILD/bisect-agent" -f "$LAB/$a.yaml" > "$LAB/$a.log" 2>&1 &
 	LAB_PIDS="$LAB_PIDS $!"

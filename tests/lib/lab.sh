@@ -55,16 +55,51 @@ ${2:-}
 EOC
 }
 
+# lab_start_bisectd: starts bisectd and waits for it. With auth on (the
+# default), LAB_TOKEN (also exported as BISECTD_TOKEN, for bisectctl) is
+# the admin token bisectd wrote at its first start, and $LAB/enrol.token an
+# enrolment token the agents of lab_start_agent use.
 lab_start_bisectd() {
 	"$BUILD/bisectd" -f "$LAB/bisectd.yaml" > "$LAB/bisectd.log" 2>&1 &
 	LAB_PIDS="$LAB_PIDS $!"
 	for _ in $(seq 1 100); do
-		lab_curl -fsS "$LAB_URL/api/v1/agents" > /dev/null 2>&1 && return 0
+		if lab_curl -fsS "$LAB_URL/api/v1/agents" > /dev/null 2>&1; then
+			lab_tokens
+			return 0
+		fi
 		sleep 0.1
 	done
 	echo "# bisectd did not come up; its log:" >&2
 	sed 's/^/#   /' "$LAB/bisectd.log" >&2
 	return 1
+}
+
+# The admin token and an enrolment token, when bisectd checks tokens.
+lab_tokens() {
+	LAB_TOKEN=""
+	[ -f "$LAB/bisectd.db.admin-token" ] || return 0
+	LAB_TOKEN=$(cat "$LAB/bisectd.db.admin-token")
+	export BISECTD_TOKEN="$LAB_TOKEN"
+	lab_curl -sS -H 'Content-Type: application/json' --data '{"role":"agent","note":"the lab'"'"'s enrolment"}' \
+		"$LAB_URL/api/v1/tokens" | sed -n 's/.*"token": *"\([^"]*\)".*/\1/p' > "$LAB/enrol.token"
+	chmod 600 "$LAB/enrol.token"
+}
+
+# lab_curl ARGS...: curl with the lab's admin token (for raw writes in tests),
+# trusting LAB_CA when set.
+lab_curl() {
+	if [ -n "${LAB_TOKEN:-}" ]; then
+		curl ${LAB_CA:+--cacert "$LAB_CA"} -H "Authorization: Bearer $LAB_TOKEN" "$@"
+	else
+		curl ${LAB_CA:+--cacert "$LAB_CA"} "$@"
+	fi
+}
+
+# lab_agent_token NAME: enrols agent NAME and prints its own token (for tests
+# that play the agent with curl).
+lab_agent_token() {
+	curl -sS -H "Authorization: Bearer $(cat "$LAB/enrol.token")" -H 'Content-Type: application/json' \
+		--data "{\"name\":\"$1\"}" "$LAB_URL/api/v1/agents/enrol" | sed -n 's/.*"token": *"\([^"]*\)".*/\1/p'
 }
 
 # lab_start_agent NAME CPU [EXTRA_YAML]: an agent with its own work dir,
@@ -81,14 +116,12 @@ poll_wait: 5
 cpu: $2
 measure_lock: $LAB/measure.lock
 ${LAB_CA:+ca_file: $LAB_CA}
+$([ -s "$LAB/enrol.token" ] && echo "enrol_token_file: $LAB/enrol.token")
 ${3:-}
 EOC
 	"$BUILD/bisect-agent" -f "$LAB/$1.yaml" > "$LAB/$1.log" 2>&1 &
 	LAB_PIDS="$LAB_PIDS $!"
 }
-
-# lab_curl ARGS...: curl for the tests' raw writes (the one place a token would go).
-lab_curl() { curl "$@"; }
 
 lab_stop() {
 	for p in $LAB_PIDS; do kill "$p" 2>/dev/null; done
@@ -99,17 +132,14 @@ lab_stop() {
 	LAB_PIDS=""
 }
 
-# lab_curl ARGS: curl as the lab's clients are (trusting LAB_CA when set).
-lab_curl() {
-	curl ${LAB_CA:+--cacert "$LAB_CA"} "$@"
-}
-
-# api METHOD PATH [BODY]: prints "STATUS BODY" of a request to bisectd.
+# api METHOD PATH [BODY]: prints "STATUS BODY" of a request to bisectd, with
+# the token API_TOKEN (default: the lab's admin token; "" for none).
 api() {
+	_tok=${API_TOKEN-${LAB_TOKEN:-}}
 	if [ $# -ge 3 ]; then
-		lab_curl -sS -X "$1" -H 'Content-Type: application/json' --data-binary "$3" \
+		curl -sS ${LAB_CA:+--cacert "$LAB_CA"} -X "$1" ${_tok:+-H "Authorization: Bearer $_tok"} -H 'Content-Type: application/json' --data-binary "$3" \
 			-w '\n%{http_code}' "$LAB_URL$2" | awk '{ lines[NR] = $0 } END { printf "%s", lines[NR]; for (i = 1; i < NR; i++) printf " %s", lines[i]; print "" }'
 	else
-		lab_curl -sS -X "$1" -w '\n%{http_code}' "$LAB_URL$2" | awk '{ lines[NR] = $0 } END { printf "%s", lines[NR]; for (i = 1; i < NR; i++) printf " %s", lines[i]; print "" }'
+		curl -sS ${LAB_CA:+--cacert "$LAB_CA"} -X "$1" ${_tok:+-H "Authorization: Bearer $_tok"} -w '\n%{http_code}' "$LAB_URL$2" | awk '{ lines[NR] = $0 } END { printf "%s", lines[NR]; for (i = 1; i < NR; i++) printf " %s", lines[i]; print "" }'
 	fi
 }

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <strings.h>
 
 #include "api.h"
 #include "coord.h"
@@ -49,6 +50,27 @@ const char *http_query(const struct http_request *req, const char *key)
 	if (!strcmp(key, "format"))
 		return query_format;
 	return !strcmp(key, "wait") ? query_wait : !strcmp(key, "job") ? query_job : NULL;
+}
+
+/* The request's headers: a JSON body from this host unless a test says otherwise. */
+static const char *hdr_ctype, *hdr_origin;
+
+const char *http_header(const struct http_request *req, const char *name)
+{
+	(void)req;
+	if (!strcasecmp(name, "Content-Type"))
+		return hdr_ctype;
+	if (!strcasecmp(name, "Origin"))
+		return hdr_origin;
+	if (!strcasecmp(name, "Host"))
+		return "bisectd.example:7878";
+	return NULL;
+}
+
+void http_peer(const struct http_request *req, char *buf, size_t len)
+{
+	(void)req;
+	snprintf(buf, len, "192.0.2.1");
 }
 
 static int called(json_t **reply, const char *call)
@@ -277,10 +299,38 @@ static int setup(void **state)
 	(void)state;
 	memset(&seen, 0, sizeof(seen));
 	query_wait = query_job = query_cv = query_format = NULL;
+	hdr_ctype = "application/json";
+	hdr_origin = NULL;
 	return 0;
 }
 
 /* --- routing ------------------------------------------------------------- */
+
+/* Every POST: a JSON Content-Type and no other site's Origin, before anything is called. */
+static void test_write_hygiene(void **state)
+{
+	(void)state;
+	hdr_ctype = "text/plain";
+	expect("POST", "/api/v1/jobs", "{}", 415, "", "Content-Type: application/json");
+	hdr_ctype = NULL;
+	expect("POST", "/api/v1/jobs/3/cancel", NULL, 415, "", "Content-Type");
+	hdr_ctype = "application/jsonp";
+	expect("POST", "/api/v1/jobs/3/cancel", NULL, 415, "", "Content-Type");
+	hdr_ctype = "Application/JSON; charset=utf-8";
+	expect("POST", "/api/v1/jobs/3/cancel", NULL, 200, "job_cancel", NULL);
+	hdr_origin = "http://evil.example";
+	expect("POST", "/api/v1/jobs/3/cancel", NULL, 403, "", "another site");
+	hdr_origin = "http://bisectd.example:7878.evil.example";
+	expect("POST", "/api/v1/jobs/3/cancel", NULL, 403, "", "another site");
+	hdr_origin = "null";
+	expect("POST", "/api/v1/jobs/3/cancel", NULL, 403, "", "another site");
+	hdr_origin = "http://bisectd.example:7878";
+	expect("POST", "/api/v1/jobs/3/cancel", NULL, 200, "job_cancel", NULL);
+	/* Reads need neither. */
+	hdr_ctype = "text/plain";
+	hdr_origin = "http://evil.example";
+	expect("GET", "/api/v1/jobs", NULL, 200, "job_list", NULL);
+}
 
 static void test_routes(void **state)
 {
@@ -759,6 +809,7 @@ static void test_result(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup(test_write_hygiene, setup),
 		cmocka_unit_test_setup(test_routes, setup),
 		cmocka_unit_test_setup(test_created_report_and_empty_poll, setup),
 		cmocka_unit_test_setup(test_chart_route, setup),

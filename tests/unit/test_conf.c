@@ -316,6 +316,49 @@ static void test_agent_kcache_max_errors(void **state)
 	expect_a_error("name: a\nworkdir: /w\nkcache_max: 99999999999T\n", "a.yaml:3:13: ", "too large");
 }
 
+/* auth: none | token | a mapping; every bad value named with its place. */
+static void test_auth(void **state)
+{
+	struct conf_bisectd c;
+	struct conf_agent a;
+
+	(void)state;
+	assert_int_equal(parse_b(&c, "listen: 127.0.0.1:1\n"), 0);
+	assert_false(c.auth.none);
+	assert_true(c.auth.read_open);
+	assert_int_equal(c.auth.max_failures, 10);
+	assert_int_equal(c.auth.failure_window, 60);
+	assert_null(c.auth.admin_token_file);
+	conf_bisectd_release(&c);
+	assert_int_equal(parse_b(&c, "auth: none\n"), 0);
+	assert_true(c.auth.none);
+	conf_bisectd_release(&c);
+	assert_int_equal(parse_b(&c, "auth:\n  read: token\n  admin_token_file: /a\n  secret_file: /k\n"
+				 "  max_failures: 3\n  failure_window: 9\n"), 0);
+	assert_false(c.auth.none);
+	assert_false(c.auth.read_open);
+	assert_string_equal(c.auth.admin_token_file, "/a");
+	assert_string_equal(c.auth.secret_file, "/k");
+	assert_int_equal(c.auth.max_failures, 3);
+	assert_int_equal(c.auth.failure_window, 9);
+	conf_bisectd_release(&c);
+	assert_int_equal(parse_b(&c, "auth:\n  mode: none\n"), 0);
+	assert_true(c.auth.none);
+	conf_bisectd_release(&c);
+	expect_b_error("auth: maybe\n", "t.yaml:1:7: ", "'auth' must be none, token or a mapping");
+	expect_b_error("auth: [none]\n", "t.yaml:1:7: ", "'auth' must be none, token or a mapping");
+	expect_b_error("auth:\n  read: closed\n", "t.yaml:2:9: ", "'read' in auth must be open");
+	expect_b_error("auth:\n  mode: tokens\n", "t.yaml:2:9: ", "'mode' in auth must be none or token");
+	expect_b_error("auth:\n  reads: open\n", "t.yaml:2:3: ", "unknown key 'reads' in auth");
+	expect_b_error("auth:\n  max_failures: 0\n", "t.yaml:2:17: ", "'max_failures' in auth must be");
+	/* The agent's token keys. */
+	assert_int_equal(conf_agent_parse(&a, "a.yaml", "name: a\nworkdir: /w\nenrol_token_file: /e\n",
+					  strlen("name: a\nworkdir: /w\nenrol_token_file: /e\n")), 0);
+	assert_string_equal(a.enrol_token_file, "/e");
+	assert_null(a.token_file);
+	conf_agent_release(&a);
+}
+
 static void test_unknown_top_key(void **state)
 {
 	(void)state;
@@ -750,6 +793,7 @@ int main(void)
 		cmocka_unit_test(test_agent_good),
 		cmocka_unit_test(test_agent_defaults),
 		cmocka_unit_test(test_agent_kcache_max_errors),
+		cmocka_unit_test(test_auth),
 		cmocka_unit_test(test_unknown_top_key),
 		cmocka_unit_test(test_workload_typo),
 		cmocka_unit_test(test_wrong_type),
