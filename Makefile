@@ -278,18 +278,24 @@ fuzz-build:
 
 fuzz: deps-fuzz
 	@$(MAKE) --no-print-directory fuzz-build
-	@set -e; for t in $(FUZZ_TARGETS); do \
+	@failed=""; for t in $(FUZZ_TARGETS); do \
 	  mkdir -p $(FUZZ_BUILD)/corpus/$$t $(FUZZ_BUILD)/crashes/$$t; \
 	  dirs="$(FUZZ_BUILD)/corpus/$$t tests/fuzz/corpus/$$t"; \
 	  [ -d tests/fuzz/regress/$$t ] && dirs="$$dirs tests/fuzz/regress/$$t"; \
+	  dict=""; [ -f tests/fuzz/$$t.dict ] && dict="-dict=tests/fuzz/$$t.dict"; \
 	  echo "fuzz: $$t for $(FUZZ_SECONDS) s"; \
-	  ASAN_OPTIONS=detect_leaks=1 $(FUZZ_BUILD)/fuzz/$$t -max_total_time=$(FUZZ_SECONDS) -timeout=10 \
-	    -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 \
-	    -artifact_prefix=$(FUZZ_BUILD)/crashes/$$t/ $(FUZZ_FLAGS) $$dirs \
-	    > $(FUZZ_BUILD)/$$t.log 2>&1 || { tail -n 60 $(FUZZ_BUILD)/$$t.log; \
-	    echo "fuzz: $$t failed: the input is in $(FUZZ_BUILD)/crashes/$$t/ (log $(FUZZ_BUILD)/$$t.log)"; exit 1; }; \
-	  grep -E '^stat::(number_of_executed_units|new_units_added|peak_rss_mb)' $(FUZZ_BUILD)/$$t.log | tr '\n' ' '; echo; \
-	done
+	  if ASAN_OPTIONS=detect_leaks=1 $(FUZZ_BUILD)/fuzz/$$t -max_total_time=$(FUZZ_SECONDS) -timeout=10 \
+	    -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 $$dict \
+	    -artifact_prefix=$(FUZZ_BUILD)/crashes/$$t/ $(FUZZ_FLAGS) $$dirs > $(FUZZ_BUILD)/$$t.log 2>&1; then \
+	    grep -E '^stat::(number_of_executed_units|new_units_added|peak_rss_mb)' $(FUZZ_BUILD)/$$t.log | \
+	      sed 's/stat:://; s/  */ /g' | tr '\n' ' '; echo; \
+	  else \
+	    grep -E -A12 '^==[0-9]+==|^tests/fuzz/|^SUMMARY' $(FUZZ_BUILD)/$$t.log | head -n 40; \
+	    echo "fuzz: $$t FAILED: the input is in $(FUZZ_BUILD)/crashes/$$t/, the log $(FUZZ_BUILD)/$$t.log"; \
+	    failed="$$failed $$t"; \
+	  fi; \
+	done; \
+	if [ -n "$$failed" ]; then echo "fuzz: failed:$$failed"; exit 1; fi; echo "fuzz: no failure"
 
 clean: clean-fuzz
 clean-fuzz:

@@ -66,8 +66,14 @@ static void reg(json_t *body)
 	}
 	FUZZ_CHECK(str_ok(r.name, 64) && *r.name, "name");
 	FUZZ_CHECK(r.nr_labels <= COORD_MAX_LABELS, "%zu labels", r.nr_labels);
-	for (size_t i = 0; i < r.nr_labels; i++)
+	for (size_t i = 0; i < r.nr_labels; i++) {
+		json_t *l = json_array_get(json_object_get(body, "labels"), i);
+
 		FUZZ_CHECK(str_ok(r.labels[i], 64) && *r.labels[i], "label %zu", i);
+		/* What was checked is all the label: no bytes hidden behind a NUL. */
+		FUZZ_CHECK(json_string_length(l) == strlen(r.labels[i]), "label %zu: %zu bytes, %zu checked", i,
+			   json_string_length(l), strlen(r.labels[i]));
+	}
 }
 
 static void heartbeat(json_t *body)

@@ -17,7 +17,7 @@
 
 #define NAME "fuzz.yaml"
 
-/* "fuzz.yaml:LINE:COL: " with LINE within the text's lines (one past the last: its end). */
+/* "fuzz.yaml:LINE:COL: " with LINE within the text's lines (one past the last: its end), at most. */
 static void check_place(const char *msg, const uint8_t *data, size_t size)
 {
 	const char *p = msg + strlen(NAME ":");
@@ -30,8 +30,11 @@ static void check_place(const char *msg, const uint8_t *data, size_t size)
 	FUZZ_CHECK(*end == ':' && isdigit((unsigned char)end[1]), "'%s' has no column", msg);
 	col = strtoul(end + 1, &end, 10);
 	FUZZ_CHECK(!strncmp(end, ": ", 2), "'%s': no ': ' after the column", msg);
+	/* YAML's line breaks: LF, CR, CR LF, and NEL, LS, PS (libyaml counts those too). */
 	for (size_t i = 0; i < size; i++)
-		lines += data[i] == '\n';
+		lines += data[i] == '\n' || (data[i] == '\r' && (i + 1 == size || data[i + 1] != '\n')) ||
+			 data[i] == 0x85 || (data[i] == 0xa8 && i && data[i - 1] == 0x80) ||
+			 (data[i] == 0xa9 && i && data[i - 1] == 0x80);
 	FUZZ_CHECK(line >= 1 && line <= lines + 1 && col >= 1 && col <= size + 1, "'%s': %lu lines", msg, lines);
 }
 
