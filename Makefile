@@ -251,7 +251,7 @@ check-kernel: deps-kernel
 # $(FUZZ_BUILD)/corpus/TARGET/, a crash to $(FUZZ_BUILD)/crashes/TARGET/.
 # The same targets compiled by cc replay both folders in make check
 # (tests/unit/test_fuzz_regress.c). FUZZ_TARGETS=fuzz_conf runs one.
-FUZZ_ALL     := fuzz_api fuzz_conf fuzz_csv fuzz_iperf3 fuzz_pktgen fuzz_taskwire
+FUZZ_ALL     := fuzz_api fuzz_conf fuzz_console fuzz_csv fuzz_iperf3 fuzz_pktgen fuzz_taskwire fuzz_workload
 FUZZ_TARGETS ?= $(FUZZ_ALL)
 FUZZ_SECONDS ?= 60
 FUZZ_BUILD   ?= build-fuzz
@@ -262,12 +262,13 @@ DEB_FUZZ     := clang-14 libclang-rt-14-dev
 # Each target's entry point: LLVMFuzzerTestOneInput under libFuzzer, else NAME_one.
 $(BUILD)/obj/tests/fuzz/%.o: ALL_CFLAGS += -iquote tests/fuzz \
 	$(if $(FUZZ_ENGINE),,-DFUZZ_ENTRY=$(basename $(notdir $@))_one)
-$(BUILD)/tests/test_fuzz_regress: $(call obj,$(FUZZ_ALL:%=tests/fuzz/%.c) bisectd/daemon/api_req.c)
+$(BUILD)/tests/test_fuzz_regress: $(call obj,$(FUZZ_ALL:%=tests/fuzz/%.c) bisectd/daemon/api_req.c agents/qemu.c)
 
 $(BUILD)/fuzz/%: $(BUILD)/obj/tests/fuzz/%.o $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -fsanitize=fuzzer -o $@ $(filter %.o,$^) $(LIB) $(LIBS)
 $(BUILD)/fuzz/fuzz_api: $(call obj,bisectd/daemon/api_req.c)
+$(BUILD)/fuzz/fuzz_console: $(call obj,agents/qemu.c)
 
 deps-fuzz:
 	@$(MAKE) --no-print-directory deps DEB_PKGS="$(DEB_PKGS) $(DEB_FUZZ)"

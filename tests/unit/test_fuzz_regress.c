@@ -24,10 +24,12 @@
 
 int fuzz_api_one(const uint8_t *data, size_t size);
 int fuzz_conf_one(const uint8_t *data, size_t size);
+int fuzz_console_one(const uint8_t *data, size_t size);
 int fuzz_csv_one(const uint8_t *data, size_t size);
 int fuzz_iperf3_one(const uint8_t *data, size_t size);
 int fuzz_pktgen_one(const uint8_t *data, size_t size);
 int fuzz_taskwire_one(const uint8_t *data, size_t size);
+int fuzz_workload_one(const uint8_t *data, size_t size);
 
 struct target {
 	const char *name;
@@ -38,10 +40,12 @@ struct target {
 static struct target targets[] = {
 	{ "fuzz_api", fuzz_api_one, 5 },
 	{ "fuzz_conf", fuzz_conf_one, 5 },
+	{ "fuzz_console", fuzz_console_one, 3 },
 	{ "fuzz_csv", fuzz_csv_one, 3 },
 	{ "fuzz_iperf3", fuzz_iperf3_one, 4 },
 	{ "fuzz_pktgen", fuzz_pktgen_one, 1 },
 	{ "fuzz_taskwire", fuzz_taskwire_one, 2 },
+	{ "fuzz_workload", fuzz_workload_one, 3 },
 };
 
 /* Replays every file of DIR/KIND/NAME; returns how many. A missing folder holds none. */
