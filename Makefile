@@ -251,9 +251,9 @@ check-kernel: deps-kernel
 # $(FUZZ_BUILD)/corpus/TARGET/, a crash to $(FUZZ_BUILD)/crashes/TARGET/.
 # The same targets compiled by cc replay both folders in make check
 # (tests/unit/test_fuzz_regress.c). FUZZ_TARGETS=fuzz_conf runs one.
-FUZZ_ALL     := fuzz_api fuzz_conf fuzz_console fuzz_csv fuzz_iperf3 fuzz_pktgen fuzz_taskwire fuzz_workload
+FUZZ_ALL     := fuzz_api fuzz_conf fuzz_console fuzz_csv fuzz_iperf3 fuzz_kconfig fuzz_pktgen fuzz_taskwire fuzz_workload
 FUZZ_TARGETS ?= $(FUZZ_ALL)
-FUZZ_SECONDS ?= 60
+FUZZ_SECONDS ?= 30
 FUZZ_BUILD   ?= build-fuzz
 FUZZ_CC      ?= clang-14
 FUZZ_FLAGS   ?=

@@ -27,6 +27,7 @@ int fuzz_conf_one(const uint8_t *data, size_t size);
 int fuzz_console_one(const uint8_t *data, size_t size);
 int fuzz_csv_one(const uint8_t *data, size_t size);
 int fuzz_iperf3_one(const uint8_t *data, size_t size);
+int fuzz_kconfig_one(const uint8_t *data, size_t size);
 int fuzz_pktgen_one(const uint8_t *data, size_t size);
 int fuzz_taskwire_one(const uint8_t *data, size_t size);
 int fuzz_workload_one(const uint8_t *data, size_t size);
@@ -43,6 +44,7 @@ static struct target targets[] = {
 	{ "fuzz_console", fuzz_console_one, 3 },
 	{ "fuzz_csv", fuzz_csv_one, 3 },
 	{ "fuzz_iperf3", fuzz_iperf3_one, 4 },
+	{ "fuzz_kconfig", fuzz_kconfig_one, 3 },
 	{ "fuzz_pktgen", fuzz_pktgen_one, 1 },
 	{ "fuzz_taskwire", fuzz_taskwire_one, 2 },
 	{ "fuzz_workload", fuzz_workload_one, 3 },
