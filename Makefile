@@ -247,6 +247,74 @@ check-kernel: deps-kernel
 	$(MAKE) WERROR=1 all
 	BUILD=$(abspath $(BUILD)) prove $(PROVE_FLAGS) --exec sh tests/kernel/klab.sh :: --check
 
+# --- fuzz -----------------------------------------------------------------
+
+# libFuzzer targets (tests/fuzz/, docs/TESTING.md) built by Debian's clang
+# with ASan+UBSan into $(FUZZ_BUILD)/, each run for FUZZ_SECONDS from the
+# committed seeds (tests/fuzz/corpus/TARGET/, read only) and the inputs kept
+# from past findings (tests/fuzz/regress/TARGET/); what a run adds goes to
+# $(FUZZ_BUILD)/corpus/TARGET/, a crash to $(FUZZ_BUILD)/crashes/TARGET/.
+# The same targets compiled by cc replay both folders in make check
+# (tests/unit/test_fuzz_regress.c). FUZZ_TARGETS=fuzz_conf runs one.
+FUZZ_ALL     := fuzz_api fuzz_conf fuzz_console fuzz_csv fuzz_iperf3 fuzz_kconfig fuzz_pktgen fuzz_taskwire fuzz_workload
+FUZZ_TARGETS ?= $(FUZZ_ALL)
+FUZZ_SECONDS ?= 30
+FUZZ_BUILD   ?= build-fuzz
+FUZZ_CC      ?= clang-14
+FUZZ_FLAGS   ?=
+DEB_FUZZ     := clang-14 libclang-rt-14-dev
+
+# Each target's entry point: LLVMFuzzerTestOneInput under libFuzzer, else NAME_one.
+$(BUILD)/obj/tests/fuzz/%.o: ALL_CFLAGS += -iquote tests/fuzz \
+	$(if $(FUZZ_ENGINE),,-DFUZZ_ENTRY=$(basename $(notdir $@))_one)
+$(BUILD)/tests/test_fuzz_regress: $(call obj,$(FUZZ_ALL:%=tests/fuzz/%.c) bisectd/daemon/api_req.c agents/qemu.c)
+
+$(BUILD)/fuzz/%: $(BUILD)/obj/tests/fuzz/%.o $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -fsanitize=fuzzer -o $@ $(filter %.o,$^) $(LIB) $(LIBS)
+$(BUILD)/fuzz/fuzz_api: $(call obj,bisectd/daemon/api_req.c)
+$(BUILD)/fuzz/fuzz_console: $(call obj,agents/qemu.c)
+
+deps-fuzz:
+	@$(MAKE) --no-print-directory deps DEB_PKGS="$(DEB_PKGS) $(DEB_FUZZ)"
+
+fuzz-build:
+	$(MAKE) BUILD=$(FUZZ_BUILD) CC=$(FUZZ_CC) FUZZ_ENGINE=libfuzzer SANITIZE=address,undefined \
+	  CFLAGS="-O1 -g -fsanitize=fuzzer-no-link" $(FUZZ_TARGETS:%=$(FUZZ_BUILD)/fuzz/%)
+
+fuzz: deps-fuzz
+	@$(MAKE) --no-print-directory fuzz-build
+	@failed=""; for t in $(FUZZ_TARGETS); do \
+	  mkdir -p $(FUZZ_BUILD)/corpus/$$t $(FUZZ_BUILD)/crashes/$$t; \
+	  dirs="$(FUZZ_BUILD)/corpus/$$t tests/fuzz/corpus/$$t"; \
+	  [ -d tests/fuzz/regress/$$t ] && dirs="$$dirs tests/fuzz/regress/$$t"; \
+	  dict=""; [ -f tests/fuzz/$$t.dict ] && dict="-dict=tests/fuzz/$$t.dict"; \
+	  echo "fuzz: $$t for $(FUZZ_SECONDS) s"; \
+	  if ASAN_OPTIONS=detect_leaks=1 $(FUZZ_BUILD)/fuzz/$$t -max_total_time=$(FUZZ_SECONDS) -timeout=10 \
+	    -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 $$dict \
+	    -artifact_prefix=$(FUZZ_BUILD)/crashes/$$t/ $(FUZZ_FLAGS) $$dirs > $(FUZZ_BUILD)/$$t.log 2>&1; then \
+	    grep -E '^stat::(number_of_executed_units|new_units_added|peak_rss_mb)' $(FUZZ_BUILD)/$$t.log | \
+	      sed 's/stat:://; s/  */ /g' | tr '\n' ' '; echo; \
+	  else \
+	    grep -E -A12 '^==[0-9]+==|^tests/fuzz/|^SUMMARY' $(FUZZ_BUILD)/$$t.log | head -n 40; \
+	    echo "fuzz: $$t FAILED: the input is in $(FUZZ_BUILD)/crashes/$$t/, the log $(FUZZ_BUILD)/$$t.log"; \
+	    failed="$$failed $$t"; \
+	  fi; \
+	done; \
+	if [ -n "$$failed" ]; then echo "fuzz: failed:$$failed"; exit 1; fi; echo "fuzz: no failure"
+
+clean: clean-fuzz
+clean-fuzz:
+	rm -rf $(FUZZ_BUILD)
+
+# The config loader against its number of keys (docs/TESTING.md).
+$(BUILD)/bench-conf: $(BUILD)/obj/tests/bench/bench_conf.o $(LIB)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
+bench-conf: $(BUILD)/bench-conf
+	$(BUILD)/bench-conf $(BENCH_CONF_SIZES)
+
+.PHONY: deps-fuzz fuzz-build fuzz clean-fuzz bench-conf
+
 clean:
 	rm -rf build build-san bisectd/lib/schema_sql.c bisectd/daemon/web_assets.c bisectd/lib/plot_gp.c
 

@@ -339,7 +339,7 @@ static int parse_rate_line(struct pktgen_result *out, const char *p)
 static int parse_pktgen(struct pktgen_result *out, const char *buf)
 {
 	const char *result = NULL, *line, *p, *rate;
-	unsigned long long bps;
+	unsigned long long bps, parts;
 	int nresult = 0;
 
 	for (line = buf; *line; ) {
@@ -375,6 +375,14 @@ static int parse_pktgen(struct pktgen_result *out, const char *buf)
 		return PFAIL(out, NETPARSE_ERR_RUN, "pktgen: no completed run: Result: %.*s", line_len(p), p);
 	if (parse_result_line(out, p + 4))
 		return PFAIL(out, ERR_INVALID, "pktgen: cannot read the Result line: %.*s", line_len(p), p);
+	/*
+	 * The kernel prints elapsed, elapsed - idle and idle, each truncated
+	 * to microseconds: the parts add up to the whole within one.
+	 */
+	if (__builtin_add_overflow(out->busy_us, out->idle_us, &parts) ||
+	    (parts > out->duration_us ? parts - out->duration_us : out->duration_us - parts) > 1)
+		return PFAIL(out, ERR_INVALID, "pktgen: Result line does not add up: c%llu + d%llu is not "
+			     "%llu usec", out->busy_us, out->idle_us, out->duration_us);
 
 	rate = strchr(p, '\n');
 	if (!rate || at_eol(rate + 1))

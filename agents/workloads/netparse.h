@@ -85,7 +85,10 @@ int netparse_iperf3(struct iperf3_result *out, const char *json_text, size_t len
  *     111600pps 53Mb/sec (53568000bps) errors: 0
  *
  * The text may hold the whole /proc/net/pktgen/<dev> file or just those
- * lines, with \n or \r\n line ends; exactly one Result line.
+ * lines, with \n or \r\n line ends; exactly one Result line. Its figures
+ * must agree as the kernel derives them (busy + idle = elapsed within 1
+ * us, bps = pps * 8 * size, Mb/sec = bps / 1e6): else the text was
+ * damaged, ERR_INVALID.
  */
 struct pktgen_result {
 	unsigned long long pps;         /* packets per second */

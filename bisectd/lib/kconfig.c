@@ -177,7 +177,8 @@ static int valid_value(const char *v, size_t n)
 	if (n >= 2 && v[0] == '"') {
 		for (i = 1; i < n - 1; i++) {
 			if (v[i] == '\\') {
-				if (++i == n - 1)
+				/* an escaped NUL too: the value is kept as a C string */
+				if (++i == n - 1 || v[i] == '\0')
 					return 0;
 			} else if (v[i] == '"' || v[i] == '\0') {
 				return 0;

@@ -103,18 +103,75 @@ static void push(struct ynode ***v, size_t nr, struct ynode *n)
 	(*v)[nr] = n;
 }
 
-static const struct ynode *find_key(const struct ynode *map, const char *s, size_t len)
+/*
+ * The keys of a mapping being built, hashed, so that the duplicate check
+ * costs O(1) a key rather than a scan of the keys before it (a config of
+ * 50k keys took seconds). slot[i] is 1 + the key's index in map->keys, 0
+ * when empty; open addressing, linear probing, at most half full.
+ */
+struct keyset {
+	size_t *slot;
+	size_t cap;             /* a power of two, or 0 */
+};
+
+static size_t key_hash(const char *s, size_t len)
 {
-	for (size_t i = 0; i < map->nr; i++)
-		if (map->keys[i]->len == len && !memcmp(map->keys[i]->str, s, len))
-			return map->keys[i];
+	size_t h = 1469598103934665603ULL; /* FNV-1a */
+
+	for (size_t i = 0; i < len; i++) {
+		h ^= (unsigned char)s[i];
+		h *= 1099511628211ULL;
+	}
+	return h;
+}
+
+/* The key of map equal to s, or NULL. */
+static const struct ynode *keyset_find(const struct keyset *ks, const struct ynode *map,
+				       const char *s, size_t len)
+{
+	if (!ks->cap)
+		return NULL;
+	for (size_t i = key_hash(s, len) & (ks->cap - 1); ks->slot[i]; i = (i + 1) & (ks->cap - 1)) {
+		const struct ynode *k = map->keys[ks->slot[i] - 1];
+
+		if (k->len == len && !memcmp(k->str, s, len))
+			return k;
+	}
 	return NULL;
+}
+
+/* Records map->keys[idx] (not in the set yet); nr keys are in it so far. */
+static void keyset_add(struct keyset *ks, const struct ynode *map, size_t idx, size_t nr)
+{
+	const struct ynode *k = map->keys[idx];
+	size_t i;
+
+	if (2 * (nr + 1) > ks->cap) {
+		struct keyset big = { NULL, ks->cap ? 2 * ks->cap : 16 };
+
+		big.slot = xcalloc(big.cap, sizeof(*big.slot));
+		for (size_t j = 0; j < ks->cap; j++) {
+			const struct ynode *o;
+
+			if (!ks->slot[j])
+				continue;
+			o = map->keys[ks->slot[j] - 1];
+			for (i = key_hash(o->str, o->len) & (big.cap - 1); big.slot[i]; i = (i + 1) & (big.cap - 1))
+				;
+			big.slot[i] = ks->slot[j];
+		}
+		free(ks->slot);
+		*ks = big;
+	}
+	for (i = key_hash(k->str, k->len) & (ks->cap - 1); ks->slot[i]; i = (i + 1) & (ks->cap - 1))
+		;
+	ks->slot[i] = idx + 1;
 }
 
 static int build_node(struct ynode **out, struct builder *b, const yaml_event_t *start, int depth);
 
 /* Reads items up to the end event of a sequence or mapping opened by start. */
-static int build_children(struct ynode *n, struct builder *b, int depth)
+static int build_items(struct ynode *n, struct builder *b, int depth, struct keyset *keys)
 {
 	yaml_event_t ev;
 	yaml_event_type_t end = n->kind == YNODE_SEQ ? YAML_SEQUENCE_END_EVENT : YAML_MAPPING_END_EVENT;
@@ -142,7 +199,7 @@ static int build_children(struct ynode *n, struct builder *b, int depth)
 			yaml_event_delete(&ev);
 			if (rc < 0)
 				return rc;
-			dup = find_key(n, key->str, key->len);
+			dup = keyset_find(keys, n, key->str, key->len);
 			if (dup) {
 				rc = err_set(ERR_INVALID, "%s:%d:%d: duplicate key '%s' (first at line %d column %d)",
 					     b->name, key->line, key->col, key->str, dup->line, dup->col);
@@ -160,11 +217,22 @@ static int build_children(struct ynode *n, struct builder *b, int depth)
 			ynode_free(key);
 			return rc;
 		}
-		if (key)
+		if (key) {
 			push(&n->keys, n->nr, key);
+			keyset_add(keys, n, n->nr, n->nr);
+		}
 		push(&n->items, n->nr, val);
 		n->nr++;
 	}
+}
+
+static int build_children(struct ynode *n, struct builder *b, int depth)
+{
+	struct keyset keys = { NULL, 0 };
+	int rc = build_items(n, b, depth, &keys);
+
+	free(keys.slot);
+	return rc;
 }
 
 /* Builds the node that start opens; start stays the caller's to delete. */

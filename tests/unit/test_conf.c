@@ -663,6 +663,37 @@ static void test_duplicate_key(void **state)
 	expect_b_error("repos:\n  a:\n    url: /x\n  a:\n    url: /y\n", "t.yaml:4:3: ", "duplicate key 'a'");
 }
 
+/* Many keys (the duplicate check is hashed): every repo read, and a late duplicate of each found. */
+static void test_many_keys(void **state)
+{
+	static const size_t probes[] = { 0, 1, 15, 16, 17, 1000, 2999 };
+	struct conf_bisectd c;
+	struct sbuf sb = SBUF_INIT;
+
+	(void)state;
+	sbuf_adds(&sb, "repos:\n");
+	for (size_t i = 0; i < 3000; i++)
+		sbuf_addf(&sb, "  r%zu:\n    url: /x/%zu\n", i, i);
+	assert_int_equal(conf_bisectd_parse(&c, "t.yaml", sb.buf, sb.len), 0);
+	assert_int_equal(c.nr_repos, 3000);
+	assert_string_equal(c.repos[2999].name, "r2999");
+	assert_string_equal(conf_repo_find(&c, "r1234")->url, "/x/1234");
+	conf_bisectd_release(&c);
+	for (size_t p = 0; p < sizeof(probes) / sizeof(probes[0]); p++) {
+		struct sbuf dup = SBUF_INIT;
+		char prefix[64], needle[128];
+
+		sbuf_add(&dup, sb.buf, sb.len);
+		sbuf_addf(&dup, "  r%zu:\n    url: /y\n", probes[p]);
+		snprintf(prefix, sizeof(prefix), "t.yaml:%d:3: ", 3000 * 2 + 2);
+		snprintf(needle, sizeof(needle), "duplicate key 'r%zu' (first at line %zu column 3)", probes[p],
+			 2 + 2 * probes[p]);
+		expect_b_error(dup.buf, prefix, needle);
+		sbuf_release(&dup);
+	}
+	sbuf_release(&sb);
+}
+
 static void test_pool_matches(void **state)
 {
 	char *lab[] = { (char *)"lab", NULL };
@@ -805,6 +836,7 @@ int main(void)
 		cmocka_unit_test(test_bad_pattern),
 		cmocka_unit_test(test_yaml_syntax),
 		cmocka_unit_test(test_duplicate_key),
+		cmocka_unit_test(test_many_keys),
 		cmocka_unit_test(test_pool_matches),
 		cmocka_unit_test(test_yamltree),
 		cmocka_unit_test(test_load),

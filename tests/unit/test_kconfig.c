@@ -125,6 +125,14 @@ static void test_parse_binary_and_long(void **state)
 	assert_int_equal(kconfig_parse(&kc, NULL, text, sizeof(text) - 1, "bin"), ERR_INVALID);
 	assert_non_null(strstr(err_msg(), "bin:2: "));
 	kconfig_release(&kc);
+	/* Nor behind a backslash in a string (found by fuzz_kconfig: it was kept cut at the NUL). */
+	{
+		char esc[] = "CONFIG_A=y\nCONFIG_S=\"a\\\0b\"\n";
+
+		assert_int_equal(kconfig_parse(&kc, NULL, esc, sizeof(esc) - 1, "bin"), ERR_INVALID);
+		assert_non_null(strstr(err_msg(), "bin:2: bad value for CONFIG_S"));
+		kconfig_release(&kc);
+	}
 
 	/* A very long bad line is cut short in the message. */
 	for (i = 0; i < 5000; i++)

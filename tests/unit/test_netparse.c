@@ -724,6 +724,12 @@ static void test_pktgen_malformed(void **state)
 		{ "Result: OK: 1792112(c1792112+d0) usec, 200000 (60byte,0frags)\n"
 		  "  111600pps 54Mb/sec (53568000bps) errors: 0\n",
 		  "pktgen: rate line does not add up: 111600pps of 60 bytes is not 53568000bps / 54Mb/sec" },
+		{ "Result: OK: 1794224(c1792112+d0) usec, 200000 (60byte,0frags)\n"
+		  "  111600pps 53Mb/sec (53568000bps) errors: 0\n",
+		  "pktgen: Result line does not add up: c1792112 + d0 is not 1794224 usec" },
+		{ "Result: OK: 18446744073709551615(c18446744073709551615+d1) usec, 200000 (60byte,0frags)\n"
+		  "  111600pps 53Mb/sec (53568000bps) errors: 0\n",
+		  "pktgen: Result line does not add up: c18446744073709551615 + d1 is not 18446744073709551615 usec" },
 		{ "Result: OK: 1792112(c1792112+d0) usec, 200000 (64byte,0frags)\n"
 		  "  111600pps 53Mb/sec (53568000bps) errors: 0\n",
 		  "pktgen: rate line does not add up: 111600pps of 64 bytes is not 53568000bps / 53Mb/sec" },
