@@ -115,8 +115,10 @@ ok $? "a kernel workload with fragments from kconfig/ beside the config is valid
 lab_start_bisectd || { echo "Bail out! bisectd did not start"; exit 1; }
 lab_start_agent qa -1
 q() { sqlite3 "$LAB/bisectd.db" "$1"; }
+# Up to 8 minutes: each task boots a guest under TCG, 6-10 s on an idle
+# host and 30 s or more with a CPU hog on each core.
 wait_task() {  # wait_task JOB: until the job's first task has ended
-	for _ in $(seq 1 240); do
+	for _ in $(seq 1 960); do
 		case $(q "SELECT state FROM tasks WHERE job_id = $1 ORDER BY id LIMIT 1") in
 		queued|claimed|'') sleep 0.5 ;;
 		*) return 0 ;;
@@ -124,7 +126,7 @@ wait_task() {  # wait_task JOB: until the job's first task has ended
 	done
 }
 wait_job() {  # wait_job JOB
-	for _ in $(seq 1 240); do
+	for _ in $(seq 1 960); do
 		case $(q "SELECT state FROM jobs WHERE id = $1") in
 		queued|running) sleep 0.5 ;;
 		*) return 0 ;;
