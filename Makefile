@@ -55,7 +55,7 @@ LIB_SRC := $(WL_SRC) $(addprefix bisectd/lib/,err.c log.c run.c conf.c yamltree.
            plot.c plot_gp.c store_charts.c csv.c store_export.c)
 COORD_SRC := $(addprefix bisectd/daemon/,coord.c coord_mirror.c coord_jobs.c coord_steps.c \
            coord_engine.c coord_split.c coord_tasks.c coord_intake.c coord_report.c coord_agents.c coord_dash.c \
-           coord_charts.c coord_mail.c coord_export.c)
+           coord_charts.c coord_mail.c coord_export.c coord_ecache.c)
 # The dashboard: its routes, its event streams, its files (generated from bisectd/web/).
 WEB_SRC := $(addprefix bisectd/daemon/,web.c events.c web_assets.c)
 D_SRC   := $(addprefix bisectd/daemon/,bisectd.c http.c api.c api_req.c) $(COORD_SRC) $(WEB_SRC)
@@ -119,6 +119,9 @@ $(BUILD)/tests/test_kbuild: $(call obj,agents/kbuild.c agents/kconfig_apply.c)
 $(BUILD)/tests/test_kconfig: $(call obj,agents/kconfig_apply.c)
 # the API's routes and request checks, against a coordinator of stubs
 $(BUILD)/tests/test_api: $(call obj,bisectd/daemon/api.c bisectd/daemon/api_req.c $(WEB_SRC))
+
+# the coordinator's kept engines, against a real store
+$(BUILD)/tests/test_ecache: $(call obj,bisectd/daemon/coord_ecache.c)
 
 # tests/t0100-qemu-boot.sh drives the qemu boot method through this helper.
 QEMU_HELPER := $(BUILD)/tests/qemu-boot

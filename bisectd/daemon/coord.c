@@ -57,6 +57,7 @@ void coord_free(struct coord *s)
 		pthread_mutex_destroy(&s->mirrors[i].lock);
 	}
 	free(s->mirrors);
+	coord_ecache_free(s);
 	pthread_cond_destroy(&s->cond);
 	pthread_mutex_destroy(&s->lock);
 	free(s);

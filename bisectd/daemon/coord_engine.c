@@ -1,7 +1,7 @@
 /*
  * coord_engine: the "bisectd" policy, the probabilistic engine of
- * bisect.c driven from the store: each step rebuilds the engine from the
- * job's samples, asks it for as many queries as the pool has idle agents,
+ * bisect.c driven from the store: each step takes the engine as the
+ * job's samples make it (kept between steps, coord_ecache.c), asks it for as many queries as the pool has idle agents,
  * records its decision and queues the tasks, or ends the job with the
  * engine's report.
  */
@@ -31,9 +31,7 @@
 static int engine_load(struct coord *s, struct jobctx *c, struct bisect **out)
 {
 	struct bisect_opts o = BISECT_OPTS_INIT;
-	struct sample *runs = NULL;
 	struct task_costs cost;
-	size_t nr = 0;
 	int rc;
 
 	o.confidence = c->job.confidence;
@@ -46,24 +44,13 @@ static int engine_load(struct coord *s, struct jobctx *c, struct bisect **out)
 	o.runs_max = c->runs;
 	o.end_runs = c->runs < 5 ? 5 : c->runs;
 	o.end_runs_max = 6 * o.end_runs;
-	if ((rc = bisect_new(out, c->n, c->parents, c->nr_parents, &o)))
-		return rc;
 	/*
-	 * In the order they were taken, each with its task (whose runs share a
-	 * level), its agent (a level of its own) and the kind of query it
-	 * answered: the task's confirm column.
+	 * The job's runs in the order they were taken, each with its task, its
+	 * agent and the kind of query it answered (coord_ecache.c): from the
+	 * engine kept since the last step, as a rebuild would make it.
 	 */
-	if ((rc = store_job_samples(&runs, &nr, s->st, c->id)))
-		goto fail;
-	for (size_t i = 0; i < nr; i++) {
-		long long kind = runs[i].confirm;
-		long long agent = runs[i].agent;
-
-		if (kind != BISECT_Q_CONFIRM && kind != BISECT_Q_EARLY)
-			kind = BISECT_Q_SEARCH;
-		bisect_add_run(*out, runs[i].idx, runs[i].value, (long)runs[i].task,
-			       agent >= 0 && agent <= 0x7fffffff ? (int)agent : 0, (int)kind);
-	}
+	if ((rc = coord_ecache_engine(s, c, &o, out)))
+		return rc;
 	for (int k = 0; k < c->n; k++)
 		if (c->cls[k] == CLASS_SKIPPED)
 			bisect_mark_skipped(*out, k);
@@ -82,13 +69,7 @@ static int engine_load(struct coord *s, struct jobctx *c, struct bisect **out)
 		c->build_cost = cost.per_build;
 		c->run_cost = cost.run;
 	}
-	free(runs);
 	return 0;
-fail:
-	free(runs);
-	bisect_free(*out);
-	*out = NULL;
-	return rc;
 }
 
 static double res_confidence(struct jobctx *c)

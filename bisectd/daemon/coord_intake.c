@@ -1,6 +1,7 @@
 /*
  * coord_intake: what an agent reports of a task: its samples, their
- * commit's summary and the step they lead to, in one transaction; a
+ * commit's summary (added to, never read again from every sample) and
+ * the step they lead to, in one transaction; a
  * failure back to the queue (or, after the last attempt, the commit
  * skipped); a retried upload answered as a duplicate, a stale one
  * refused.
@@ -20,20 +21,6 @@ void result_request_release(struct result_request *req)
 	free(req->samples);
 	req->samples = NULL;
 	req->nr_samples = 0;
-}
-
-static int update_summary(struct coord *s, long long job, int idx)
-{
-	struct summary sum;
-	double *v = NULL;
-	size_t n;
-	int rc;
-
-	if ((rc = store_commit_values(&v, &n, s->st, job, idx)))
-		return rc;
-	stats_summary(&sum, v, n);
-	free(v);
-	return store_summary_put(s->st, job, idx, &sum);
 }
 
 int coord_task_retry(struct coord *s, long long task, long long job, int idx, long long attempt, const char *why)
@@ -75,9 +62,16 @@ static int check_task(const struct task *t, const struct result_request *req, lo
 /* Records what the agent measured, or that it skipped the commit. */
 static int take_samples(struct coord *s, const struct task *t, const struct result_request *req)
 {
+	struct stats_acc acc;
 	int rc = store_task_finish(s->st, t->id, !strcmp(req->status, "ok") ? "done" : "skipped",
 				   (long long)now_unix(), req->build_s, req->run_s, req->error, req->log_tail);
 
+	/*
+	 * The commit's summary takes the new runs into its running sums: what
+	 * an upload costs does not grow with the runs the commit has already.
+	 */
+	if (rc == 0 && req->nr_samples > 0)
+		rc = store_summary_acc(&acc, s->st, t->job, t->idx);
 	for (size_t i = 0; i < req->nr_samples && rc == 0; i++) {
 		struct sample x = {
 			.task = t->id, .attempt = req->attempt, .run = (long long)i, .job = t->job, .idx = t->idx,
@@ -87,17 +81,18 @@ static int take_samples(struct coord *s, const struct task *t, const struct resu
 		};
 
 		rc = store_sample_add(s->st, &x);
+		stats_acc_add(&acc, x.value);
 	}
+	if (rc == 0 && req->nr_samples > 0)
+		rc = store_summary_acc_put(s->st, t->job, t->idx, &acc);
 	if (rc == 0 && !strcmp(req->status, "skipped")) {
 		rc = store_job_commit_set_state(s->st, t->job, t->idx, "skipped");
 		if (rc == 0)
 			rc = coord_event(s, t->job, "skip", "commit %d: %s", t->idx,
 					 req->error ? req->error : "skipped by the agent");
 	} else if (rc == 0) {
-		rc = update_summary(s, t->job, t->idx);
-		if (rc == 0)
-			rc = coord_event(s, t->job, "result", "task %lld: %zu runs of commit %d from %s", t->id,
-					 req->nr_samples, t->idx, req->agent);
+		rc = coord_event(s, t->job, "result", "task %lld: %zu runs of commit %d from %s", t->id,
+				 req->nr_samples, t->idx, req->agent);
 	}
 	return rc;
 }

@@ -35,6 +35,7 @@ struct coord {
 	pthread_t warm;              /* makes the mirrors at start-up */
 	int warming;                 /* warm was started */
 	volatile int stop_warm;
+	struct ecache *ecache;       /* coord_ecache.c: running jobs' engines between steps */
 };
 
 /* coord.c: logs an event and adds it to the job's (job 0: the coordinator's). */
@@ -100,6 +101,20 @@ int coord_live_agents(struct coord *s, const struct conf_pool *pool);
 int coord_parent_of(struct jobctx *c, int idx);
 /* One step of a job after anything changed, by the job's policy. */
 int coord_job_step(struct coord *s, long long id);
+
+/*
+ * coord_ecache.c: the job's engine as a rebuild from its samples would
+ * make it with opts (a copy the caller steps and bisect_free()s), from the
+ * engine kept since the last step and the samples taken since.
+ */
+struct bisect_opts;
+struct bisect;
+int coord_ecache_engine(struct coord *s, struct jobctx *c, const struct bisect_opts *o, struct bisect **out);
+/* Forgets a job's engine (it ended); the next step, if any, rebuilds it. */
+void coord_ecache_drop(struct coord *s, long long job);
+void coord_ecache_free(struct coord *s);
+/* Steps served from a kept engine, and engines made from every sample of their job. */
+void coord_ecache_stats(struct coord *s, long long *hits, long long *rebuilds);
 
 /* coord_jobs.c: a job as the API shows it; NULL when it does not exist. */
 json_t *coord_job_json(struct coord *s, long long id, int full);

@@ -167,6 +167,7 @@ int coord_finish(struct coord *s, struct jobctx *c, const char *state, int culpr
 	char *rep = report ? jsonx_dump(report) : NULL;
 	int rc;
 
+	coord_ecache_drop(s, c->id);
 	rc = store_job_finish(s->st, c->id, state, (long long)now_unix(), culprit, rep, error);
 	free(rep);
 	if (rc)
