@@ -157,6 +157,17 @@ bench-lab: deps
 	$(MAKE) all $(BUILD)/loadgen
 	BUILD=$(abspath $(BUILD)) sh tests/bench/bench-lab.sh $(BENCH_LAB_FLAGS)
 
+# The API under load: N simulated agents (tests/bench/bench_api.c) against
+# one bisectd on loopback, and the upload rate as one job grows to 200,000
+# samples (a few minutes; BENCH_API_FLAGS=--help lists its knobs). Not part
+# of make check.
+BENCH_API_FLAGS ?=
+$(BUILD)/bench-api: $(BUILD)/obj/tests/bench/bench_api.o $(LIB)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
+
+bench-api: $(PROGS) $(BUILD)/bench-api
+	BUILD=$(abspath $(BUILD)) sh tests/bench/bench-api.sh $(BENCH_API_FLAGS)
+
 # test_bound checks the benchmark's capacity bound against STATISTICS.md.
 $(BUILD)/obj/tests/unit/test_bound.o: ALL_CFLAGS += -iquote tests/bench
 $(BUILD)/obj/tests/bench/%.o: ALL_CFLAGS += -iquote tests/bench
@@ -219,11 +230,11 @@ export UBSAN_OPTIONS = print_stacktrace=1:halt_on_error=1
 unit: $(UNIT_BIN)
 	CMOCKA_MESSAGE_OUTPUT=TAP prove $(PROVE_FLAGS) $(UNIT_BIN)
 
-integration: $(PROGS) $(QEMU_HELPER)
+integration: $(PROGS) $(QEMU_HELPER) $(BUILD)/bench-api
 	BUILD=$(abspath $(BUILD)) prove $(PROVE_FLAGS) tests/t[0-9]*.sh
 
 # Unit and integration tests in one prove run: one summary at the end.
-check-one: $(UNIT_BIN) $(PROGS) $(QEMU_HELPER)
+check-one: $(UNIT_BIN) $(PROGS) $(QEMU_HELPER) $(BUILD)/bench-api
 	CMOCKA_MESSAGE_OUTPUT=TAP BUILD=$(abspath $(BUILD)) prove $(PROVE_FLAGS) $(UNIT_BIN) tests/t[0-9]*.sh
 
 check: deps
@@ -248,7 +259,7 @@ check-kernel: deps-kernel
 clean:
 	rm -rf build build-san bisectd/lib/schema_sql.c bisectd/daemon/web_assets.c bisectd/lib/plot_gp.c
 
-.PHONY: all deps deps-browser deps-kernel unit integration check-one check demo demo-kernel check-kernel clean bench-bisect bench-lab record-noise
+.PHONY: all deps deps-browser deps-kernel unit integration check-one check demo demo-kernel check-kernel clean bench-bisect bench-lab bench-api record-noise
 .SECONDARY:
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

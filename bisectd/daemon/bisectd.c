@@ -99,6 +99,8 @@ int main(int argc, char **argv)
 	log_info("listening on http://%s, database %s (schema version %d)", conf.listen, conf.database,
 		 store_version(st));
 	coord_start_mirrors(s);
+	if (coord_start_steps(s))
+		fatal("%s", err_msg());
 	while (!stopping) {
 		coord_tick(s);
 		sleep(1);

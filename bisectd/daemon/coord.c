@@ -35,6 +35,7 @@ int coord_new(struct coord **out, const struct conf_bisectd *conf, struct store 
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&s->cond, &ca);
 	pthread_condattr_destroy(&ca);
+	pthread_cond_init(&s->step_cond, NULL);
 	s->mirrors = xcalloc(conf->nr_repos + 1, sizeof(*s->mirrors));
 	for (size_t i = 0; i < conf->nr_repos; i++) {
 		s->mirrors[i].conf = &conf->repos[i];
@@ -57,7 +58,13 @@ void coord_free(struct coord *s)
 		pthread_mutex_destroy(&s->mirrors[i].lock);
 	}
 	free(s->mirrors);
+	if (s->stepping) {
+		coord_wake_all(s);
+		pthread_join(s->stepper, NULL);
+	}
+	free(s->pending);
 	coord_ecache_free(s);
+	pthread_cond_destroy(&s->step_cond);
 	pthread_cond_destroy(&s->cond);
 	pthread_mutex_destroy(&s->lock);
 	free(s);
@@ -112,5 +119,6 @@ void coord_wake_all(struct coord *s)
 	pthread_mutex_lock(&s->lock);
 	s->shutdown = 1;
 	pthread_cond_broadcast(&s->cond);
+	pthread_cond_broadcast(&s->step_cond);
 	pthread_mutex_unlock(&s->lock);
 }

@@ -1,8 +1,8 @@
 /*
- * coord_intake: what an agent reports of a task: its samples, their
- * commit's summary (added to, never read again from every sample) and
- * the step they lead to, in one transaction; a
- * failure back to the queue (or, after the last attempt, the commit
+ * coord_intake: what an agent reports of a task: its samples and their
+ * commit's summary (added to, never read again from every sample) in one
+ * transaction, and the step they lead to after it (coord_step_later());
+ * a failure back to the queue (or, after the last attempt, the commit
  * skipped); a retried upload answered as a duplicate, a stale one
  * refused.
  */
@@ -72,16 +72,20 @@ static int take_samples(struct coord *s, const struct task *t, const struct resu
 	 */
 	if (rc == 0 && req->nr_samples > 0)
 		rc = store_summary_acc(&acc, s->st, t->job, t->idx);
-	for (size_t i = 0; i < req->nr_samples && rc == 0; i++) {
-		struct sample x = {
-			.task = t->id, .attempt = req->attempt, .run = (long long)i, .job = t->job, .idx = t->idx,
-			.value = req->samples[i].value,
-			.unit = req->samples[i].unit ? req->samples[i].unit : t->unit,
-			.error = req->samples[i].error, .created = (long long)now_unix(),
-		};
+	if (rc == 0 && req->nr_samples > 0) {
+		struct sample *x = xcalloc(req->nr_samples, sizeof(*x));
 
-		rc = store_sample_add(s->st, &x);
-		stats_acc_add(&acc, x.value);
+		for (size_t i = 0; i < req->nr_samples; i++) {
+			x[i] = (struct sample){
+				.task = t->id, .attempt = req->attempt, .run = (long long)i, .job = t->job,
+				.idx = t->idx, .value = req->samples[i].value,
+				.unit = req->samples[i].unit ? req->samples[i].unit : t->unit,
+				.error = req->samples[i].error, .created = (long long)now_unix(),
+			};
+			stats_acc_add(&acc, x[i].value);
+		}
+		rc = store_samples_add(s->st, x, req->nr_samples);
+		free(x);
 	}
 	if (rc == 0 && req->nr_samples > 0)
 		rc = store_summary_acc_put(s->st, t->job, t->idx, &acc);
@@ -125,12 +129,20 @@ int coord_task_result(struct coord *s, json_t **reply, long long task_id, const 
 				      req->error ? req->error : "the agent could not do the task");
 	else
 		rc = take_samples(s, &t, req);
-	if (rc == 0)
+	/*
+	 * Measured runs: the step they lead to comes after the reply, in a
+	 * transaction of its own, so that an upload costs what its samples
+	 * do and not what the engine does with the whole job; a skip or a
+	 * failure changes what the engine may ask for, and steps at once.
+	 */
+	if (rc == 0 && (strcmp(req->status, "ok") || !s->stepping))
 		rc = coord_job_step(s, t.job);
 	if (rc || (rc = store_commit(s->st))) {
 		store_rollback(s->st);
 		goto unlock;
 	}
+	if (!strcmp(req->status, "ok") && s->stepping && (rc = coord_step_later(s, t.job)))
+		goto unlock;
 	*reply = json_pack("{s:b, s:b}", "ok", 1, "duplicate", 0);
 unlock:
 	pthread_mutex_unlock(&s->lock);

@@ -86,6 +86,8 @@ int store_job_finish(struct store *s, long long id, const char *state, long long
 int store_job_set_running(struct store *s, long long id);
 /* Keeps the budgets the engine derived (0: none), changing the row only when they differ. */
 int store_job_set_auto_budgets(struct store *s, long long id, long long runs, long long seconds);
+/* The ids of the jobs queued or running, oldest first; *ids is the caller's. */
+int store_job_active_ids(long long **ids, size_t *n, struct store *s);
 /* The newest jobs' ids, newest first, at most max; *ids is the caller's. */
 int store_job_ids(long long **ids, size_t *n, struct store *s, int max);
 /* 1 in *yes when the job has a decision past the ends (they differed at an earlier step). */
@@ -220,6 +222,8 @@ struct sample {
 };
 
 int store_sample_add(struct store *s, const struct sample *x);
+/* x[0..n) in order; the first that cannot be added (ERR_EXISTS: taken already) stops it with its code. */
+int store_samples_add(struct store *s, const struct sample *x, size_t n);
 /* The samples of a job in the order they were taken, with agent and confirm; *out is the caller's. */
 int store_job_samples(struct sample **out, size_t *n, struct store *s, long long job);
 /* The same, only the samples with an id above after: what came since a caller read up to it. */

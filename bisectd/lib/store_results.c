@@ -10,11 +10,36 @@
 
 int store_sample_add(struct store *s, const struct sample *x)
 {
-	int rc = store_exec(s, "INSERT INTO samples (task_id, attempt, run, job_id, idx, value, unit, "
-			    "error, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", "iiiiidssi", x->task,
-			    x->attempt, x->run, x->job, (long long)x->idx, x->value, x->unit, x->error, x->created);
+	return store_samples_add(s, x, 1);
+}
 
-	return rc < 0 ? rc : 0;
+static int bind_text(sqlite3_stmt *st, int i, const char *v)
+{
+	return v ? sqlite3_bind_text(st, i, v, -1, SQLITE_TRANSIENT) : sqlite3_bind_null(st, i);
+}
+
+/* One statement prepared for all of an upload's samples: an upload costs its rows, not a parse each. */
+int store_samples_add(struct store *s, const struct sample *x, size_t n)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	if ((rc = store_prepare(s, &st, "INSERT INTO samples (task_id, attempt, run, job_id, idx, value, unit, "
+				"error, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", "")))
+		return rc;
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		if (sqlite3_bind_int64(st, 1, x[i].task) || sqlite3_bind_int64(st, 2, x[i].attempt) ||
+		    sqlite3_bind_int64(st, 3, x[i].run) || sqlite3_bind_int64(st, 4, x[i].job) ||
+		    sqlite3_bind_int64(st, 5, x[i].idx) || sqlite3_bind_double(st, 6, x[i].value) ||
+		    bind_text(st, 7, x[i].unit) || bind_text(st, 8, x[i].error) ||
+		    sqlite3_bind_int64(st, 9, x[i].created))
+			rc = store_db_err(s, "bind");
+		else if (sqlite3_step(st) != SQLITE_DONE)
+			rc = store_db_err(s, "insert sample");
+		sqlite3_reset(st);
+	}
+	sqlite3_finalize(st);
+	return rc;
 }
 
 int store_job_samples(struct sample **out, size_t *n, struct store *s, long long job)
