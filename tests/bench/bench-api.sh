@@ -167,10 +167,12 @@ lab_stop
 stored=$(sqlite3 "$LAB/bisectd.db" "SELECT count(*) FROM samples WHERE job_id = $job")
 distinct=$(sqlite3 "$LAB/bisectd.db" "SELECT count(*) FROM (SELECT DISTINCT task_id, attempt, run FROM samples WHERE job_id = $job)")
 state=$(sqlite3 "$LAB/bisectd.db" "SELECT state FROM jobs WHERE id = $job")
-echo "# one job grown by 1,000-sample uploads (50 agents): samples/s per bucket, and against the first"
-printf '%-10s %10s %8s\n' samples samples/s ratio
-first=$(awk '$1 == "bucket" { print $4; exit }' "$out")
-awk -v f="$first" '$1 == "bucket" { printf "%-10s %10s %8.2f\n", $2, $4, f ? $4 / f : 0 }' "$out"
+echo "# one job grown by 1,000-sample uploads (50 agents): per bucket, samples/s and the uploads'"
+echo "# service time (ms), each also against the second bucket (the first holds the ends' small uploads)"
+printf '%-10s %10s %8s %9s %9s %8s %8s\n' samples samples/s ratio upl50 upl99 ratio50 ratio99
+awk '$1 == "bucket" { b[++n] = $0 } END { split(b[n > 1 ? 2 : 1], r); f = r[4]; p = r[5]; q = r[6]
+	for (i = 1; i <= n; i++) { split(b[i], x); $0 = b[i]
+	printf "%-10s %10s %8.2f %9s %9s %8.2f %8.2f\n", $2, $4, $4 / f, $5, $6, p ? $5 / p : 0, q ? $6 / q : 0 } }' "$out"
 echo "# job $job: $(val samples "$out") samples taken in $(val seconds "$out") s ($(val samples_per_s "$out")/s), $stored in the store ($distinct distinct), job $state at the end"
 [ "$stored" = "$(val samples "$out")" ] && [ "$stored" = "$distinct" ] ||
 	echo "# MISMATCH: the store holds $stored samples ($distinct distinct), the agents had $(val samples "$out") taken"

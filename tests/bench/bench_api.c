@@ -100,6 +100,8 @@ static long long counts[NR_KINDS], errors[NR_KINDS], status_409, claims_empty, c
 static long long samples_sent, samples_dup, uploads_ok;
 static double *bucket_t;
 static long long nr_buckets;
+static size_t *bucket_lat;
+static double *upload_order;    /* the uploads' service times in the order they came */      /* uploads in lat[K_UPLOAD] when each bucket closed */
 static char **bad;
 static size_t nr_bad;
 static int epfd;
@@ -331,8 +333,10 @@ static void bucket_mark(void)
 {
 	if (o.bucket <= 0)
 		return;
-	while ((nr_buckets + 1) * o.bucket <= samples_sent && nr_buckets < 1000)
+	while ((nr_buckets + 1) * o.bucket <= samples_sent && nr_buckets < 1000) {
+		bucket_lat[nr_buckets] = lat[K_UPLOAD].n;
 		bucket_t[nr_buckets++] = now_s();
+	}
 }
 
 /* A whole response on c: status, body. */
@@ -587,6 +591,7 @@ int main(int argc, char **argv)
 	conns = xcalloc((size_t)nconns, sizeof(*conns));
 	agents = xcalloc((size_t)o.agents, sizeof(*agents));
 	bucket_t = xcalloc(1001, sizeof(double));
+	bucket_lat = xcalloc(1001, sizeof(size_t));
 	t0 = now_s();
 	for (int i = 0; i < nconns; i++) {
 		conns[i].fd = -1;
@@ -646,6 +651,8 @@ int main(int argc, char **argv)
 		printf("agents %d\nseconds %.2f\nrequests %lld\nrequests_per_s %.1f\n", o.agents, t1 - t0, req,
 		       (double)req / (t1 - t0));
 	}
+	upload_order = xmalloc((lat[K_UPLOAD].n + 1) * sizeof(double));
+	memcpy(upload_order, lat[K_UPLOAD].v, lat[K_UPLOAD].n * sizeof(double));
 	for (int k = 0; k < NR_KINDS; k++)
 		if (k == K_CLAIM || k == K_HEARTBEAT || k == K_UPLOAD)
 			printf("%s_n %zu\n%s_p50_ms %.2f\n%s_p99_ms %.2f\n", kind_names[k], lat[k].n, kind_names[k],
@@ -657,9 +664,15 @@ int main(int argc, char **argv)
 	printf("uploads_ok %lld\nsamples %lld\nsamples_duplicate %lld\nsamples_per_s %.1f\n", uploads_ok,
 	       samples_sent, samples_dup, (double)samples_sent / (t1 - t0));
 	printf("job %lld\njob_running %d\n", job_id, job_running);
-	for (long long b = 0; b < nr_buckets; b++)
-		printf("bucket %lld %lld %.1f\n", (b + 1) * o.bucket, (long long)o.bucket,
-		       (double)o.bucket / (bucket_t[b] - (b ? bucket_t[b - 1] : t0)));
+	/* Each bucket: samples so far, its size, its rate, and its uploads' service time p50 and p99 (ms). */
+	for (long long b = 0; b < nr_buckets; b++) {
+		size_t from = b ? bucket_lat[b - 1] : 0;
+		struct lat l = { upload_order + from, bucket_lat[b] - from, 0 };
+
+		printf("bucket %lld %lld %.1f %.2f %.2f\n", (b + 1) * o.bucket, (long long)o.bucket,
+		       (double)o.bucket / (bucket_t[b] - (b ? bucket_t[b - 1] : t0)), 1e3 * pct(&l, 0.5),
+		       1e3 * pct(&l, 0.99));
+	}
 	for (int i = 0; i < nconns; i++)
 		if (conns[i].fd >= 0)
 			close(conns[i].fd);
