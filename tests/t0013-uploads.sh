@@ -65,8 +65,10 @@ t=$(q "SELECT task_id FROM samples WHERE job_id = $job ORDER BY id DESC LIMIT 1"
 a=$(q "SELECT attempt FROM tasks WHERE id = $t")
 ag=$(q "SELECT name FROM agents WHERE id = (SELECT agent_id FROM tasks WHERE id = $t)")
 n0=$(q "SELECT count(*) FROM samples WHERE job_id = $job")
-out=$(api POST "/api/v1/tasks/$t/result" "{\"agent\":\"$ag\",\"attempt\":$a,\"status\":\"ok\",\"samples\":[{\"value\":5}]}")
-like "$out" '^200 .*"duplicate": *true' "a retried upload is answered as a duplicate"
+out=$(lab_curl -sS -X POST -H 'Content-Type: application/json' -w ' %{http_code}' \
+	--data-binary "{\"agent\":\"$ag\",\"attempt\":$a,\"status\":\"ok\",\"samples\":[{\"value\":5}]}" \
+	"$LAB_URL/api/v1/tasks/$t/result")
+like "$out" '"duplicate": *true.* 200$' "a retried upload is answered as a duplicate"
 is "$(q "SELECT count(*) FROM samples WHERE job_id = $job")" "$n0" "... and adds no sample"
 
 # The steps kept up: the job is running with tasks to do, or it ended.
@@ -85,9 +87,11 @@ if [ "$state" = running ]; then
 	LAB_PIDS=""
 	q "UPDATE tasks SET state = 'cancelled' WHERE job_id = $job AND state IN ('queued', 'claimed')"
 	lab_start_bisectd || { echo "Bail out! bisectd did not restart"; exit 1; }
-	api POST /api/v1/agents/register '{"name":"back","labels":["lab"]}' > /dev/null
-	out=$(api POST "/api/v1/agents/back/claim?wait=10" '')
-	like "$out" "^200 .*\"job\": *$job" "after a restart the job is stepped and hands out a task"
+	lab_curl -sS -X POST -H 'Content-Type: application/json' --data-binary '{"name":"back","labels":["lab"]}' \
+		"$LAB_URL/api/v1/agents/register" > /dev/null
+	out=$(lab_curl -sS -X POST -H 'Content-Type: application/json' -w ' %{http_code}' --data-binary '{}' \
+		"$LAB_URL/api/v1/agents/back/claim?wait=10")
+	like "$out" "\"job\": *$job.* 200\$" "after a restart the job is stepped and hands out a task"
 else
 	ok 0 "# SKIP the job ended before the restart check ($state)"
 fi

@@ -11,13 +11,16 @@
  * named, with 3% noise; --flaky makes every commit but the ends measure
  * like either, task by task, so that a job searches for a long time.
  * --samples K uploads K samples a task whatever it asked (the API's
- * limit is 1000). With --submit the bench keeps a job running: it submits
+ * limit is 1000), but at the ends when --good and --bad-end name them. With --submit the bench keeps a job running: it submits
  * one (the body given) at the start and again whenever it ended.
  *
  * It prints "key value" lines: counts, requests/s, p50/p99 of each kind
  * of request's service time (claims only when they handed out a task:
  * an empty long poll waits by design), samples/s, and with --bucket B the
- * rate of every B samples from the first, so that a slowing job shows.
+ * rate of every B samples from the first, with its uploads' service
+ * time, so that a slowing job shows. With --until it stops asking at
+ * that many samples and waits for the uploads in flight, so that the
+ * count it prints is what the store should hold.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -532,7 +535,14 @@ static void usage(FILE *f)
 		"                 [--heartbeat S] [--samples K] [--until SAMPLES] [--bucket B]\n"
 		"                 [--bad FILE] [--flaky --good SHA --bad-end SHA] [--submit JSON [--once]] [--seed S]\n"
 		"N simulated agents (2 connections each) against bisectd at H:P for S seconds\n"
-		"(or until SAMPLES samples were taken); prints key value lines.\n");
+		"(or until SAMPLES samples were taken); prints key value lines.\n"
+		"  --wait W        claim long poll, seconds (5)    --heartbeat S  every S s (5)\n"
+		"  --samples K     samples an upload (default: the task's runs; the ends keep\n"
+		"                  their runs when --good and --bad-end name them)\n"
+		"  --bad FILE      commit ids that measure 15%% lower, one a line\n"
+		"  --flaky         commits between the ends measure like either, task by task\n"
+		"  --submit JSON   keep a job of this body running (--once: one job only)\n"
+		"  --bucket B      print the rate of every B samples\n");
 }
 
 static void on_signal(int sig)

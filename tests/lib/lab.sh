@@ -87,6 +87,9 @@ lab_stop() {
 	LAB_PIDS=""
 }
 
+# lab_curl ARGS...: curl with the lab's credentials (none yet), for writes.
+lab_curl() { curl "$@"; }
+
 # api METHOD PATH [BODY]: prints "STATUS BODY" of a request to bisectd.
 api() {
 	if [ $# -ge 3 ]; then
