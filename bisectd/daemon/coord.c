@@ -7,9 +7,11 @@
  * coord_report.c (the text report), coord_agents.c (the registry).
  *
  * Everything that touches the store runs under s->lock, and every change
- * that belongs together (samples, their summary, the decision they lead
- * to, the tasks it queues) is one transaction: a crash leaves the job as it
- * was before the upload, and the agent's retried upload replays it.
+ * that belongs together is one transaction: an upload's samples and their
+ * summaries; a step's decision and the tasks it queues. The step an
+ * upload of measured runs leads to follows it (coord_step_later(), the
+ * stepper thread, which steps every running job at start), so a crash
+ * between them leaves stored samples that the next step takes.
  */
 #include <pthread.h>
 #include <stdarg.h>
