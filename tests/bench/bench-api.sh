@@ -10,6 +10,7 @@
 set -u
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD=${BUILD:-$TOP/build}
+BUILD=$(cd "$BUILD" 2> /dev/null && pwd || echo "$BUILD")
 
 AGENTS="50 500 5000"
 SECONDS_RUN=20
@@ -60,6 +61,8 @@ command -v sqlite3 > /dev/null || { echo "bench-api: sqlite3 missing: run make d
 
 rm -rf "$DIR"
 mkdir -p "$DIR"
+# bisectd writes what it caches (a finished job's charts) below its working directory.
+cd "$DIR" || exit 1
 LAB=$DIR
 . "$TOP/tests/lib/lab.sh"
 trap 'lab_stop; [ $KEEP = 1 ] || rm -rf "$DIR"' EXIT
