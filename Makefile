@@ -55,7 +55,7 @@ LIB_SRC := $(WL_SRC) $(addprefix bisectd/lib/,err.c log.c run.c conf.c yamltree.
            plot.c plot_gp.c store_charts.c csv.c store_export.c token.c)
 COORD_SRC := $(addprefix bisectd/daemon/,coord.c coord_mirror.c coord_jobs.c coord_steps.c \
            coord_engine.c coord_split.c coord_tasks.c coord_intake.c coord_report.c coord_agents.c coord_dash.c \
-           coord_charts.c coord_mail.c coord_export.c coord_live.c)
+           coord_charts.c coord_mail.c coord_export.c coord_live.c coord_ecache.c)
 # The dashboard: its routes, its event streams, its files (generated from bisectd/web/).
 WEB_SRC := $(addprefix bisectd/daemon/,web.c events.c web_assets.c)
 D_SRC   := $(addprefix bisectd/daemon/,bisectd.c http.c http_wait.c api.c api_req.c auth.c) $(COORD_SRC) $(WEB_SRC)
@@ -125,6 +125,9 @@ $(BUILD)/tests/test_http: $(call obj,bisectd/daemon/http.c bisectd/daemon/http_w
 # tokens, roles, bindings and limits, against a real store and stubbed requests
 $(BUILD)/tests/test_auth: $(call obj,bisectd/daemon/auth.c)
 
+# the coordinator's kept engines, against a real store
+$(BUILD)/tests/test_ecache: $(call obj,bisectd/daemon/coord_ecache.c)
+
 # tests/t0100-qemu-boot.sh drives the qemu boot method through this helper.
 QEMU_HELPER := $(BUILD)/tests/qemu-boot
 $(QEMU_HELPER): $(BUILD)/obj/tests/lib/qemu-boot.o $(call obj,$(filter-out agents/agent.c,$(AG_SRC))) $(LIB)
@@ -158,6 +161,17 @@ BENCH_LAB_FLAGS ?=
 bench-lab: deps
 	$(MAKE) all $(BUILD)/loadgen
 	BUILD=$(abspath $(BUILD)) sh tests/bench/bench-lab.sh $(BENCH_LAB_FLAGS)
+
+# The API under load: N simulated agents (tests/bench/bench_api.c) against
+# one bisectd on loopback, and the upload rate as one job grows to 200,000
+# samples (a few minutes; BENCH_API_FLAGS=--help lists its knobs). Not part
+# of make check.
+BENCH_API_FLAGS ?=
+$(BUILD)/bench-api: $(BUILD)/obj/tests/bench/bench_api.o $(LIB)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
+
+bench-api: $(PROGS) $(BUILD)/bench-api
+	BUILD=$(abspath $(BUILD)) sh tests/bench/bench-api.sh $(BENCH_API_FLAGS)
 
 # test_bound checks the benchmark's capacity bound against STATISTICS.md.
 $(BUILD)/obj/tests/unit/test_bound.o: ALL_CFLAGS += -iquote tests/bench
@@ -221,11 +235,11 @@ export UBSAN_OPTIONS = print_stacktrace=1:halt_on_error=1
 unit: $(UNIT_BIN)
 	CMOCKA_MESSAGE_OUTPUT=TAP prove $(PROVE_FLAGS) $(UNIT_BIN)
 
-integration: $(PROGS) $(QEMU_HELPER)
+integration: $(PROGS) $(QEMU_HELPER) $(BUILD)/bench-api
 	BUILD=$(abspath $(BUILD)) prove $(PROVE_FLAGS) tests/t[0-9]*.sh
 
 # Unit and integration tests in one prove run: one summary at the end.
-check-one: $(UNIT_BIN) $(PROGS) $(QEMU_HELPER)
+check-one: $(UNIT_BIN) $(PROGS) $(QEMU_HELPER) $(BUILD)/bench-api
 	CMOCKA_MESSAGE_OUTPUT=TAP BUILD=$(abspath $(BUILD)) prove $(PROVE_FLAGS) $(UNIT_BIN) tests/t[0-9]*.sh
 
 check: deps
@@ -318,7 +332,7 @@ bench-conf: $(BUILD)/bench-conf
 clean:
 	rm -rf build build-san bisectd/lib/schema_sql.c bisectd/daemon/web_assets.c bisectd/lib/plot_gp.c
 
-.PHONY: all deps deps-browser deps-kernel unit integration check-one check demo demo-kernel check-kernel clean bench-bisect bench-lab record-noise
+.PHONY: all deps deps-browser deps-kernel unit integration check-one check demo demo-kernel check-kernel clean bench-bisect bench-lab bench-api record-noise
 .SECONDARY:
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -170,6 +170,8 @@ int main(int argc, char **argv)
 		 hc.max_connections, hc.max_per_address, conf.database, store_version(st));
 	warn_exposure(&conf);
 	coord_start_mirrors(s);
+	if (coord_start_steps(s))
+		fatal("%s", err_msg());
 	while (!stopping) {
 		coord_tick(s);
 		sleep(1);

@@ -8,9 +8,11 @@
  * coord_live.c (the sweep, waiting jobs, lease grace, retirement).
  *
  * Everything that touches the store runs under s->lock, and every change
- * that belongs together (samples, their summary, the decision they lead
- * to, the tasks it queues) is one transaction: a crash leaves the job as it
- * was before the upload, and the agent's retried upload replays it.
+ * that belongs together is one transaction: an upload's samples and their
+ * summaries; a step's decision and the tasks it queues. The step an
+ * upload of measured runs leads to follows it (coord_step_later(), the
+ * stepper thread, which steps every running job at start), so a crash
+ * between them leaves stored samples that the next step takes.
  */
 #include <pthread.h>
 #include <stdarg.h>
@@ -32,6 +34,7 @@ int coord_new(struct coord **out, const struct conf_bisectd *conf, struct store 
 	s->started = (long long)now_unix();
 	pthread_mutex_init(&s->lock, NULL);
 	s->claims = http_waitq_new();
+	pthread_cond_init(&s->step_cond, NULL);
 	s->mirrors = xcalloc(conf->nr_repos + 1, sizeof(*s->mirrors));
 	for (size_t i = 0; i < conf->nr_repos; i++) {
 		s->mirrors[i].conf = &conf->repos[i];
@@ -54,6 +57,13 @@ void coord_free(struct coord *s)
 		pthread_mutex_destroy(&s->mirrors[i].lock);
 	}
 	free(s->mirrors);
+	if (s->stepping) {
+		coord_wake_all(s);
+		pthread_join(s->stepper, NULL);
+	}
+	free(s->pending);
+	coord_ecache_free(s);
+	pthread_cond_destroy(&s->step_cond);
 	http_waitq_free(s->claims);
 	pthread_mutex_destroy(&s->lock);
 	free(s);
@@ -108,5 +118,6 @@ void coord_wake_all(struct coord *s)
 	pthread_mutex_lock(&s->lock);
 	s->shutdown = 1;
 	http_wake(s->claims);
+	pthread_cond_broadcast(&s->step_cond);
 	pthread_mutex_unlock(&s->lock);
 }

@@ -32,6 +32,12 @@ int coord_new(struct coord **out, const struct conf_bisectd *conf, struct store 
 void coord_free(struct coord *s);
 /* Makes the repos' mirrors in a thread of their own; coord_free() waits for it. */
 void coord_start_mirrors(struct coord *s);
+/*
+ * Starts the thread that steps jobs after uploads (coord_step_later()),
+ * first every job still running (a crash may have come between an upload
+ * and its step); coord_free() waits for it.
+ */
+int coord_start_steps(struct coord *s);
 
 /* Records the configured repos in the store. */
 int coord_sync_conf(struct coord *s);

@@ -1,7 +1,7 @@
 /*
  * coord_engine: the "bisectd" policy, the probabilistic engine of
- * bisect.c driven from the store: each step rebuilds the engine from the
- * job's samples, asks it for as many queries as the pool has idle agents,
+ * bisect.c driven from the store: each step takes the engine as the
+ * job's samples make it (kept between steps, coord_ecache.c), asks it for as many queries as the pool has idle agents,
  * records its decision and queues the tasks, or ends the job with the
  * engine's report.
  */
@@ -31,9 +31,7 @@
 static int engine_load(struct coord *s, struct jobctx *c, struct bisect **out)
 {
 	struct bisect_opts o = BISECT_OPTS_INIT;
-	struct sample *runs = NULL;
 	struct task_costs cost;
-	size_t nr = 0;
 	int rc;
 
 	o.confidence = c->job.confidence;
@@ -46,24 +44,13 @@ static int engine_load(struct coord *s, struct jobctx *c, struct bisect **out)
 	o.runs_max = c->runs;
 	o.end_runs = c->runs < 5 ? 5 : c->runs;
 	o.end_runs_max = 6 * o.end_runs;
-	if ((rc = bisect_new(out, c->n, c->parents, c->nr_parents, &o)))
-		return rc;
 	/*
-	 * In the order they were taken, each with its task (whose runs share a
-	 * level), its agent (a level of its own) and the kind of query it
-	 * answered: the task's confirm column.
+	 * The job's runs in the order they were taken, each with its task, its
+	 * agent and the kind of query it answered (coord_ecache.c): from the
+	 * engine kept since the last step, as a rebuild would make it.
 	 */
-	if ((rc = store_job_samples(&runs, &nr, s->st, c->id)))
-		goto fail;
-	for (size_t i = 0; i < nr; i++) {
-		long long kind = runs[i].confirm;
-		long long agent = runs[i].agent;
-
-		if (kind != BISECT_Q_CONFIRM && kind != BISECT_Q_EARLY)
-			kind = BISECT_Q_SEARCH;
-		bisect_add_run(*out, runs[i].idx, runs[i].value, (long)runs[i].task,
-			       agent >= 0 && agent <= 0x7fffffff ? (int)agent : 0, (int)kind);
-	}
+	if ((rc = coord_ecache_engine(s, c, &o, out)))
+		return rc;
 	for (int k = 0; k < c->n; k++)
 		if (c->cls[k] == CLASS_SKIPPED)
 			bisect_mark_skipped(*out, k);
@@ -82,13 +69,7 @@ static int engine_load(struct coord *s, struct jobctx *c, struct bisect **out)
 		c->build_cost = cost.per_build;
 		c->run_cost = cost.run;
 	}
-	free(runs);
 	return 0;
-fail:
-	free(runs);
-	bisect_free(*out);
-	*out = NULL;
-	return rc;
 }
 
 static double res_confidence(struct jobctx *c)
@@ -358,34 +339,49 @@ static int keep_budgets(struct coord *s, struct jobctx *c, const struct bisect_r
 	return store_job_set_auto_budgets(s->st, c->id, runs, secs);
 }
 
-/*
- * One step of the probabilistic engine: rebuild it from the store, ask it
- * for as many queries as the pool has idle agents, record the decision,
- * and queue the tasks (a confirmation as a chain of one-run tasks, parent
- * and culprit in turn, on one agent). A job past its wall-time budget
- * ends undecided instead of queueing more, unless this step decided it.
- */
-static int engine_step(struct coord *s, struct jobctx *c)
+/* A step's engine and what it chose: made under s->lock (prepare), decided, then applied under it. */
+struct engine_plan {
+	struct bisect *b;
+	struct bisect_query *q;
+	struct bisect_result res;
+	unsigned char *busy;
+	int k, nq;
+};
+
+static void plan_release(struct engine_plan *p)
+{
+	free(p->q);
+	free(p->busy);
+	bisect_free(p->b);
+	memset(p, 0, sizeof(*p));
+}
+
+/* Under s->lock: the idle agents, the busy commits and the job's engine. */
+static int engine_prepare(struct coord *s, struct jobctx *c, struct engine_plan *p)
 {
 	const struct conf_pool *pool = conf_pool_find(s->conf, c->job.pool);
-	struct bisect *b = NULL;
-	struct bisect_query *q = NULL;
-	struct bisect_result res;
-	unsigned char *busy = xcalloc((size_t)c->n, 1);
 	long long taken = 0;
-	int k, nq, rc;
+	int rc;
 
+	memset(p, 0, sizeof(*p));
+	p->busy = xcalloc((size_t)c->n, 1);
 	for (int i = 0; i < c->n; i++)
-		busy[i] = c->outstanding[i] > 0;
+		p->busy[i] = c->outstanding[i] > 0;
 	/*
 	 * Idle agents: those of the pool less one for each task outstanding,
 	 * where a chain (its links wait for each other on one agent) takes one.
 	 */
 	if ((rc = store_tasks_busy(&taken, s->st, c->id)))
-		goto out;
-	k = (pool ? coord_live_agents(s, pool) : 1) - (int)taken;
-	if ((rc = engine_load(s, c, &b)))
-		goto out;
+		return rc;
+	p->k = (pool ? coord_live_agents(s, pool) : 1) - (int)taken;
+	return engine_load(s, c, &p->b);
+}
+
+/* The engine's work, on the plan's own engine: needs no lock. */
+static void engine_decide(struct engine_plan *p)
+{
+	int k = p->k;
+
 	/*
 	 * With every agent busy the engine is still asked, for one: it only
 	 * decides with k > 0, and an end found unmeasurable or a spent budget
@@ -394,11 +390,27 @@ static int engine_step(struct coord *s, struct jobctx *c)
 	 * queries it chose then wait for an idle agent: the next step asks
 	 * again, from the store.
 	 */
-	q = xcalloc((size_t)BISECT_MAX_QUERIES(k > 0 ? k : 1), sizeof(*q));
-	nq = bisect_next(b, q, k > 0 ? k : 1, busy);
-	bisect_result(b, &res);
-	if (k <= 0 && res.state != BISECT_DONE)
-		nq = 0;
+	p->q = xcalloc((size_t)BISECT_MAX_QUERIES(k > 0 ? k : 1), sizeof(*p->q));
+	p->nq = bisect_next(p->b, p->q, k > 0 ? k : 1, p->busy);
+	bisect_result(p->b, &p->res);
+	if (k <= 0 && p->res.state != BISECT_DONE)
+		p->nq = 0;
+}
+
+/*
+ * Under s->lock, in a transaction: records the decision and queues the
+ * tasks (a confirmation as a chain of one-run tasks, parent and culprit
+ * in turn, on one agent), or ends the job. A job past its wall-time
+ * budget ends undecided instead of queueing more, unless this step
+ * decided it.
+ */
+static int engine_apply(struct coord *s, struct jobctx *c, struct engine_plan *p)
+{
+	struct bisect *b = p->b;
+	struct bisect_query *q = p->q;
+	struct bisect_result res = p->res;
+	int nq = p->nq, rc = 0;
+
 	if (res.state != BISECT_DONE && budget_seconds_of(c, &res) > 0 && job_elapsed(c) > budget_seconds_of(c, &res)) {
 		json_t *rep = engine_report(s, c, b, &res);
 		char why[160];
@@ -450,11 +462,53 @@ static int engine_step(struct coord *s, struct jobctx *c)
 	}
 	rc = queue_queries(s, c, q, nq);
 out:
-	free(q);
-	free(busy);
-	bisect_free(b);
 	return rc;
 }
+
+/*
+ * One step of the probabilistic engine: the engine as the store makes it,
+ * asked for as many queries as the pool has idle agents, its decision
+ * applied. All under s->lock, in the caller's transaction.
+ */
+static int engine_step(struct coord *s, struct jobctx *c)
+{
+	struct engine_plan p;
+	int rc;
+
+	if ((rc = engine_prepare(s, c, &p)) == 0) {
+		engine_decide(&p);
+		rc = engine_apply(s, c, &p);
+	}
+	plan_release(&p);
+	return rc;
+}
+
+int coord_engine_step_unlocked(struct coord *s, struct jobctx *c)
+{
+	unsigned long long epoch = s->step_epoch;
+	struct engine_plan p;
+	int rc;
+
+	if ((rc = engine_prepare(s, c, &p)))
+		goto out;
+	pthread_mutex_unlock(&s->lock);
+	engine_decide(&p);
+	pthread_mutex_lock(&s->lock);
+	/* Another step of a job ran meanwhile (or the job ended): this one is decided on what is gone. */
+	if (s->step_epoch != epoch) {
+		rc = 1;
+		goto out;
+	}
+	if ((rc = store_begin(s->st)))
+		goto out;
+	if ((rc = engine_apply(s, c, &p)) || (rc = store_commit(s->st)))
+		store_rollback(s->st);
+	s->step_epoch++;
+out:
+	plan_release(&p);
+	return rc;
+}
+
 
 const struct policy_ops policy_bisectd = {
 	.name = "bisectd",

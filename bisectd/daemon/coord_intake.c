@@ -1,7 +1,8 @@
 /*
- * coord_intake: what an agent reports of a task: its samples, their
- * commit's summary and the step they lead to, in one transaction; a
- * failure back to the queue (or, after the last attempt, the commit
+ * coord_intake: what an agent reports of a task: its samples and their
+ * commit's summary (added to, never read again from every sample) in one
+ * transaction, and the step they lead to after it (coord_step_later());
+ * a failure back to the queue (or, after the last attempt, the commit
  * skipped); a retried upload answered as a duplicate, a stale one
  * refused.
  */
@@ -20,20 +21,6 @@ void result_request_release(struct result_request *req)
 	free(req->samples);
 	req->samples = NULL;
 	req->nr_samples = 0;
-}
-
-static int update_summary(struct coord *s, long long job, int idx)
-{
-	struct summary sum;
-	double *v = NULL;
-	size_t n;
-	int rc;
-
-	if ((rc = store_commit_values(&v, &n, s->st, job, idx)))
-		return rc;
-	stats_summary(&sum, v, n);
-	free(v);
-	return store_summary_put(s->st, job, idx, &sum);
 }
 
 int coord_task_retry(struct coord *s, long long task, long long job, int idx, long long attempt, const char *why)
@@ -75,29 +62,41 @@ static int check_task(const struct task *t, const struct result_request *req, lo
 /* Records what the agent measured, or that it skipped the commit. */
 static int take_samples(struct coord *s, const struct task *t, const struct result_request *req)
 {
+	struct stats_acc acc;
 	int rc = store_task_finish(s->st, t->id, !strcmp(req->status, "ok") ? "done" : "skipped",
 				   (long long)now_unix(), req->build_s, req->run_s, req->error, req->log_tail);
 
-	for (size_t i = 0; i < req->nr_samples && rc == 0; i++) {
-		struct sample x = {
-			.task = t->id, .attempt = req->attempt, .run = (long long)i, .job = t->job, .idx = t->idx,
-			.value = req->samples[i].value,
-			.unit = req->samples[i].unit ? req->samples[i].unit : t->unit,
-			.error = req->samples[i].error, .created = (long long)now_unix(),
-		};
+	/*
+	 * The commit's summary takes the new runs into its running sums: what
+	 * an upload costs does not grow with the runs the commit has already.
+	 */
+	if (rc == 0 && req->nr_samples > 0)
+		rc = store_summary_acc(&acc, s->st, t->job, t->idx);
+	if (rc == 0 && req->nr_samples > 0) {
+		struct sample *x = xcalloc(req->nr_samples, sizeof(*x));
 
-		rc = store_sample_add(s->st, &x);
+		for (size_t i = 0; i < req->nr_samples; i++) {
+			x[i] = (struct sample){
+				.task = t->id, .attempt = req->attempt, .run = (long long)i, .job = t->job,
+				.idx = t->idx, .value = req->samples[i].value,
+				.unit = req->samples[i].unit ? req->samples[i].unit : t->unit,
+				.error = req->samples[i].error, .created = (long long)now_unix(),
+			};
+			stats_acc_add(&acc, x[i].value);
+		}
+		rc = store_samples_add(s->st, x, req->nr_samples);
+		free(x);
 	}
+	if (rc == 0 && req->nr_samples > 0)
+		rc = store_summary_acc_put(s->st, t->job, t->idx, &acc);
 	if (rc == 0 && !strcmp(req->status, "skipped")) {
 		rc = store_job_commit_set_state(s->st, t->job, t->idx, "skipped");
 		if (rc == 0)
 			rc = coord_event(s, t->job, "skip", "commit %d: %s", t->idx,
 					 req->error ? req->error : "skipped by the agent");
 	} else if (rc == 0) {
-		rc = update_summary(s, t->job, t->idx);
-		if (rc == 0)
-			rc = coord_event(s, t->job, "result", "task %lld: %zu runs of commit %d from %s", t->id,
-					 req->nr_samples, t->idx, req->agent);
+		rc = coord_event(s, t->job, "result", "task %lld: %zu runs of commit %d from %s", t->id,
+				 req->nr_samples, t->idx, req->agent);
 	}
 	return rc;
 }
@@ -135,12 +134,20 @@ int coord_task_result(struct coord *s, json_t **reply, long long task_id, const 
 				      req->error ? req->error : "the agent could not do the task");
 	else
 		rc = take_samples(s, &t, req);
-	if (rc == 0)
+	/*
+	 * Measured runs: the step they lead to comes after the reply, in a
+	 * transaction of its own, so that an upload costs what its samples
+	 * do and not what the engine does with the whole job; a skip or a
+	 * failure changes what the engine may ask for, and steps at once.
+	 */
+	if (rc == 0 && (strcmp(req->status, "ok") || !s->stepping))
 		rc = coord_job_step(s, t.job);
 	if (rc || (rc = store_commit(s->st))) {
 		store_rollback(s->st);
 		goto unlock;
 	}
+	if (!strcmp(req->status, "ok") && s->stepping && (rc = coord_step_later(s, t.job)))
+		goto unlock;
 	*reply = json_pack("{s:b, s:b}", "ok", 1, "duplicate", 0);
 	/* The task is done: the next link of its chain (after_task) may be claimed now. */
 	http_wake(s->claims);

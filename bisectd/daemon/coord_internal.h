@@ -37,6 +37,14 @@ struct coord {
 	volatile int stop_warm;
 	long long started;           /* unix time of coord_new(): leases expire lease_grace_seconds after */
 	long long last_sweep;        /* coord_sweep()'s last pass */
+	struct ecache *ecache;       /* coord_ecache.c: running jobs' engines between steps */
+	/* coord_steps.c: jobs to step after an upload, by the stepper thread, outside the upload */
+	long long *pending;
+	size_t nr_pending, pending_cap;
+	pthread_cond_t step_cond;    /* a job is pending, or shutdown */
+	pthread_t stepper;
+	int stepping;                /* the stepper was started */
+	unsigned long long step_epoch; /* bumped by every step applied and every job ended */
 };
 
 /* coord.c: logs an event and adds it to the job's (job 0: the coordinator's). */
@@ -106,6 +114,34 @@ int coord_live_agents(struct coord *s, const struct conf_pool *pool);
 int coord_parent_of(struct jobctx *c, int idx);
 /* One step of a job after anything changed, by the job's policy. */
 int coord_job_step(struct coord *s, long long id);
+/*
+ * The job is stepped soon by the stepper thread, in a transaction of its
+ * own (coord_start_steps() started it; else at once, in the caller's).
+ * Uploads use it: their reply does not wait for the engine, and uploads
+ * that come while it works are taken by one step.
+ */
+int coord_step_later(struct coord *s, long long id);
+/*
+ * coord_engine.c: a step of the engine whose work (bisect_next) runs
+ * with s->lock released: called with it held, returns with it held, the
+ * decision applied in a transaction of its own. 1 when another step ran
+ * or a job ended meanwhile: nothing was applied, ask again.
+ */
+int coord_engine_step_unlocked(struct coord *s, struct jobctx *c);
+
+/*
+ * coord_ecache.c: the job's engine as a rebuild from its samples would
+ * make it with opts (a copy the caller steps and bisect_free()s), from the
+ * engine kept since the last step and the samples taken since.
+ */
+struct bisect_opts;
+struct bisect;
+int coord_ecache_engine(struct coord *s, struct jobctx *c, const struct bisect_opts *o, struct bisect **out);
+/* Forgets a job's engine (it ended); the next step, if any, rebuilds it. */
+void coord_ecache_drop(struct coord *s, long long job);
+void coord_ecache_free(struct coord *s);
+/* Steps served from a kept engine, and engines made from every sample of their job. */
+void coord_ecache_stats(struct coord *s, long long *hits, long long *rebuilds);
 
 /* coord_jobs.c: a job as the API shows it; NULL when it does not exist. */
 json_t *coord_job_json(struct coord *s, long long id, int full);

@@ -13,6 +13,7 @@
 #include "coord_internal.h"
 #include "err.h"
 #include "jsonx.h"
+#include "log.h"
 #include "util.h"
 
 static const struct policy_ops *const policies[] = { &policy_bisectd, &policy_split, NULL };
@@ -167,6 +168,8 @@ int coord_finish(struct coord *s, struct jobctx *c, const char *state, int culpr
 	char *rep = report ? jsonx_dump(report) : NULL;
 	int rc;
 
+	coord_ecache_drop(s, c->id);
+	s->step_epoch++;
 	rc = store_job_finish(s->st, c->id, state, (long long)now_unix(), culprit, rep, error);
 	free(rep);
 	if (rc)
@@ -235,6 +238,7 @@ int coord_job_step(struct coord *s, long long id)
 	struct jobctx c;
 	int rc;
 
+	s->step_epoch++;
 	if ((rc = jobctx_load(s, &c, id)))
 		return rc;
 	if (strcmp(c.job.state, "queued") && strcmp(c.job.state, "running"))
@@ -245,4 +249,87 @@ int coord_job_step(struct coord *s, long long id)
 		rc = policy_bisectd.step(s, &c);
 	jobctx_release(&c);
 	return rc;
+}
+
+int coord_step_later(struct coord *s, long long id)
+{
+	if (!s->stepping)
+		return coord_job_step(s, id);
+	for (size_t i = 0; i < s->nr_pending; i++)
+		if (s->pending[i] == id)
+			return 0;
+	s->pending = xgrow(s->pending, s->nr_pending, &s->pending_cap, sizeof(*s->pending));
+	s->pending[s->nr_pending++] = id;
+	pthread_cond_signal(&s->step_cond);
+	return 0;
+}
+
+/* One pending job's step, under s->lock; 1: ask again (see coord_engine_step_unlocked()). */
+static int step_pending(struct coord *s, long long id)
+{
+	const struct policy_ops *ops;
+	struct jobctx c;
+	int rc;
+
+	if ((rc = jobctx_load(s, &c, id)))
+		return rc;
+	ops = coord_policy_find(c.job.policy);
+	if (strcmp(c.job.state, "queued") && strcmp(c.job.state, "running")) {
+		rc = 0;
+	} else if (ops && ops != &policy_bisectd) {
+		/* The split policy's step is cheap: as it always ran. */
+		if ((rc = store_begin(s->st)) == 0) {
+			s->step_epoch++;
+			if ((rc = ops->step(s, &c)) || (rc = store_commit(s->st)))
+				store_rollback(s->st);
+		}
+	} else {
+		rc = coord_engine_step_unlocked(s, &c);
+	}
+	jobctx_release(&c);
+	return rc;
+}
+
+static void *stepper_main(void *arg)
+{
+	struct coord *s = arg;
+	long long *ids = NULL;
+	size_t n = 0;
+
+	pthread_mutex_lock(&s->lock);
+	if (store_job_active_ids(&ids, &n, s->st) == 0)
+		for (size_t i = 0; i < n; i++)
+			coord_step_later(s, ids[i]);
+	free(ids);
+	while (!s->shutdown) {
+		long long id;
+		int rc, tries = 0;
+
+		if (s->nr_pending == 0) {
+			pthread_cond_wait(&s->step_cond, &s->lock);
+			continue;
+		}
+		id = s->pending[0];
+		memmove(s->pending, s->pending + 1, --s->nr_pending * sizeof(*s->pending));
+		/* Stale after a step elsewhere: decided again on what is there now (a few times at most). */
+		while ((rc = step_pending(s, id)) == 1 && ++tries < 5 && !s->shutdown)
+			;
+		if (rc == 1)
+			coord_step_later(s, id);
+		else if (rc)
+			log_error("job %lld: step after an upload: %s", id, err_msg());
+	}
+	pthread_mutex_unlock(&s->lock);
+	return NULL;
+}
+
+int coord_start_steps(struct coord *s)
+{
+	int rc;
+
+	pthread_mutex_lock(&s->lock);
+	if (!s->stepping && (rc = pthread_create(&s->stepper, NULL, stepper_main, s)) == 0)
+		s->stepping = 1;
+	pthread_mutex_unlock(&s->lock);
+	return s->stepping ? 0 : err_set(ERR_FAIL, "cannot start the stepper thread");
 }

@@ -246,6 +246,51 @@ void bisect_free(struct bisect *b)
 	free(b);
 }
 
+static void *dup_mem(const void *p, size_t used, size_t cap)
+{
+	void *q;
+
+	if (!p)
+		return NULL;
+	q = xcalloc(cap ? cap : 1, 1);
+	memcpy(q, p, used);
+	return q;
+}
+
+struct bisect *bisect_clone(const struct bisect *b)
+{
+	struct bisect *d = xmalloc(sizeof(*d));
+
+	*d = *b;
+	d->par = xcalloc((size_t)b->n, sizeof(*d->par));
+	d->npar = dup_mem(b->npar, (size_t)b->n * sizeof(int), (size_t)b->n * sizeof(int));
+	for (int i = 0; i < b->n; i++)
+		d->par[i] = dup_mem(b->par[i], (size_t)b->npar[i] * sizeof(int), ((size_t)b->npar[i] + 1) * sizeof(int));
+	d->prior = dup_mem(b->prior, (size_t)b->n * sizeof(double), (size_t)b->n * sizeof(double));
+	d->logl = dup_mem(b->logl, (size_t)b->n * sizeof(double), (size_t)b->n * sizeof(double));
+	d->post = dup_mem(b->post, (size_t)b->n * sizeof(double), (size_t)b->n * sizeof(double));
+	d->sp = dup_mem(b->sp, b->sp_cap * sizeof(double), b->sp_cap * sizeof(double));
+	d->c = dup_mem(b->c, (size_t)b->n * sizeof(*d->c), (size_t)b->n * sizeof(*d->c));
+	for (int i = 0; i < b->n; i++) {
+		const struct cdata *c = &b->c[i];
+		struct cdata *e = &d->c[i];
+		size_t cap = (size_t)c->cap;
+
+		e->x = dup_mem(c->x, (size_t)c->nx * sizeof(double), cap * sizeof(double));
+		e->t = dup_mem(c->t, (size_t)c->nx * sizeof(double), cap * sizeof(double));
+		e->task = dup_mem(c->task, (size_t)c->nx * sizeof(int), cap * sizeof(int));
+		e->anc = dup_mem(c->anc, b->words * sizeof(uint64_t), b->words * sizeof(uint64_t));
+		e->v = dup_mem(c->v, AGENT_SLOTS * NV * sizeof(double), AGENT_SLOTS * NV * sizeof(double));
+	}
+	d->measured = dup_mem(b->measured, (size_t)b->n * sizeof(int), (size_t)b->n * sizeof(int));
+	d->set = dup_mem(b->set, (size_t)b->n * sizeof(int), (size_t)b->n * sizeof(int));
+	d->scratch = dup_mem(b->scratch, b->words * sizeof(uint64_t), b->words * sizeof(uint64_t));
+	d->tasks = dup_mem(b->tasks, (size_t)b->nr_tasks * sizeof(*d->tasks), (size_t)b->tasks_cap * sizeof(*d->tasks));
+	d->task_hash = dup_mem(b->task_hash, (size_t)b->task_hash_size * sizeof(int),
+			       (size_t)b->task_hash_size * sizeof(int));
+	return d;
+}
+
 void bisect_weight_prior(struct bisect *b, int i, double w)
 {
 	if (i > 0 && i < b->n && w > 0 && isfinite(w))

@@ -50,6 +50,12 @@ struct bisect;
 int bisect_new(struct bisect **out, int n, int *const *parents, const int *nr_parents,
 	       const struct bisect_opts *opts);
 void bisect_free(struct bisect *b);
+/*
+ * A deep copy of b, independent of it: what b would do next, the copy
+ * does too, given the same calls. The coordinator keeps a job's engine
+ * with its runs added and steps a copy, so a step costs no rebuild.
+ */
+struct bisect *bisect_clone(const struct bisect *b);
 
 /* Multiplies commit i's prior by w (> 0), e.g. for commits touching named paths. */
 void bisect_weight_prior(struct bisect *b, int i, double w);

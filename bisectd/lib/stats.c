@@ -98,6 +98,43 @@ out:
 	free(v);
 }
 
+void stats_acc_add(struct stats_acc *a, double x)
+{
+	double d;
+
+	if (!valid(x)) {
+		a->failures++;
+		return;
+	}
+	if (a->n == 0 || x < a->min)
+		a->min = x;
+	if (a->n == 0 || x > a->max)
+		a->max = x;
+	a->n++;
+	a->sum += x;
+	a->sum_inv += 1.0 / x;
+	d = x - a->mean;
+	a->mean += d / (double)a->n;
+	a->m2 += d * (x - a->mean);
+}
+
+void stats_acc_summary(struct summary *s, const struct stats_acc *a)
+{
+	memset(s, 0, sizeof(*s));
+	s->n = a->n;
+	s->failures = a->failures;
+	if (a->n == 0)
+		return;
+	s->amean = a->sum / (double)a->n;
+	s->hmean = (double)a->n / a->sum_inv;
+	s->min = a->min;
+	s->max = a->max;
+	/* As stats_summary(): identical runs have no spread. */
+	if (a->n > 1 && a->min != a->max)
+		s->stddev = sqrt((a->m2 > 0 ? a->m2 : 0) / (double)(a->n - 1));
+	s->cv = s->stddev / s->amean;
+}
+
 /*
  * mmtests' HStddev (bin/lib/MMTests/Stat.pm, calc_stddev for "hmean"):
  * the spread of the reciprocals about 1/hmean, carried back to the

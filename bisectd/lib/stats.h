@@ -23,6 +23,24 @@ struct summary {
 /* Summarises x[0..n); the fields of s are 0 when no run succeeded. */
 void stats_summary(struct summary *s, const double *x, size_t n);
 
+/*
+ * A summary kept one run at a time, as a commit's runs arrive: the sums
+ * stats_summary() is made of (Welford's mean and squared deviations for
+ * the spread). stats_acc_summary() gives what stats_summary() gives for
+ * the same values, up to rounding (sums in arrival order, not sorted),
+ * without the median. A zeroed struct is an empty summary.
+ */
+struct stats_acc {
+	size_t n, failures;
+	double sum, sum_inv;        /* of the successful values, and of their reciprocals */
+	double mean, m2;            /* running mean, sum of squared deviations from it */
+	double min, max;
+};
+
+void stats_acc_add(struct stats_acc *a, double x);
+/* n, failures, hmean, amean, min, max, stddev, cv; median 0. */
+void stats_acc_summary(struct summary *s, const struct stats_acc *a);
+
 /* Copies the successful values of x into out (room for n); returns how many. */
 size_t stats_valid(double *out, const double *x, size_t n);
 

@@ -161,6 +161,17 @@ out:
 	return rc;
 }
 
+/* sqlite calls it for every rollback of a transaction, asked for or not (a COMMIT that failed). */
+static void count_rollback(void *arg)
+{
+	((struct store *)arg)->rollbacks++;
+}
+
+long long store_rollbacks(const struct store *s)
+{
+	return s->rollbacks;
+}
+
 int store_open(struct store **out, const char *path)
 {
 	struct store *s = xcalloc(1, sizeof(*s));
@@ -175,6 +186,7 @@ int store_open(struct store **out, const char *path)
 		goto fail;
 	}
 	sqlite3_busy_timeout(s->db, 5000);
+	sqlite3_rollback_hook(s->db, count_rollback, s);
 	if (sqlite3_exec(s->db, "PRAGMA journal_mode = WAL; PRAGMA foreign_keys = ON;"
 			 "PRAGMA synchronous = NORMAL;", NULL, NULL, NULL) != SQLITE_OK) {
 		rc = store_db_err(s, "pragmas");

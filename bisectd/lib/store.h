@@ -86,6 +86,8 @@ int store_job_finish(struct store *s, long long id, const char *state, long long
 int store_job_set_running(struct store *s, long long id);
 /* Keeps the budgets the engine derived (0: none), changing the row only when they differ. */
 int store_job_set_auto_budgets(struct store *s, long long id, long long runs, long long seconds);
+/* The ids of the jobs queued or running, oldest first; *ids is the caller's. */
+int store_job_active_ids(long long **ids, size_t *n, struct store *s);
 /* The newest jobs' ids, newest first, at most max; *ids is the caller's. */
 int store_job_ids(long long **ids, size_t *n, struct store *s, int max);
 /* 1 in *yes when the job has a decision past the ends (they differed at an earlier step). */
@@ -226,8 +228,12 @@ struct sample {
 };
 
 int store_sample_add(struct store *s, const struct sample *x);
+/* x[0..n) in order; the first that cannot be added (ERR_EXISTS: taken already) stops it with its code. */
+int store_samples_add(struct store *s, const struct sample *x, size_t n);
 /* The samples of a job in the order they were taken, with agent and confirm; *out is the caller's. */
 int store_job_samples(struct sample **out, size_t *n, struct store *s, long long job);
+/* The same, only the samples with an id above after: what came since a caller read up to it. */
+int store_job_samples_after(struct sample **out, size_t *n, struct store *s, long long job, long long after);
 /* The values of commit idx in the order they were taken; *out is the caller's (NULL when none). */
 int store_commit_values(double **out, size_t *n, struct store *s, long long job, int idx);
 /* How many samples an attempt of a task uploaded. */
@@ -237,6 +243,19 @@ int store_sample_last_error(char **out, struct store *s, long long job, int idx)
 
 /* Sets commit idx's summary (n, failures, hmean, amean, cv). */
 int store_summary_put(struct store *s, long long job, int idx, const struct summary *sum);
+/*
+ * Commit idx's running summary (zeroed when it has none). A summary
+ * written before schema 8 keeps no sums: they are made from its samples.
+ */
+int store_summary_acc(struct stats_acc *a, struct store *s, long long job, int idx);
+/* Sets commit idx's summary from its running sums: n, failures, hmean, amean, cv and the sums. */
+int store_summary_acc_put(struct store *s, long long job, int idx, const struct stats_acc *a);
+/*
+ * How many transactions were rolled back since the store was opened: a
+ * cache of what the store held (the coordinator's engines) that was
+ * filled since the count last changed may hold rows that are gone.
+ */
+long long store_rollbacks(const struct store *s);
 /* The job's summaries into sum[0..n) by idx (zeroed first); rows outside are ignored. */
 int store_summaries(struct summary *sum, int n, struct store *s, long long job);
 

@@ -18,6 +18,7 @@
 struct store {
 	sqlite3 *db;
 	char *path;
+	long long rollbacks;    /* store_rollbacks() */
 };
 
 /* Sets the last error from sqlite's, naming what failed; returns its code (ERR_BUSY, ERR_EXISTS, ERR_FAIL). */

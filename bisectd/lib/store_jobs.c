@@ -325,3 +325,21 @@ int store_job_events_doc(json_t **out, struct store *s, long long id)
 	return store_rows(s, out, "SELECT time, kind, message FROM (SELECT * FROM events WHERE job_id = ? "
 			  "ORDER BY id DESC LIMIT 200) ORDER BY id", "i", id);
 }
+
+int store_job_active_ids(long long **ids, size_t *n, struct store *s)
+{
+	sqlite3_stmt *st;
+	size_t cap = 0;
+	int rc;
+
+	*ids = NULL;
+	*n = 0;
+	if ((rc = store_prepare(s, &st, "SELECT id FROM jobs WHERE state IN ('queued', 'running') ORDER BY id", "")))
+		return rc;
+	while ((rc = store_step(s, st)) == 1) {
+		*ids = xgrow(*ids, *n, &cap, sizeof(**ids));
+		(*ids)[(*n)++] = sqlite3_column_int64(st, 0);
+	}
+	sqlite3_finalize(st);
+	return rc < 0 ? rc : 0;
+}

@@ -6,6 +6,7 @@
 #include <cmocka.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "bisect.h"
 #include "rng.h"
@@ -866,6 +867,119 @@ static void test_search_does_not_pile_runs_into_one_unit(void **state)
 	dag_free(d);
 }
 
+/* One run as the coordinator's store keeps it. */
+struct logged {
+	int commit, agent, kind;
+	long task;
+	double value;
+};
+
+/* Steps x and y alike and checks they decide the same; their queries into q, how many returned. */
+static int expect_same_step(struct bisect *x, struct bisect *y, int k, struct bisect_query *q)
+{
+	struct bisect_query qy[BISECT_MAX_QUERIES(4)];
+	struct bisect_result rx, ry;
+	int nx, ny;
+
+	memset(q, 0, sizeof(qy));
+	memset(qy, 0, sizeof(qy));
+	nx = bisect_next(x, q, k, NULL);
+	ny = bisect_next(y, qy, k, NULL);
+	assert_int_equal(nx, ny);
+	assert_memory_equal(q, qy, sizeof(qy));
+	bisect_result(x, &rx);
+	bisect_result(y, &ry);
+	assert_int_equal(rx.state, ry.state);
+	assert_int_equal(rx.verdict, ry.verdict);
+	assert_int_equal(rx.culprit, ry.culprit);
+	assert_int_equal(rx.nr_set, ry.nr_set);
+	assert_memory_equal(rx.set, ry.set, (size_t)rx.nr_set * sizeof(int));
+	assert_true(rx.confidence == ry.confidence && rx.effect == ry.effect && rx.task_cv == ry.task_cv);
+	assert_true(rx.runs == ry.runs && rx.budget_runs == ry.budget_runs && rx.more_runs == ry.more_runs);
+	assert_string_equal(rx.why, ry.why);
+	for (int i = 0; i < 13; i++)
+		assert_true(bisect_posterior(x, i) == bisect_posterior(y, i));
+	return nx;
+}
+
+static struct bisect *rebuilt(const struct dag *d, const struct bisect_opts *o, const struct logged *log, int n,
+			      int reproduced)
+{
+	struct bisect *b;
+
+	assert_int_equal(bisect_new(&b, d->n, d->par, d->npar, o), 0);
+	for (int i = 0; i < n; i++)
+		bisect_add_run(b, log[i].commit, log[i].value, log[i].task, log[i].agent, log[i].kind);
+	bisect_mark_skipped(b, 3);
+	if (reproduced)
+		bisect_assume_reproduced(b);
+	return b;
+}
+
+static struct bisect *copied(const struct bisect *kept, int reproduced)
+{
+	struct bisect *b = bisect_clone(kept);
+
+	bisect_mark_skipped(b, 3);
+	if (reproduced)
+		bisect_assume_reproduced(b);
+	return b;
+}
+
+/*
+ * The coordinator keeps a job's engine with its runs added and steps a
+ * copy (bisect_clone()): at every step the copy decides, bit for bit,
+ * what an engine rebuilt from all the runs decides, and stepping a copy
+ * leaves the kept engine as it was (a second copy steps the same again).
+ */
+static void test_clone_steps_like_a_rebuild(void **state)
+{
+	struct dag *d = merged();
+	struct bisect_opts o = BISECT_OPTS_INIT;
+	struct bisect_query q[BISECT_MAX_QUERIES(4)];
+	struct logged *log = xcalloc(20000, sizeof(*log));
+	struct bisect *kept, *x, *y;
+	struct bisect_result r;
+	struct rng rng;
+	int nlog = 0, rounds = 0, nq, added = 0, reproduced = 0;
+	long task = 1;
+
+	(void)state;
+	rng_seed(&rng, 7);
+	o.build_cost = o.run_cost = 1;
+	assert_int_equal(bisect_new(&kept, d->n, d->par, d->npar, &o), 0);
+	do {
+		for (; added < nlog; added++)
+			bisect_add_run(kept, log[added].commit, log[added].value, log[added].task, log[added].agent,
+				       log[added].kind);
+		x = rebuilt(d, &o, log, nlog, reproduced);
+		y = copied(kept, reproduced);
+		expect_same_step(x, y, 3, q);
+		bisect_free(x);
+		bisect_free(y);
+		x = rebuilt(d, &o, log, nlog, reproduced);
+		y = copied(kept, reproduced);
+		nq = expect_same_step(x, y, 3, q);
+		bisect_result(x, &r);
+		reproduced |= r.state != BISECT_ENDS;
+		bisect_free(x);
+		bisect_free(y);
+		/* The agents measure what was asked: a 15% culprit at commit 7, on two agents. */
+		for (int i = 0; i < nq; i++, task++)
+			for (int j = 0; j < q[i].runs && nlog < 20000; j++) {
+				double mu = is_anc(d, 7, q[i].commit) ? 850 : 1000;
+
+				log[nlog++] = (struct logged){ q[i].commit, i % 2, q[i].confirm, task,
+							       mu * (1 + 0.04 * rng_normal(&rng)) };
+			}
+	} while (nq > 0 && ++rounds < 300);
+	assert_true(rounds > 3);
+	assert_int_equal(r.state, BISECT_DONE);
+	bisect_free(kept);
+	free(log);
+	dag_free(d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -886,6 +1000,7 @@ int main(void)
 		cmocka_unit_test(test_derived_budget_ends_undecided),
 		cmocka_unit_test(test_agent_at_two_levels_at_the_ends),
 		cmocka_unit_test(test_search_does_not_pile_runs_into_one_unit),
+		cmocka_unit_test(test_clone_steps_like_a_rebuild),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "rng.h"
 #include "stats.h"
 #include "util.h"
 
@@ -367,6 +368,73 @@ static void test_fixture_is_current(void **state)
 	assert_int_equal(WEXITSTATUS(rc), 0);
 }
 
+static void expect_close(double a, double b)
+{
+	assert_true(fabs(a - b) <= 1e-12 * fabs(b) + 1e-300);
+}
+
+/* The running summary gives what the whole one gives, whatever the order the runs come in. */
+static void test_acc_equals_summary(void **state)
+{
+	double x[500];
+	struct rng r;
+
+	(void)state;
+	rng_seed(&r, 12);
+	for (int i = 0; i < 500; i++)
+		x[i] = i % 37 == 5 ? 0 : i % 53 == 7 ? NAN : 1000 * exp(0.05 * rng_normal(&r));
+	for (int order = 0; order < 3; order++) {
+		struct stats_acc a = { 0 };
+		struct summary whole, run;
+
+		for (int i = 0; i < 500; i++) {
+			int k = order == 0 ? i : order == 1 ? 499 - i : (i * 7) % 500;
+
+			stats_acc_add(&a, x[k]);
+			if (i % 50 != 49)
+				continue;
+			/* At every point of the way, against the values so far. */
+			{
+				double *v = xmalloc(500 * sizeof(double));
+
+				for (int j = 0; j <= i; j++)
+					v[j] = x[order == 0 ? j : order == 1 ? 499 - j : (j * 7) % 500];
+				stats_summary(&whole, v, (size_t)i + 1);
+				free(v);
+			}
+			stats_acc_summary(&run, &a);
+			assert_int_equal(run.n, whole.n);
+			assert_int_equal(run.failures, whole.failures);
+			expect_close(run.amean, whole.amean);
+			expect_close(run.hmean, whole.hmean);
+			expect_close(run.stddev, whole.stddev);
+			expect_close(run.cv, whole.cv);
+			assert_true(run.min == whole.min && run.max == whole.max);
+		}
+	}
+}
+
+static void test_acc_edges(void **state)
+{
+	struct stats_acc a = { 0 };
+	struct summary s;
+
+	(void)state;
+	stats_acc_summary(&s, &a);
+	assert_true(s.n == 0 && s.failures == 0 && s.hmean == 0 && s.cv == 0);
+	stats_acc_add(&a, -1);
+	stats_acc_add(&a, INFINITY);
+	stats_acc_summary(&s, &a);
+	assert_true(s.n == 0 && s.failures == 2 && s.amean == 0);
+	/* Identical runs: no spread, exactly, as stats_summary() says. */
+	for (int i = 0; i < 10; i++)
+		stats_acc_add(&a, 0.1);
+	stats_acc_summary(&s, &a);
+	assert_int_equal(s.n, 10);
+	assert_true(s.stddev == 0 && s.cv == 0);
+	expect_close(s.hmean, 0.1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -386,6 +454,8 @@ int main(void)
 		cmocka_unit_test(test_bootstrap_degenerate),
 		cmocka_unit_test(test_hmean_cv),
 		cmocka_unit_test(test_fixture_is_current),
+		cmocka_unit_test(test_acc_equals_summary),
+		cmocka_unit_test(test_acc_edges),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

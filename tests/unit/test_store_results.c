@@ -8,6 +8,7 @@
 #include <setjmp.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <cmocka.h>
 
 #include "err.h"
@@ -117,11 +118,128 @@ static void test_summaries(void **state)
 	storefix_close(&f);
 }
 
+static void expect_close(double a, double b)
+{
+	assert_true(fabs(a - b) <= 1e-12 * fabs(b));
+}
+
+/* The stored summary of commit idx against stats_summary() of all its samples: a full rebuild. */
+static void expect_rebuilt(struct storefix *f, long long job, int idx)
+{
+	struct summary got[3], want;
+	double *v;
+	size_t n;
+
+	assert_int_equal(store_summaries(got, 3, f->s, job), 0);
+	assert_int_equal(store_commit_values(&v, &n, f->s, job, idx), 0);
+	stats_summary(&want, v, n);
+	free(v);
+	assert_int_equal(got[idx].n, want.n);
+	assert_int_equal(got[idx].failures, want.failures);
+	expect_close(got[idx].hmean, want.hmean);
+	expect_close(got[idx].amean, want.amean);
+	expect_close(got[idx].cv, want.cv);
+}
+
+/* What coord_intake does with an upload: its samples in, the commit's running sums added to. */
+static int upload(struct storefix *f, long long job, int idx, long long task, int from, int nr, double base)
+{
+	struct stats_acc a;
+	int rc;
+
+	assert_int_equal(store_begin(f->s), 0);
+	assert_int_equal(store_summary_acc(&a, f->s, job, idx), 0);
+	for (int i = from, rc2; i < from + nr; i++) {
+		struct sample x = { .task = task, .attempt = 1, .run = i, .job = job, .idx = idx,
+				    .value = i % 9 == 4 ? 0 : base + (i * 37 % 11), .unit = "ops/s", .created = 500 };
+
+		if ((rc2 = store_sample_add(f->s, &x))) {
+			store_rollback(f->s);
+			return rc2;
+		}
+		stats_acc_add(&a, x.value);
+	}
+	rc = store_summary_acc_put(f->s, job, idx, &a);
+	assert_int_equal(rc, 0);
+	assert_int_equal(store_commit(f->s), 0);
+	return 0;
+}
+
+static void test_summary_added_to(void **state)
+{
+	struct storefix f;
+	struct summary sum[3];
+	long long job, t1, t2, t3, rb;
+
+	(void)state;
+	storefix_open(&f);
+	job = storefix_job(&f, 3, "local");
+	assert_int_equal(store_task_add(&t1, f.s, job, 2, 10, 100, 0, 0), 0);
+	assert_int_equal(store_task_add(&t2, f.s, job, 2, 10, 100, 0, 0), 0);
+	assert_int_equal(store_task_add(&t3, f.s, job, 1, 10, 100, 0, 0), 0);
+	/* Uploads in any order, to two commits: each summary is its samples' at every point. */
+	assert_int_equal(upload(&f, job, 2, t2, 0, 10, 1000), 0);
+	expect_rebuilt(&f, job, 2);
+	assert_int_equal(upload(&f, job, 1, t3, 0, 7, 50), 0);
+	assert_int_equal(upload(&f, job, 2, t1, 0, 25, 900), 0);
+	expect_rebuilt(&f, job, 2);
+	expect_rebuilt(&f, job, 1);
+	/* A retried upload is refused whole: the summary does not count its runs twice. */
+	rb = store_rollbacks(f.s);
+	assert_int_equal(upload(&f, job, 2, t1, 20, 10, 900), ERR_EXISTS);
+	assert_true(store_rollbacks(f.s) > rb);
+	expect_rebuilt(&f, job, 2);
+	assert_int_equal(store_summaries(sum, 3, f.s, job), 0);
+	assert_int_equal(sum[2].n + sum[2].failures, 35);
+	/* A summary from before schema 8 (no sums) is made again from the samples at its next upload. */
+	sum[2].hmean = 1;
+	assert_int_equal(store_summary_put(f.s, job, 2, &sum[2]), 0);
+	assert_int_equal(upload(&f, job, 2, t1, 25, 5, 800), 0);
+	expect_rebuilt(&f, job, 2);
+	storefix_close(&f);
+}
+
+/* The samples since an id: what the coordinator's kept engines read at a step. */
+static void test_samples_after(void **state)
+{
+	struct storefix f;
+	struct sample *x;
+	size_t nr;
+	long long job, other, t1, t2, mid;
+
+	(void)state;
+	storefix_open(&f);
+	job = storefix_job(&f, 3, "local");
+	other = storefix_job(&f, 3, "local");
+	assert_int_equal(store_task_add(&t1, f.s, job, 2, 10, 100, 0, 0), 0);
+	assert_int_equal(store_task_add(&t2, f.s, other, 1, 10, 100, 0, 0), 0);
+	add(&f, t1, 1, 0, job, 2, 10, NULL);
+	add(&f, t2, 1, 0, other, 1, 20, NULL);
+	add(&f, t1, 1, 1, job, 2, 11, NULL);
+	assert_int_equal(store_job_samples(&x, &nr, f.s, job), 0);
+	assert_int_equal(nr, 2);
+	mid = x[0].id;
+	free(x);
+	add(&f, t2, 1, 1, other, 1, 21, NULL);
+	add(&f, t1, 1, 2, job, 2, 12, NULL);
+	assert_int_equal(store_job_samples_after(&x, &nr, f.s, job, mid), 0);
+	assert_int_equal(nr, 2);
+	assert_true(x[0].value == 11 && x[1].value == 12 && x[0].id < x[1].id && x[0].id > mid);
+	assert_true(x[1].task == t1 && x[1].job == job);
+	free(x);
+	assert_int_equal(store_job_samples_after(&x, &nr, f.s, job, 1000000), 0);
+	assert_int_equal(nr, 0);
+	free(x);
+	storefix_close(&f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_samples),
 		cmocka_unit_test(test_summaries),
+		cmocka_unit_test(test_summary_added_to),
+		cmocka_unit_test(test_samples_after),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
