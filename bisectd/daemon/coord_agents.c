@@ -81,7 +81,8 @@ int coord_agent_register(struct coord *s, json_t **reply, const struct register_
 	return 0;
 }
 
-static int agent_lookup(struct coord *s, struct agent *a, const char *name)
+/* The agent's row (release it), its id and (unless NULL) its labels, moved out of the row. */
+static int agent_lookup(struct coord *s, struct agent *a, long long *id, char ***labels, const char *name)
 {
 	int rc;
 
@@ -90,38 +91,34 @@ static int agent_lookup(struct coord *s, struct agent *a, const char *name)
 	rc = store_agent_get(a, s->st, name);
 	if (rc == ERR_NOTFOUND)
 		return err_set(ERR_NOTFOUND, "agent '%s' is not registered: POST /api/v1/agents/register first", name);
-	return rc;
+	if (rc)
+		return rc;
+	*id = a->id;
+	if (labels) {
+		*labels = a->labels;
+		a->labels = NULL;
+	}
+	return 0;
 }
 
 int coord_agent_find(struct coord *s, long long *id, char ***labels, const char *name)
 {
 	struct agent a;
-	int rc = agent_lookup(s, &a, name);
+	int rc = agent_lookup(s, &a, id, labels, name);
 
-	if (rc)
-		return rc;
-	*id = a.id;
-	if (labels) {
-		*labels = a.labels;
-		a.labels = NULL;
-	}
-	store_agent_release(&a);
-	return 0;
+	if (rc == 0)
+		store_agent_release(&a);
+	return rc;
 }
 
 int coord_agent_seen(struct coord *s, long long *id, char ***labels, const char *name, int claim, int *appeared)
 {
 	long long now = (long long)now_unix();
 	struct agent a;
-	int rc = agent_lookup(s, &a, name);
+	int rc = agent_lookup(s, &a, id, labels, name);
 
 	if (rc)
 		return rc;
-	*id = a.id;
-	if (labels) {
-		*labels = a.labels;
-		a.labels = NULL;
-	}
 	if (appeared)
 		*appeared = a.retired || a.last_claim < now - s->conf->lease_seconds;
 	rc = a.retired ? coord_event(s, 0, "agent", "%s is back (retired at %lld)", a.name, a.retired) : 0;

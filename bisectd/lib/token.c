@@ -113,35 +113,5 @@ int token_read_file(char **out, const char *path)
 
 int token_write_file(const char *path, const void *data, size_t len)
 {
-	char *tmp = xasprintf("%s.tmp.%ld", path, (long)getpid());
-	const char *p = data;
-	int fd, rc = 0;
-
-	unlink(tmp);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-	if (fd < 0) {
-		rc = err_set(ERR_FAIL, "%s: %s", tmp, strerror(errno));
-		goto out;
-	}
-	while (len > 0) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			rc = err_set(ERR_FAIL, "%s: %s", tmp, strerror(errno));
-			close(fd);
-			unlink(tmp);
-			goto out;
-		}
-		p += n;
-		len -= (size_t)n;
-	}
-	if (fchmod(fd, 0600) < 0 || fsync(fd) < 0 || close(fd) < 0 || rename(tmp, path) < 0) {
-		rc = err_set(ERR_FAIL, "%s: %s", path, strerror(errno));
-		unlink(tmp);
-	}
-out:
-	free(tmp);
-	return rc;
+	return file_write_atomic_mode(path, data, len, 0600);
 }

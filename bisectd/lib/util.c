@@ -187,13 +187,15 @@ int file_read(char **out, size_t *len, const char *path, size_t max)
 	return 0;
 }
 
-int file_write_atomic(const char *path, const void *data, size_t len)
+static int write_atomic(const char *path, const void *data, size_t len, unsigned mode, int exact)
 {
 	char *tmp = xasprintf("%s.tmp.%ld", path, (long)getpid());
 	const char *p = data;
 	int fd, rc = 0;
 
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	/* O_EXCL: a stale temporary of this pid (a crash) may have another mode or owner. */
+	unlink(tmp);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, (mode_t)mode);
 	if (fd < 0) {
 		rc = err_set(ERR_FAIL, "%s: %s", tmp, strerror(errno));
 		goto out;
@@ -212,13 +214,23 @@ int file_write_atomic(const char *path, const void *data, size_t len)
 		p += n;
 		len -= (size_t)n;
 	}
-	if (fsync(fd) < 0 || close(fd) < 0 || rename(tmp, path) < 0) {
+	if ((exact && fchmod(fd, (mode_t)mode) < 0) || fsync(fd) < 0 || close(fd) < 0 || rename(tmp, path) < 0) {
 		rc = err_set(ERR_FAIL, "%s: %s", path, strerror(errno));
 		unlink(tmp);
 	}
 out:
 	free(tmp);
 	return rc;
+}
+
+int file_write_atomic(const char *path, const void *data, size_t len)
+{
+	return write_atomic(path, data, len, 0644, 0);
+}
+
+int file_write_atomic_mode(const char *path, const void *data, size_t len, unsigned mode)
+{
+	return write_atomic(path, data, len, mode, 1);
 }
 
 int mkdir_p(const char *path, unsigned mode)

@@ -44,8 +44,10 @@ void fmt_time(char *buf, size_t n, int64_t t);
 
 /* Reads a whole file into *out (NUL-terminated, caller frees); at most max bytes. */
 int file_read(char **out, size_t *len, const char *path, size_t max);
-/* Writes data to path atomically (temp file, fsync, rename). */
+/* Writes data to path atomically (temp file, fsync, rename), mode 0644 less the umask. */
 int file_write_atomic(const char *path, const void *data, size_t len);
+/* The same with exactly this mode, whatever the umask (0600 for a secret). */
+int file_write_atomic_mode(const char *path, const void *data, size_t len, unsigned mode);
 /* mkdir -p; 0 when it exists already. */
 int mkdir_p(const char *path, unsigned mode);
 /* rm -rf without a shell; 0 when it did not exist. */
