@@ -413,6 +413,7 @@ static int enrol(struct agent *a, char **out, const char *path)
 	if (rc < 0)
 		fatal("enrol_token_file: %s", err_msg());
 	client_set_token(c, etok);
+	client_set_ca_file(c, a->conf.ca_file);
 	while (!stopping) {
 		json_t *reply = NULL;
 		long status = 0;
