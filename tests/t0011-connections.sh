@@ -6,6 +6,8 @@
 # thread each and a GET is served beside them; a queued task wakes them.
 # Times and thread counts are printed as figures, not asserted.
 # T0011_CONNECTIONS and T0011_POLLS change the 5,000 and the 60.
+# With `auth: none`: the simulated agents hold no token (who may call is
+# t0009's).
 . "$(dirname "$0")/lib/tap.sh"
 . "$(dirname "$0")/lib/lab.sh"
 . "$(dirname "$0")/lib/mkrepo.sh"
@@ -29,7 +31,8 @@ mkrepo_commit "$R" a.txt one "first" > /dev/null
 mkrepo_tag "$R" v1
 for i in 2 3 4 5; do mkrepo_commit "$R" a.txt "$i" "change $i" > /dev/null; done
 
-LAB_RUNS=3 lab_config "$R" "threads: 2"
+LAB_RUNS=3 lab_config "$R" "threads: 2
+auth: none"
 lab_start_bisectd || { echo "Bail out! bisectd did not start"; exit 1; }
 BD_PID=$(echo $LAB_PIDS | awk '{ print $1 }')
 threads() { awk '/^Threads:/ { print $2 }' "/proc/$BD_PID/status"; }

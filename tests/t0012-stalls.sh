@@ -48,7 +48,9 @@ until_true() {
 }
 cpu2=$(( $(nproc) > 1 ? 1 : 0 ))
 
-LAB_LEASE=3 lab_config "$LAB/demo.git" "agent_retire_seconds: 20"
+# auth: none: 200 ghosts and a curl agent hold no token (who may call is t0009's).
+LAB_LEASE=3 lab_config "$LAB/demo.git" "agent_retire_seconds: 20
+auth: none"
 lab_start_bisectd || { echo "Bail out! bisectd did not start"; exit 1; }
 bisectd_pid=${LAB_PIDS##* }
 lab_start_agent lab1 0

@@ -91,7 +91,10 @@ BADEND=$(git -C "$REPO" rev-parse main)
 start_lab() {
 	LAB=$DIR/$1
 	LAB_PORT=$(lab_free_port)
-	lab_config "$REPO" "auth: none"
+	# All the simulated agents come from 127.0.0.1, two connections each.
+	lab_config "$REPO" "auth: none
+max_connections_per_address: 0
+max_connections: 20000"
 	"$BUILD/bisectd" -n -f "$LAB/bisectd.yaml" > /dev/null 2>&1 || lab_config "$REPO" ""
 	lab_start_bisectd || exit 1
 	BPID=${LAB_PIDS##* }
