@@ -123,7 +123,7 @@ int jsonx_num(double *out, json_t *obj, const char *key, double min, double max,
 
 char *jsonx_dump(const json_t *j)
 {
-	char *s = json_dumps(j, JSON_COMPACT | JSON_ENCODE_ANY | JSON_REAL_PRECISION(12));
+	char *s = json_dumps(j, JSON_COMPACT | JSON_ENCODE_ANY | JSON_REAL_PRECISION(17));
 
 	/* With JSON_ENCODE_ANY the only failure left is memory. */
 	if (!s) {
