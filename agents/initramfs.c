@@ -3,6 +3,7 @@
  * boots: busybox, the workload's programs with their libraries, /init.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -635,6 +636,170 @@ out:
 	return rc;
 }
 
+/* --- kernel modules -------------------------------------------------------- */
+
+/* name with '-' read as '_', as modprobe does. */
+static void mod_norm(char *out, size_t len, const char *name)
+{
+	size_t i;
+
+	for (i = 0; name[i] && i + 1 < len; i++)
+		out[i] = name[i] == '-' ? '_' : name[i];
+	out[i] = '\0';
+}
+
+/* The module name of a modules.dep path: "kernel/net/core/failover.ko" -> "failover". */
+static void mod_name_of(char *out, size_t len, const char *path, size_t plen)
+{
+	const char *base = path, *dot;
+	size_t n;
+
+	for (size_t i = 0; i < plen; i++)
+		if (path[i] == '/')
+			base = path + i + 1;
+	dot = base;
+	while (dot < path + plen && *dot != '.')
+		dot++;
+	n = (size_t)(dot - base) < len - 1 ? (size_t)(dot - base) : len - 1;
+	for (size_t i = 0; i < n; i++)
+		out[i] = base[i] == '-' ? '_' : base[i];
+	out[n] = '\0';
+}
+
+/* The modules.dep line of module name (normalized), as [line, line + *len); NULL when absent. */
+static const char *mod_dep_line(const char *dep, const char *name, size_t *len)
+{
+	char got[256];
+
+	for (const char *l = dep; *l;) {
+		const char *nl = strchr(l, '\n'), *colon;
+		size_t ll = nl ? (size_t)(nl - l) : strlen(l);
+
+		/* modules.dep's "path: deps", modules.builtin's "path" */
+		colon = memchr(l, ':', ll);
+		mod_name_of(got, sizeof(got), l, colon ? (size_t)(colon - l) : ll);
+		if (ll && !strcmp(got, name)) {
+			*len = ll;
+			return l;
+		}
+		l += ll + (nl != NULL);
+	}
+	return NULL;
+}
+
+/* Adds the module at rel (a modules.dep path) once, its line to load. */
+static int mod_add_file(struct initramfs *fs, struct sbuf *load, const char *moddir, const char *rel,
+			size_t rlen)
+{
+	char host[PATH_MAX], line[PATH_MAX + 2];
+	int rc;
+
+	if ((size_t)snprintf(host, sizeof(host), "%s/%.*s", moddir, (int)rlen, rel) >= sizeof(host))
+		return err_set(ERR_INVALID, "module path too long: %s/%.*s", moddir, (int)rlen, rel);
+	if (rlen < 3 || memcmp(rel + rlen - 3, ".ko", 3))
+		return err_set(ERR_INVALID, "module %s is compressed: busybox insmod loads plain .ko "
+			       "files only (unpack it, or build it in)", host);
+	snprintf(line, sizeof(line), "%s\n", host);
+	if (strstr(load->buf ? load->buf : "", line))
+		return 0;
+	if ((rc = initramfs_add_host_file(fs, host, 0644, host)))
+		return rc == ERR_NOTFOUND ?
+		       err_set(rc, "module %s is listed in %s/modules.dep but missing", host, moddir) : rc;
+	sbuf_adds(load, line);
+	return 0;
+}
+
+int initramfs_add_modules(struct initramfs *fs, struct sbuf *load, const char *moddir,
+			  const char *const *names)
+{
+	char path[PATH_MAX], want[256];
+	char *dep = NULL, *builtin = NULL;
+	size_t dep_len, b_len;
+	int rc = 0;
+
+	if (!names || !*names)
+		return 0;
+	snprintf(path, sizeof(path), "%s/modules.dep", moddir);
+	if ((rc = file_read(&dep, &dep_len, path, 64u << 20)) < 0) {
+		rc = err_set(ERR_NOTFOUND, "no %s: is the kernel's modules directory right? (%s)", path,
+			     err_msg());
+		goto out;
+	}
+	snprintf(path, sizeof(path), "%s/modules.builtin", moddir);
+	if (file_read(&builtin, &b_len, path, 16u << 20) < 0)
+		builtin = NULL;
+	for (const char *const *n = names; !rc && *n; n++) {
+		const char *l;
+		size_t ll;
+		char deps[4096];
+		const char *colon, *d;
+
+		mod_norm(want, sizeof(want), *n);
+		l = mod_dep_line(dep, want, &ll);
+		if (!l) {
+			if (builtin && mod_dep_line(builtin, want, &ll))
+				continue;       /* built in: nothing to load */
+			rc = err_set(ERR_NOTFOUND, "kernel module %s is neither in %s/modules.dep nor "
+				     "built in", *n, moddir);
+			break;
+		}
+		if (!(colon = memchr(l, ':', ll))) {
+			rc = err_set(ERR_INVALID, "%s/modules.dep: no ':' in the line of %s", moddir, *n);
+			break;
+		}
+		/* modules.dep lists what a module needs with the last needed first: load backwards. */
+		snprintf(deps, sizeof(deps), "%.*s", (int)(ll - (size_t)(colon + 1 - l)), colon + 1);
+		for (size_t end = strlen(deps); !rc && end > 0;) {
+			size_t start;
+
+			while (end > 0 && deps[end - 1] == ' ')
+				end--;
+			start = end;
+			while (start > 0 && deps[start - 1] != ' ')
+				start--;
+			if (end > start)
+				rc = mod_add_file(fs, load, moddir, deps + start, end - start);
+			end = start;
+		}
+		d = l;
+		if (!rc)
+			rc = mod_add_file(fs, load, moddir, d, (size_t)(colon - l));
+	}
+out:
+	free(dep);
+	free(builtin);
+	return rc;
+}
+
+int initramfs_kernel_release(char *out, size_t len, const char *image)
+{
+	unsigned char hdr[0x210];
+	char ver[256];
+	unsigned off;
+	FILE *f = fopen(image, "rb");
+	size_t i;
+
+	if (!f)
+		return err_set(ERR_NOTFOUND, "cannot open kernel image %s: %s", image, strerror(errno));
+	if (fread(hdr, 1, sizeof(hdr), f) != sizeof(hdr) || memcmp(hdr + 0x202, "HdrS", 4)) {
+		fclose(f);
+		return err_set(ERR_INVALID, "%s is not a bzImage (no HdrS setup header)", image);
+	}
+	/* boot.rst: kernel_version at 0x20e, the string at that offset + 0x200. */
+	off = (unsigned)(hdr[0x20e] | hdr[0x20f] << 8);
+	if (!off || fseek(f, (long)off + 0x200, SEEK_SET) ||
+	    fread(ver, 1, sizeof(ver) - 1, f) == 0) {
+		fclose(f);
+		return err_set(ERR_INVALID, "%s has no kernel version string", image);
+	}
+	fclose(f);
+	ver[sizeof(ver) - 1] = '\0';
+	for (i = 0; ver[i] && ver[i] != ' ' && i + 1 < len; i++)
+		out[i] = ver[i];
+	out[i] = '\0';
+	return i ? 0 : err_set(ERR_INVALID, "%s has an empty kernel version string", image);
+}
+
 int initramfs_build(const char *out_path, const struct initramfs_spec *spec)
 {
 	static const char *const dirs[] = {
@@ -642,6 +807,7 @@ int initramfs_build(const char *out_path, const struct initramfs_spec *spec)
 		"/run", "/root", "/etc", "/lib", "/var",
 	};
 	struct initramfs *fs = initramfs_new();
+	struct sbuf load = SBUF_INIT;
 	int rc = 0;
 
 	if (!spec->init || !*spec->init) {
@@ -664,9 +830,15 @@ int initramfs_build(const char *out_path, const struct initramfs_spec *spec)
 		rc = initramfs_add_program(fs, NULL, *p);
 	if (!rc)
 		rc = initramfs_add_busybox(fs, spec->busybox);
+	if (!rc && spec->modules && *spec->modules) {
+		rc = initramfs_add_modules(fs, &load, spec->modules_dir, spec->modules);
+		if (!rc && load.len)
+			rc = initramfs_add_data(fs, INITRAMFS_MODULES_LIST, 0644, load.buf, load.len);
+	}
 	if (!rc)
 		rc = initramfs_write_file(out_path, fs, spec->compress);
 out:
+	sbuf_release(&load);
 	initramfs_free(fs);
 	return rc;
 }

@@ -105,14 +105,39 @@ int initramfs_write(struct sbuf *out, const struct initramfs *fs);
  */
 int initramfs_write_file(const char *path, const struct initramfs *fs, int compress);
 
+/*
+ * Kernel modules by name ("virtio_net"; '-' and '_' alike), each with what
+ * it needs, from moddir (a kernel's /lib/modules/RELEASE: its modules.dep
+ * and modules.builtin), at their host paths. load gets one guest path a
+ * line, in the order to insmod them (what a module needs first; each
+ * once). A built-in module adds nothing. ERR_NOTFOUND for a module
+ * neither listed nor built in, or moddir without modules.dep; ERR_INVALID
+ * for a compressed one (busybox insmod loads plain .ko files).
+ */
+int initramfs_add_modules(struct initramfs *fs, struct sbuf *load, const char *moddir,
+			  const char *const *names);
+
+/*
+ * The release a bzImage says it is ("6.1.0-57-amd64": the first word of
+ * its setup header's kernel_version string, the kernel's
+ * Documentation/arch/x86/boot.rst), as uname -r prints it once booted, into
+ * out (len bytes). ERR_INVALID when image is not a bzImage.
+ */
+int initramfs_kernel_release(char *out, size_t len, const char *image);
+
+/* Where initramfs_build() lists the modules to load, in order (qemu_init_script() loads them). */
+#define INITRAMFS_MODULES_LIST "/etc/bisect-modules"
+
 /* What initramfs_build() puts in the archive. */
 struct initramfs_spec {
 	const char *busybox;            /* NULL: "busybox" in PATH */
 	const char *const *programs;    /* NULL-terminated names or paths; may be NULL */
 	const char *init;               /* the /init script's text (mode 0755) */
 	int compress;                   /* gzip -9n */
+	const char *const *modules;     /* kernel modules to add and load (NULL-terminated); may be NULL */
+	const char *modules_dir;        /* their /lib/modules/RELEASE, when modules are given */
 };
-#define INITRAMFS_SPEC_INIT { NULL, NULL, NULL, 0 }
+#define INITRAMFS_SPEC_INIT { NULL, NULL, NULL, 0, NULL, NULL }
 
 /*
  * The whole guest root: /dev/console, /proc, /sys, /dev, /tmp, /run,

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "err.h"
+#include "initramfs.h"
 #include "qemu.h"
 #include "run.h"
 #include "util.h"
@@ -717,7 +718,12 @@ int qemu_init_script(char **out, const struct qemu_script_opts *o)
 		  "mount -t proc proc /proc\n"
 		  "mount -t sysfs sysfs /sys\n"
 		  "mount -t devtmpfs devtmpfs /dev 2>/dev/null\n"
-		  "ip link set lo up 2>/dev/null || ifconfig lo 127.0.0.1 up\n");
+		  "ip link set lo up 2>/dev/null || ifconfig lo 127.0.0.1 up\n"
+		  "# The modules initramfs_build() added, in their order.\n"
+		  "if [ -f " INITRAMFS_MODULES_LIST " ]; then\n"
+		  "\twhile read -r m; do insmod \"$m\" || echo \"insmod $m failed\"; done < "
+		  INITRAMFS_MODULES_LIST "\n"
+		  "fi\n");
 	if (o->dmesg_level > 0)
 		sbuf_addf(&sb, "dmesg -n %d\n", o->dmesg_level);
 	if (!o->run_once || !strstr(o->run_once, "run_once()")) {

@@ -428,6 +428,83 @@ static void test_build(void **state)
 	free(cpio);
 }
 
+/* A made-up /lib/modules/RELEASE: modules.dep, modules.builtin and the files. */
+static void fake_moddir(char *dir, size_t len)
+{
+	static const char *const files[] = {
+		"kernel/drivers/net/virtio_net.ko", "kernel/drivers/net/net_failover.ko",
+		"kernel/net/core/failover.ko", "kernel/drivers/net/veth.ko", "kernel/fs/zz.ko.xz",
+	};
+	static const char dep[] =
+		"kernel/drivers/net/veth.ko:\n"
+		"kernel/drivers/net/virtio_net.ko: kernel/drivers/net/net_failover.ko kernel/net/core/failover.ko\n"
+		"kernel/drivers/net/net_failover.ko: kernel/net/core/failover.ko\n"
+		"kernel/net/core/failover.ko:\n"
+		"kernel/fs/zz.ko.xz:\n";
+	char p[512];
+
+	snprintf(dir, len, "%s/lib/modules/6.1.0-test", tmpdir);
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		snprintf(p, sizeof(p), "%s/%s", dir, files[i]);
+		*strrchr(p, '/') = '\0';
+		assert_int_equal(mkdir_p(p, 0755), 0);
+		snprintf(p, sizeof(p), "%s/%s", dir, files[i]);
+		assert_int_equal(file_write_atomic(p, "ko", 2), 0);
+	}
+	snprintf(p, sizeof(p), "%s/modules.dep", dir);
+	assert_int_equal(file_write_atomic(p, dep, strlen(dep)), 0);
+	snprintf(p, sizeof(p), "%s/modules.builtin", dir);
+	assert_int_equal(file_write_atomic(p, "kernel/drivers/virtio/virtio-pci.ko\n", 36), 0);
+}
+
+static void test_modules(void **state)
+{
+	char dir[256], want[2048];
+	struct initramfs *fs = initramfs_new();
+	struct sbuf load = SBUF_INIT;
+	const char *const names[] = { "virtio-net", "virtio_pci", "failover", "veth", NULL };
+	const char *const missing[] = { "e1000", NULL };
+	const char *const xz[] = { "zz", NULL };
+
+	(void)state;
+	fake_moddir(dir, sizeof(dir));
+	assert_int_equal(initramfs_add_modules(fs, &load, dir, names), 0);
+	/* what virtio_net needs first, the last needed first; each once; the built-in nothing */
+	snprintf(want, sizeof(want),
+		 "%s/kernel/net/core/failover.ko\n%s/kernel/drivers/net/net_failover.ko\n"
+		 "%s/kernel/drivers/net/virtio_net.ko\n%s/kernel/drivers/net/veth.ko\n",
+		 dir, dir, dir, dir);
+	assert_string_equal(load.buf, want);
+	assert_int_equal(initramfs_add_modules(fs, &load, dir, missing), ERR_NOTFOUND);
+	assert_contains(err_msg(), "e1000");
+	assert_int_equal(initramfs_add_modules(fs, &load, dir, xz), ERR_INVALID);
+	assert_contains(err_msg(), "compressed");
+	assert_int_equal(initramfs_add_modules(fs, &load, "/nonexistent/modules", names), ERR_NOTFOUND);
+	assert_contains(err_msg(), "modules.dep");
+	sbuf_release(&load);
+	initramfs_free(fs);
+}
+
+static void test_kernel_release(void **state)
+{
+	unsigned char img[0x400] = { 0 };
+	char path[256], rel[64];
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/bzImage", tmpdir);
+	memcpy(img + 0x202, "HdrS", 4);
+	img[0x20e] = 0x00;   /* the string at 0x100 + 0x200 */
+	img[0x20f] = 0x01;
+	memcpy(img + 0x300, "6.1.0-test (root@lab) #1 SMP", 28);
+	assert_int_equal(file_write_atomic(path, img, sizeof(img)), 0);
+	assert_int_equal(initramfs_kernel_release(rel, sizeof(rel), path), 0);
+	assert_string_equal(rel, "6.1.0-test");
+	memset(img + 0x202, 0, 4);
+	assert_int_equal(file_write_atomic(path, img, sizeof(img)), 0);
+	assert_int_equal(initramfs_kernel_release(rel, sizeof(rel), path), ERR_INVALID);
+	assert_contains(err_msg(), "not a bzImage");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -440,6 +517,8 @@ int main(void)
 		cmocka_unit_test(test_missing_program),
 		cmocka_unit_test(test_add_program),
 		cmocka_unit_test(test_build),
+		cmocka_unit_test(test_modules),
+		cmocka_unit_test(test_kernel_release),
 	};
 
 	return cmocka_run_group_tests(tests, setup_dir, teardown_dir);
