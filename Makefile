@@ -261,6 +261,14 @@ check-kernel: deps-kernel
 	$(MAKE) WERROR=1 all
 	BUILD=$(abspath $(BUILD)) prove $(PROVE_FLAGS) --exec sh tests/kernel/klab.sh :: --check
 
+# The guest lab (tests/guest/*.sh): boot methods and workloads run for
+# real in QEMU guests under TCG (a device under test over ssh, kexec inside
+# a guest, xdp-bench and perf in a guest). Minutes each, so not part of
+# make check; each test says what it needs and skips without it.
+check-guest: deps
+	$(MAKE) WERROR=1 all $(QEMU_HELPER)
+	BUILD=$(abspath $(BUILD)) prove $(PROVE_FLAGS) tests/guest/*.sh
+
 # --- fuzz -----------------------------------------------------------------
 
 # libFuzzer targets (tests/fuzz/, docs/TESTING.md) built by Debian's clang
