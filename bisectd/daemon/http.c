@@ -48,6 +48,9 @@ struct conn_state {
 	struct MHD_Connection *conn;
 	struct http_later later;     /* later.poll set: the reply is not ready yet */
 	struct http_waiter waiter;
+	int64_t parked_at;           /* now_ms() when it was last parked */
+	_Atomic int64_t woken_at;    /* now_ms() when the waker fired it */
+	int64_t waited_ms;           /* parked, in all: the reply's Server-Timing "wait" */
 };
 
 struct stream_state {
@@ -60,7 +63,10 @@ struct stream_state {
 
 static void conn_fire(struct http_waiter *w)
 {
-	MHD_resume_connection(container_of(w, struct conn_state, waiter)->conn);
+	struct conn_state *cs = container_of(w, struct conn_state, waiter);
+
+	atomic_store(&cs->woken_at, now_ms());
+	MHD_resume_connection(cs->conn);
 }
 
 static void stream_fire(struct http_waiter *w)
@@ -110,7 +116,12 @@ static struct MHD_Response *stream_response(struct http_stream *src, struct MHD_
 	return r;
 }
 
-static enum MHD_Result respond(struct MHD_Connection *conn, struct http_response *res)
+/*
+ * waited_ms > 0: the reply waited parked that long (a long poll), said as
+ * W3C Server-Timing "wait", so that a client can tell the time it was
+ * served in from the time it waited for work.
+ */
+static enum MHD_Result respond(struct MHD_Connection *conn, struct http_response *res, int64_t waited_ms)
 {
 	const char *body = res->body ? res->body : "";
 	size_t len = res->body && res->body_len ? res->body_len : strlen(body);
@@ -129,6 +140,12 @@ static enum MHD_Result respond(struct MHD_Connection *conn, struct http_response
 	/* A stream goes out as it comes: asks proxies such as nginx not to buffer it. */
 	if (streamed)
 		MHD_add_response_header(r, "X-Accel-Buffering", "no");
+	if (waited_ms > 0) {
+		char st[48];
+
+		snprintf(st, sizeof(st), "wait;dur=%lld", (long long)waited_ms);
+		MHD_add_response_header(r, "Server-Timing", st);
+	}
 	if (res->retry_after > 0) {
 		char ra[16];
 
@@ -158,6 +175,8 @@ static enum MHD_Result park(struct conn_state *cs, struct http_response *res)
 	else if (cs->later.arg != res->later.arg && cs->later.release)
 		cs->later.release(cs->later.arg);
 	cs->later = res->later;
+	cs->parked_at = now_ms();
+	atomic_store(&cs->woken_at, 0);
 	MHD_suspend_connection(cs->conn);
 	http_park(&cs->waiter, &cs->later.wait);
 	return MHD_YES;
@@ -196,6 +215,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	if (cs->later.poll) {
 		/* Resumed: a wake, the deadline, or the server stopping. */
 		int stopping = http_park_stopping();
+		int64_t woken = atomic_load(&cs->woken_at);
+
+		if (woken >= cs->parked_at)
+			cs->waited_ms += woken - cs->parked_at;
 
 		cs->later.poll(&res, cs->later.arg, stopping);
 		if (res.later.poll && res.status == 0 && stopping) {
@@ -219,7 +242,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	later_release(cs);  /* answered: done with what the handler parked */
 	if (res.status == 0)
 		res.status = 500;
-	ret = respond(conn, &res);
+	ret = respond(conn, &res, cs->waited_ms);
+	cs->waited_ms = 0;
 	free(res.body);
 	return ret;
 }

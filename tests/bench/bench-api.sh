@@ -32,8 +32,9 @@ usage: bench-api.sh [options]       (make bench-api BENCH_API_FLAGS="...")
   --keep           keep the scratch directory (logs, databases)
   --help           this text
 
-Per run: requests/s; p50/p99 service time of claims that handed out a task,
-of heartbeats and of uploads; samples/s; bisectd's peak RSS and threads
+Per run: requests/s; p50/p99 service time of claims that handed out a task
+(less the wait for work bisectd reports in Server-Timing; claimw99: the p99
+with that wait), of heartbeats and of uploads; samples/s; bisectd's peak RSS and threads
 (/proc/PID/status, read near the end of the run); each also as a ratio
 against the first run. An empty long poll waits by design and is not a
 service time. errors counts refused or lost requests, connect errors the
@@ -119,8 +120,8 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b + 0 == 0 || a == "" || a == "na
 
 BODY='{"repo": "demo", "good": "v1.0", "bad": "main", "workload": "bench", "pool": "local", "runs": 10}'
 FIRST=""
-printf '%-6s %10s %9s %9s %9s %9s %9s %9s %10s %8s %7s %7s %7s\n' agents requests/s claim50 claim99 \
-	hb50 hb99 upl50 upl99 samples/s rss_MB threads errors conn_err
+printf '%-6s %10s %9s %9s %9s %9s %9s %9s %9s %10s %8s %7s %7s %7s\n' agents requests/s claim50 claim99 \
+	claimw99 hb50 hb99 upl50 upl99 samples/s rss_MB threads errors conn_err
 for n in $AGENTS; do
 	start_lab "run$n"
 	out=$DIR/run$n.out
@@ -137,8 +138,9 @@ for n in $AGENTS; do
 	lab_stop
 	errs=0
 	for k in register claim heartbeat upload submit poll; do errs=$((errs + $(val ${k}_errors "$out"))); done
-	printf '%-6s %10s %9s %9s %9s %9s %9s %9s %10s %8s %7s %7s %7s\n' "$n" "$(val requests_per_s "$out")" \
-		"$(val claim_p50_ms "$out")" "$(val claim_p99_ms "$out")" "$(val heartbeat_p50_ms "$out")" \
+	printf '%-6s %10s %9s %9s %9s %9s %9s %9s %9s %10s %8s %7s %7s %7s\n' "$n" "$(val requests_per_s "$out")" \
+		"$(val claim_p50_ms "$out")" "$(val claim_p99_ms "$out")" "$(val claim_with_wait_p99_ms "$out")" \
+		"$(val heartbeat_p50_ms "$out")" \
 		"$(val heartbeat_p99_ms "$out")" "$(val upload_p50_ms "$out")" "$(val upload_p99_ms "$out")" \
 		"$(val samples_per_s "$out")" "$(awk -v k="$(val rss_kb "$out")" 'BEGIN { printf "%.1f", k / 1024 }')" \
 		"$(val threads "$out")" "$errs" "$(val connect_errors "$out")"

@@ -15,8 +15,10 @@
  * one (the body given) at the start and again whenever it ended.
  *
  * It prints "key value" lines: counts, requests/s, p50/p99 of each kind
- * of request's service time (claims only when they handed out a task:
- * an empty long poll waits by design), samples/s, and with --bucket B the
+ * of request's service time (claims only when they handed out a task,
+ * less the time bisectd says the claim waited parked for work: its
+ * Server-Timing "wait"; an empty long poll waits by design; and the same
+ * claims with their wait, claim_with_wait), samples/s, and with --bucket B the
  * rate of every B samples from the first, with its uploads' service
  * time, so that a slowing job shows. With --until it stops asking at
  * that many samples and waits for the uploads in flight, so that the
@@ -99,6 +101,8 @@ static struct conn *conns;
 static int nconns;
 static struct agent *agents;
 static struct lat lat[NR_KINDS];
+/* Claims that handed out a task, waiting included: the long poll's wait, then the service. */
+static struct lat claim_total;
 static long long counts[NR_KINDS], errors[NR_KINDS], status_409, claims_empty, connect_errors;
 static long long samples_sent, samples_dup, uploads_ok;
 static double *bucket_t;
@@ -342,8 +346,12 @@ static void bucket_mark(void)
 	}
 }
 
-/* A whole response on c: status, body. */
-static void on_response(struct conn *c, int status, const char *body)
+/*
+ * A whole response on c: status, body, and the seconds the server says it
+ * kept the request parked (Server-Timing "wait"), which a claim's service
+ * time leaves out.
+ */
+static void on_response(struct conn *c, int status, const char *body, double waited)
 {
 	double t = now_s(), dt = t - c->sent;
 	enum kind k = c->kind;
@@ -391,7 +399,8 @@ static void on_response(struct conn *c, int status, const char *body)
 			if (status == 200) {
 				const char *sha = json_string_value(json_object_get(j, "commit"));
 
-				lat_add(&lat[K_CLAIM], dt);
+				lat_add(&claim_total, dt);
+				lat_add(&lat[K_CLAIM], dt - waited > 0 ? dt - waited : 0);
 				a->task = json_integer_value(json_object_get(j, "task"));
 				a->attempt = json_integer_value(json_object_get(j, "attempt"));
 				a->runs = (int)json_integer_value(json_object_get(j, "runs"));
@@ -440,6 +449,7 @@ static int parse(struct conn *c)
 {
 	char *hdr_end, *p;
 	long clen = 0;
+	double waited = 0;
 	int status;
 
 	if (c->in_len < 12)
@@ -453,6 +463,9 @@ static int parse(struct conn *c)
 	for (p = c->in; p < hdr_end; p = strstr(p, "\r\n") + 2)
 		if (!strncasecmp(p, "Content-Length:", 15))
 			clen = strtol(p + 15, NULL, 10);
+		else if (!strncasecmp(p, "Server-Timing:", 14) && strstr(p, "wait;dur=") &&
+			 strstr(p, "wait;dur=") < strstr(p, "\r\n"))
+			waited = strtod(strstr(p, "wait;dur=") + 9, NULL) / 1e3;
 	if ((size_t)(hdr_end + 4 - c->in) + (size_t)clen > c->in_len)
 		return 0;
 	{
@@ -461,7 +474,7 @@ static int parse(struct conn *c)
 
 		memmove(c->in, c->in + used, c->in_len - used);
 		c->in_len -= used;
-		on_response(c, status, body);
+		on_response(c, status, body, waited);
 		free(body);
 	}
 	return 1;
@@ -667,6 +680,8 @@ int main(int argc, char **argv)
 		if (k == K_CLAIM || k == K_HEARTBEAT || k == K_UPLOAD)
 			printf("%s_n %zu\n%s_p50_ms %.2f\n%s_p99_ms %.2f\n", kind_names[k], lat[k].n, kind_names[k],
 			       1e3 * pct(&lat[k], 0.5), kind_names[k], 1e3 * pct(&lat[k], 0.99));
+	printf("claim_with_wait_p50_ms %.2f\nclaim_with_wait_p99_ms %.2f\n", 1e3 * pct(&claim_total, 0.5),
+	       1e3 * pct(&claim_total, 0.99));
 	for (int k = 0; k < NR_KINDS; k++)
 		printf("%s_errors %lld\n", kind_names[k], errors[k]);
 	printf("claims_empty %lld\nuploads_409 %lld\nconnect_errors %lld\n", claims_empty, status_409,

@@ -237,6 +237,37 @@ static void start_call(struct call *c, const char *path, int text)
 	assert_int_equal(pthread_create(&c->t, NULL, call_main, c), 0);
 }
 
+/* GET path over a raw socket, so that the headers show: the whole response, the caller's. */
+struct raw {
+	pthread_t t;
+	int port;
+	const char *path;
+	char *text;
+};
+
+static void *raw_main(void *arg)
+{
+	struct raw *r = arg;
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	struct sbuf sb = SBUF_INIT;
+	char req[128], buf[4096];
+	ssize_t n;
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	sa.sin_port = htons((uint16_t)r->port);
+	if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
+		snprintf(req, sizeof(req), "GET %s HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", r->path);
+		if (write(fd, req, strlen(req)) == (ssize_t)strlen(req))
+			while ((n = read(fd, buf, sizeof(buf))) > 0)
+				sbuf_add(&sb, buf, (size_t)n);
+	}
+	if (fd >= 0)
+		close(fd);
+	r->text = sb.buf ? sbuf_detach(&sb) : xstrdup("");
+	return NULL;
+}
+
 static int parked_within(size_t n, int ms)
 {
 	for (int i = 0; i < ms / 10 && http_park_count() != n; i++)
@@ -304,6 +335,34 @@ static void test_server(void **state)
 	free(poll1.body);
 	free(poll2.body);
 	free(stream.body);
+
+	/*
+	 * A reply that waited parked says how long (Server-Timing "wait"), so
+	 * that a client tells its service time from its wait: at least the
+	 * 200 ms it was kept parked here. One that did not wait says nothing.
+	 */
+	atomic_store(&go, 0);
+	{
+		struct raw r = { .port = ntohs(sa.sin_port), .path = "/wait" };
+		const char *st;
+
+		assert_int_equal(pthread_create(&r.t, NULL, raw_main, &r), 0);
+		assert_true(parked_within(1, 10000));
+		usleep(200 * 1000);
+		atomic_store(&go, 1);
+		http_wake(tq);
+		pthread_join(r.t, NULL);
+		st = strstr(r.text, "Server-Timing: wait;dur=");
+		assert_non_null(st);
+		assert_true(atol(st + strlen("Server-Timing: wait;dur=")) >= 200);
+		free(r.text);
+		r.path = "/now";
+		assert_int_equal(pthread_create(&r.t, NULL, raw_main, &r), 0);
+		pthread_join(r.t, NULL);
+		assert_non_null(strstr(r.text, "200 OK"));
+		assert_null(strstr(r.text, "Server-Timing"));
+		free(r.text);
+	}
 
 	/* Stopping answers what is parked (the poll sees stopping). */
 	atomic_store(&go, 0);
