@@ -242,7 +242,9 @@ integration: $(PROGS) $(QEMU_HELPER) $(BUILD)/bench-api
 # TESTS picks the integration tests (all by default).
 INT_TESTS := $(sort $(wildcard tests/t[0-9]*.sh))
 TESTS     ?= $(INT_TESTS)
-check-one: $(UNIT_BIN) $(PROGS) $(QEMU_HELPER) $(BUILD)/bench-api
+TEST_BINS := $(UNIT_BIN) $(PROGS) $(QEMU_HELPER) $(BUILD)/bench-api
+test-bins: $(TEST_BINS)
+check-one: $(TEST_BINS)
 	CMOCKA_MESSAGE_OUTPUT=TAP BUILD=$(abspath $(BUILD)) prove $(PROVE_FLAGS) $(UNIT_BIN) $(TESTS)
 
 # The long tests, whose time is waiting (leases, retirement, QEMU boots
@@ -251,8 +253,12 @@ check-one: $(UNIT_BIN) $(PROGS) $(QEMU_HELPER) $(BUILD)/bench-api
 # test runs in both passes.
 LONG_TESTS := tests/t0012-stalls.sh $(wildcard tests/t01[0-9][0-9]-*.sh)
 
+# The builds use every core; the tests run one at a time.
+NPROC := $(shell nproc 2>/dev/null || echo 2)
 check: deps
+	$(MAKE) -j$(NPROC) WERROR=1 test-bins
 	$(MAKE) WERROR=1 check-one TESTS="$(filter-out $(LONG_TESTS),$(INT_TESTS))"
+	$(MAKE) -j$(NPROC) WERROR=1 SANITIZE=address,undefined test-bins
 	$(MAKE) WERROR=1 SANITIZE=address,undefined check-one
 
 demo: deps
@@ -344,12 +350,12 @@ $(BUILD)/bench-conf: $(BUILD)/obj/tests/bench/bench_conf.o $(LIB)
 bench-conf: $(BUILD)/bench-conf
 	$(BUILD)/bench-conf $(BENCH_CONF_SIZES)
 
-.PHONY: deps-fuzz fuzz-build fuzz clean-fuzz bench-conf
+.PHONY: test-bins deps-fuzz fuzz-build fuzz clean-fuzz bench-conf
 
 clean:
 	rm -rf build build-san bisectd/lib/schema_sql.c bisectd/daemon/web_assets.c bisectd/lib/plot_gp.c
 
-.PHONY: all deps deps-browser deps-kernel unit integration check-one check demo demo-kernel check-kernel clean bench-bisect bench-lab bench-api record-noise
+.PHONY: all deps deps-browser deps-kernel unit integration check-one check demo demo-kernel check-kernel check-guest clean bench-bisect bench-lab bench-api record-noise
 .SECONDARY:
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -1,5 +1,5 @@
 #!/bin/sh
-# t0102: the kernel build recipe end to end, through the real coordinator
+# kernel-recipe (make check-guest; was t0102): the kernel build recipe end to end, through the real coordinator
 # and one real agent, on a stand-in kernel tree: a git repository whose
 # Makefile answers "make O=DIR tinyconfig | olddefconfig | bzImage" as
 # Kbuild does (files written, "  CC" lines, exit status), and whose
@@ -12,9 +12,9 @@
 # without the network the workload needs fails its runs with iperf3's
 # message, and a tree that does not build is skipped with the compiler's
 # message.
-. "$(dirname "$0")/lib/tap.sh"
-. "$(dirname "$0")/lib/lab.sh"
-. "$(dirname "$0")/lib/mkrepo.sh"
+. "$(dirname "$0")/../lib/tap.sh"
+. "$(dirname "$0")/../lib/lab.sh"
+. "$(dirname "$0")/../lib/mkrepo.sh"
 
 command -v sqlite3 > /dev/null || skip_all "sqlite3 CLI missing (make deps)"
 command -v qemu-system-x86_64 > /dev/null ||
