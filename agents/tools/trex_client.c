@@ -7,8 +7,8 @@
  * later request carries), acquire on each port (for its handler),
  * remove_all_streams and add_stream for each stream of the profile,
  * get_port_stats, start_traffic at the rate for the duration, the
- * duration waited out, get_port_stats again, stop_traffic, release, and
- * get_global_stats for the server's CPU load. The rates are the growth of
+ * duration waited out (get_global_stats halfway, for the server's CPU
+ * load), get_port_stats again, stop_traffic and release. The rates are the growth of
  * the ports' counters over the duration, summed over the ports.
  *
  * Output: one JSON object on stdout, {"ok": true, "rx_pps": ..., ...} or
@@ -303,6 +303,14 @@ static void cleanup(struct client *c, const int *ports, char **handlers, int n)
 	}
 }
 
+static void sleep_ms(int64_t ms)
+{
+	struct timespec ts = { (time_t)(ms / 1000), (long)(ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
 static struct client *g_client;
 static int g_ports[TREX_MAX_PORTS], g_nports;
 static char *g_handlers[TREX_MAX_PORTS];
@@ -443,13 +451,15 @@ int main(int argc, char **argv)
 			mult = json_number_value(json_object_get(res, "multiplier"));
 		json_decref(res);
 	}
+	/* The server's CPU load halfway, while it sends. */
+	sleep_ms((int64_t)o.duration * 500);
+	step = "get_global_stats";
+	res = must(&c, "get_global_stats", NULL, -1);
+	if (json_is_number(json_object_get(res, "m_cpu_util")))
+		cpu = json_number_value(json_object_get(res, "m_cpu_util"));
+	json_decref(res);
 	/* The traffic stops itself after the duration; the counters settle. */
-	{
-		struct timespec ts = { o.duration + SETTLE_MS / 1000, (SETTLE_MS % 1000) * 1000000L };
-
-		while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-			;
-	}
+	sleep_ms((int64_t)o.duration * 500 + SETTLE_MS);
 	step = "get_port_stats";
 	for (int i = 0; i < g_nports; i++) {
 		res = must(&c, "get_port_stats", json_pack("{s:i}", "port_id", g_ports[i]), g_ports[i]);
@@ -468,12 +478,6 @@ int main(int argc, char **argv)
 		free(g_handlers[i]);
 		g_handlers[i] = NULL;
 	}
-	step = "get_global_stats";
-	res = must(&c, "get_global_stats", NULL, -1);
-	if (json_is_number(json_object_get(res, "m_cpu_util")))
-		cpu = json_number_value(json_object_get(res, "m_cpu_util"));
-	json_decref(res);
-
 	step = "stats";
 	if (trex_rates_compute(&r, before, after, (size_t)g_nports, o.duration) < 0)
 		fail_out("%s", err_msg());
