@@ -36,7 +36,7 @@
 
 #define PROFILE_MAX (16 << 20)
 #define MAX_STREAMS 4096
-#define SETTLE_MS 500
+#define SETTLE_MS 250
 #define CLEANUP_TIMEOUT_MS 2000
 
 struct opts {
