@@ -121,6 +121,8 @@ ok $(( $? == 0 )) "bisectd -n refuses a trex workload with a bad rate"
 like "$(cat "$LAB/bad.out")" "bad.yaml:[0-9]+:[0-9]+: .*'5mbit' is not a rate" "... at its line and column"
 "$BUILD/bisectd" -n -f "$LAB/bisectd.yaml" > "$LAB/good.out" 2>&1
 is "$?" 0 "bisectd -n accepts the trex workload"
+"$BUILD/bisectd" -n -f "$TOP/etc/examples/trex-pedit.yaml" > "$LAB/example.out" 2>&1
+is "$?" 0 "the pedit seed's example config loads"
 
 lab_start_bisectd || { echo "Bail out! bisectd did not start"; exit 1; }
 export PATH="$BUILD:$PATH"
