@@ -10,7 +10,7 @@
 # the server (acquire refused, a stall, a dropped connection, no server)
 # as a failed run with the server's words or the client's reason; then a
 # refused acquire through the agent fails the job with the server's
-# message, never a verdict. Needs libzmq (make deps); about 40 s here.
+# message, never a verdict. Needs libzmq (make deps); about 50 s here.
 . "$(dirname "$0")/lib/tap.sh"
 . "$(dirname "$0")/lib/lab.sh"
 

@@ -518,7 +518,7 @@ static int check(json_t *def, struct workload_bad *bad)
 		for (size_t i = 0; i < NR_METRICS; i++)
 			sbuf_addf(&names, "%s%s", i ? ", " : "", metrics[i].name);
 		if (!strcmp(s, "drop_pct"))
-			err_set(ERR_INVALID, " 'drop_pct' can be 0, which a sample cannot hold: use rx_pct (the "
+			err_set(ERR_INVALID, ": drop_pct can be 0, which a sample cannot hold: use rx_pct (the "
 				"share of sent packets that arrived) with direction higher");
 		else
 			err_set(ERR_INVALID, " must be one of %s, not '%.32s'", names.buf, s);
@@ -566,6 +566,12 @@ static void parse(struct run_sample *s, json_t *def, const struct run_output *o)
 		workload_sample_fail(s, "trex: %s %s%s%.200s", CLIENT, o->how && *o->how ? o->how : "failed",
 				     *line ? ": " : "", line);
 		free(line);
+	} else if (s->value > 0 && !o->ok) {
+		/* A result, then a bad end: not a run to trust. */
+		json_decref(s->extra);
+		s->extra = NULL;
+		workload_sample_fail(s, "trex: %s %s after printing its result", CLIENT,
+				     o->how && *o->how ? o->how : "failed");
 	}
 	workload_note_exit(s, o);
 }

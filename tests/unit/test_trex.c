@@ -323,6 +323,12 @@ static void test_parse_output(void **state)
 	assert_true(s.value == 0);
 	assert_string_equal(s.error, "trex: bisect-trex exit 1: Segmentation fault (exit 1)");
 
+	/* a result, then a bad exit (a sanitizer's report, a crash at exit) */
+	run_parse(&s, "rx_pps", good, 0, "");
+	assert_true(s.value == 0);
+	assert_null(s.extra);
+	assert_string_equal(s.error, "trex: bisect-trex exit 1 after printing its result (exit 1)");
+
 	run_parse(&s, "rx_pps", "garbage\n", 1, NULL);
 	assert_true(s.value == 0);
 	assert_non_null(strstr(s.error, "not its JSON result"));
