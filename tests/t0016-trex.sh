@@ -79,6 +79,21 @@ is "$?" 1 "a server that drops the connection fails the run"
 like "$out" "closed the connection without answering 'get_port_stats'" "... naming the request it dropped"
 : > "$FAULT"
 
+# A run whose release is refused leaves its ports acquired: another user
+# finds them taken (the stand-in's ownership, as TrexPort::acquire), the
+# same user's next run takes its stale session over.
+echo "release refuse" > "$FAULT"
+out=$(trex --ports 0 --rate 1mpps)
+like "$out" '"step":"release","error":"port 0: refused by the stand-in' "a refused release fails the run"
+: > "$FAULT"
+out=$(trex --ports 0 --rate 1mpps --user alice)
+like "$out" "\"step\":\"acquire\",\"error\":\"port 0: port is already taken by 'bisectd'" \
+	"... the port stays taken: another user is refused with TRex's message"
+out=$(trex --ports 0 --rate 1mpps)
+like "$out" '^\{"ok":true,.*"took_over":true' "... and the same user's next run takes its stale session over"
+out=$(trex --ports 0 --rate 1mpps --user alice)
+like "$out" '^\{"ok":true,' "... and releases it, so another user may acquire it"
+
 NOSERVER=$(lab_free_port)
 out=$("$BUILD/bisect-trex" --sync-port "$NOSERVER" --profile "$PROFILE" --ports 0 --duration 1 --timeout 1 2>/dev/null)
 like "$out" "nothing accepted a connection there: is TRex running" "no server at all is named as such"

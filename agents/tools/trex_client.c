@@ -4,12 +4,14 @@
  *
  * It speaks TRex's own protocol: JSON-RPC 2.0 over a ZeroMQ REQ socket on
  * the sync port. api_sync_v2 (the STL API's version, for the api_h every
- * later request carries), acquire on each port (for its handler),
+ * later request carries), acquire on each port (for its handler; a port
+ * an earlier session of the same user left acquired is taken over),
  * remove_all_streams and add_stream for each stream of the profile,
  * get_port_stats, start_traffic at the rate for the duration, the
  * duration waited out (get_global_stats halfway, for the server's CPU
- * load), get_port_stats again, stop_traffic and release. The rates are the growth of
- * the ports' counters over the duration, summed over the ports.
+ * load), get_port_stats again, stop_traffic and release. The rates are
+ * the growth of the ports' counters over the duration, summed over the
+ * ports.
  *
  * Output: one JSON object on stdout, {"ok": true, "rx_pps": ..., ...} or
  * {"ok": false, "step": "acquire", "error": "port 0: ..."} with exit 1;
@@ -321,6 +323,31 @@ static void at_exit(void)
 		cleanup(g_client, g_ports, g_handlers, g_nports);
 }
 
+/*
+ * acquire without force; a port held by an earlier session of the same
+ * user (a run of ours killed before its release) is taken over with
+ * force. Another user's port is never taken.
+ */
+static json_t *acquire(struct client *c, int port, const char *user, unsigned session, int *took_over)
+{
+	char *stale = xasprintf("owned by another session of '%s'", user);
+	json_t *res;
+	int rc;
+
+	rc = call(&res, c, "acquire", json_pack("{s:i, s:s, s:b, s:I}", "port_id", port, "user", user,
+						"force", 0, "session_id", (json_int_t)session));
+	if (rc == ERR_FAIL && strstr(err_msg(), stale)) {
+		fprintf(stderr, "bisect-trex: port %d: %s: taking it over\n", port, err_msg());
+		*took_over = 1;
+		rc = call(&res, c, "acquire", json_pack("{s:i, s:s, s:b, s:I}", "port_id", port, "user", user,
+							"force", 1, "session_id", (json_int_t)session));
+	}
+	free(stale);
+	if (rc < 0)
+		fail_out("port %d: %s", port, err_msg());
+	return res;
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: bisect-trex --profile FILE --ports 0,1 [--server HOST] [--sync-port 4501]\n"
@@ -364,7 +391,7 @@ int main(int argc, char **argv)
 	double mult = 0, cpu = -1;
 	unsigned session;
 	size_t nstreams, si;
-	int opt;
+	int opt, took_over = 0;
 
 	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (opt) {
@@ -416,8 +443,7 @@ int main(int argc, char **argv)
 	session = (unsigned)getpid() ^ (unsigned)time(NULL);
 	step = "acquire";
 	for (int i = 0; i < g_nports; i++) {
-		res = must(&c, "acquire", json_pack("{s:i, s:s, s:b, s:I}", "port_id", g_ports[i], "user", o.user,
-						    "force", 0, "session_id", (json_int_t)session), g_ports[i]);
+		res = acquire(&c, g_ports[i], o.user, session, &took_over);
 		if (!json_is_string(res))
 			fail_out("port %d: the reply to acquire is not a handler", g_ports[i]);
 		g_handlers[i] = xstrdup(json_string_value(res));
@@ -493,6 +519,8 @@ int main(int argc, char **argv)
 		json_object_set_new(out, "multiplier", json_real(mult));
 	if (cpu >= 0)
 		json_object_set_new(out, "cpu_util", json_real(cpu));
+	if (took_over)
+		json_object_set_new(out, "took_over", json_true());
 	print_json(out);
 	json_decref(out);
 	g_client = NULL;

@@ -48,6 +48,7 @@
 
 struct port {
 	char owner[64];
+	long long session;
 	char handler[16];
 	int streams;
 	int active;
@@ -310,7 +311,13 @@ static json_t *handle(const char *buf, size_t len, int *drop)
 		} else if (p->owner[0] && strcmp(p->owner, user) && !json_is_true(json_object_get(params, "force"))) {
 			snprintf(msg, sizeof(msg), "port is already taken by '%s'", p->owner);
 			reply = exec_err(id, msg);
+		} else if (p->owner[0] && p->session != json_integer_value(json_object_get(params, "session_id")) &&
+			   !json_is_true(json_object_get(params, "force"))) {
+			/* TrexPort::acquire: the same user in another session needs force */
+			snprintf(msg, sizeof(msg), "port is already owned by another session of '%s'", user);
+			reply = exec_err(id, msg);
 		} else {
+			p->session = json_integer_value(json_object_get(params, "session_id"));
 			snprintf(p->owner, sizeof(p->owner), "%s", user);
 			snprintf(p->handler, sizeof(p->handler), "h%07d", ++handler_seq);
 			reply = ok_reply(id, json_string(p->handler));
