@@ -396,9 +396,13 @@ int trex_output_parse(struct run_sample *s, const char *out, size_t len, const c
 		goto out;
 	}
 	value = json_number_value(v) * m->scale;
-	if (!(value > 0) || !isfinite(value)) {
+	if (value == 0) {
 		workload_sample_fail(s, "trex: %s is 0: nothing %s during the run", m->name,
 				     m->name[0] == 't' ? "was sent" : "arrived");
+		goto out;
+	}
+	if (!(value > 0) || !isfinite(value)) {
+		workload_sample_fail(s, "trex: %s is %g, not a rate", m->name, value);
 		goto out;
 	}
 	s->value = value;

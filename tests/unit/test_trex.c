@@ -318,6 +318,9 @@ static void test_parse_output(void **state)
 	run_parse(&s, "rx_pps", "{\"ok\":true,\"rx_pps\":0.0,\"tx_pps\":5.0}", 1, NULL);
 	assert_true(s.value == 0);
 	assert_string_equal(s.error, "trex: rx_pps is 0: nothing arrived during the run");
+	run_parse(&s, "tx_pps", "{\"ok\":true,\"rx_pps\":1.0,\"tx_pps\":-5}", 1, NULL);
+	assert_true(s.value == 0);
+	assert_string_equal(s.error, "trex: tx_pps is -5, not a rate");
 
 	run_parse(&s, "rx_pps", "", 0, "Segmentation fault\n");
 	assert_true(s.value == 0);
