@@ -7,10 +7,12 @@
 # commit's dut-pps to a file the stand-in reads), so a bisection through
 # bisectd, one agent (boot none) and bisect-trex finds the commit that
 # lowered it. The client alone first: a run's rates, then each fault of
-# the server (acquire refused, a stall, a dropped connection, no server)
-# as a failed run with the server's words or the client's reason; then a
-# refused acquire through the agent fails the job with the server's
-# message, never a verdict. Needs libzmq (make deps); about 50 s here.
+# the server (acquire and start_traffic refused, a stall, a dropped
+# connection, no server, a port left acquired) as a failed run with the
+# server's words or the client's reason; then a refused acquire through
+# the agent fails the job with the server's message, never a verdict.
+# Needs libzmq (make deps); about 50 s here (60 s under ASan), 30 of them
+# the bisection.
 . "$(dirname "$0")/lib/tap.sh"
 . "$(dirname "$0")/lib/lab.sh"
 
