@@ -48,7 +48,8 @@ endif
 #   agents/, agents/boot/  bisect-agent: its loop, checkout, builds, and
 #                       the boot methods
 WL_SRC  := agents/workloads/workload.c agents/workloads/command.c agents/workloads/iperf3.c \
-           agents/workloads/pktgen.c agents/workloads/netparse.c agents/boot/methods.c
+           agents/workloads/pktgen.c agents/workloads/netparse.c agents/workloads/trex.c \
+           agents/boot/methods.c
 LIB_SRC := $(WL_SRC) $(addprefix bisectd/lib/,err.c log.c run.c conf.c yamltree.c jsonx.c stats.c \
            store.c store_jobs.c store_tasks.c store_results.c store_agents.c store_tokens.c store_dash.c schema_sql.c repo.c \
            policy.c bisect.c client.c util.c rng.c gitx.c kconfig.c taskwire.c \
@@ -66,7 +67,7 @@ AG_SRC  := agents/agent.c agents/worktree.c agents/initramfs.c agents/qemu.c age
 UNIT    := $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test_*.c))
 
 LIB      := $(BUILD)/libbisect.a
-PROGS    := $(BUILD)/bisectd $(BUILD)/bisectctl $(BUILD)/bisect-agent
+PROGS    := $(BUILD)/bisectd $(BUILD)/bisectctl $(BUILD)/bisect-agent $(BUILD)/bisect-trex
 UNIT_BIN := $(addprefix $(BUILD)/tests/,$(UNIT))
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
@@ -103,6 +104,11 @@ $(BUILD)/bisectctl: $(call obj,$(CTL_SRC)) $(LIB)
 $(BUILD)/bisect-agent: $(call obj,$(AG_SRC)) $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
 
+# The trex workload's client (TRex's JSON-RPC over ZeroMQ), run by the agent.
+ZMQ_LIBS := $(shell pkg-config --libs libzmq 2>/dev/null || echo -lzmq)
+$(BUILD)/bisect-trex: $(call obj,agents/tools/trex_client.c) $(LIB)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS) $(ZMQ_LIBS)
+
 # A unit test links the library and the module it tests, nothing more:
 # the modules outside the library each test needs are named below.
 $(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(LIB)
@@ -133,6 +139,12 @@ QEMU_HELPER := $(BUILD)/tests/qemu-boot
 $(QEMU_HELPER): $(BUILD)/obj/tests/lib/qemu-boot.o $(call obj,$(filter-out agents/agent.c,$(AG_SRC))) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
+
+# tests/t0016-trex.sh: a stand-in TRex server speaking its protocol.
+TREX_STANDIN := $(BUILD)/tests/trex-standin
+$(TREX_STANDIN): $(BUILD)/obj/tests/lib/trex-standin.o $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS) $(ZMQ_LIBS)
 
 # --- benchmark ------------------------------------------------------------
 
@@ -187,7 +199,8 @@ DEB_PKGS := build-essential pkg-config git libcurl4-openssl-dev libsqlite3-dev \
             libgit2-dev libyaml-dev libmicrohttpd-dev libjansson-dev libgnutls28-dev \
             libcmocka-dev gnuplot-nox python3 python3-scipy perl curl sqlite3 \
             util-linux procps flex bison bc \
-            qemu-system-x86 busybox-static iperf3 cpio iproute2 linux-image-amd64
+            qemu-system-x86 busybox-static iperf3 cpio iproute2 linux-image-amd64 \
+            libzmq3-dev
 
 # The kernel lab's tools (make check-kernel, make demo-kernel): a kernel
 # source tree to make a history from, and what building it needs.
@@ -235,14 +248,14 @@ export UBSAN_OPTIONS = print_stacktrace=1:halt_on_error=1
 unit: $(UNIT_BIN)
 	CMOCKA_MESSAGE_OUTPUT=TAP prove $(PROVE_FLAGS) $(UNIT_BIN)
 
-integration: $(PROGS) $(QEMU_HELPER) $(BUILD)/bench-api
+integration: $(PROGS) $(QEMU_HELPER) $(BUILD)/bench-api $(TREX_STANDIN)
 	BUILD=$(abspath $(BUILD)) prove $(PROVE_FLAGS) tests/t[0-9]*.sh
 
 # Unit and integration tests in one prove run: one summary at the end.
 # TESTS picks the integration tests (all by default).
 INT_TESTS := $(sort $(wildcard tests/t[0-9]*.sh))
 TESTS     ?= $(INT_TESTS)
-TEST_BINS := $(UNIT_BIN) $(PROGS) $(QEMU_HELPER) $(BUILD)/bench-api
+TEST_BINS := $(UNIT_BIN) $(PROGS) $(QEMU_HELPER) $(BUILD)/bench-api $(TREX_STANDIN)
 test-bins: $(TEST_BINS)
 check-one: $(TEST_BINS)
 	CMOCKA_MESSAGE_OUTPUT=TAP BUILD=$(abspath $(BUILD)) prove $(PROVE_FLAGS) $(UNIT_BIN) $(TESTS)
@@ -293,7 +306,8 @@ check-guest: deps
 # $(FUZZ_BUILD)/corpus/TARGET/, a crash to $(FUZZ_BUILD)/crashes/TARGET/.
 # The same targets compiled by cc replay both folders in make check
 # (tests/unit/test_fuzz_regress.c). FUZZ_TARGETS=fuzz_conf runs one.
-FUZZ_ALL     := fuzz_api fuzz_conf fuzz_console fuzz_csv fuzz_iperf3 fuzz_kconfig fuzz_pktgen fuzz_taskwire fuzz_workload
+FUZZ_ALL     := fuzz_api fuzz_conf fuzz_console fuzz_csv fuzz_iperf3 fuzz_kconfig fuzz_pktgen fuzz_taskwire fuzz_workload \
+               fuzz_trex
 FUZZ_TARGETS ?= $(FUZZ_ALL)
 FUZZ_SECONDS ?= 30
 FUZZ_BUILD   ?= build-fuzz

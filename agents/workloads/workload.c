@@ -18,12 +18,14 @@
 #define MAX_STR 4096
 
 extern const struct workload_ops workload_command, workload_iperf3, workload_pktgen;
+extern const struct workload_ops workload_trex;
 
 /* One line per kind: docs/EXTENDING.md. */
 static const struct workload_ops *const workloads[] = {
 	&workload_command,
 	&workload_iperf3,
 	&workload_pktgen,
+	&workload_trex,
 };
 
 #define NR_WORKLOADS (sizeof(workloads) / sizeof(workloads[0]))
@@ -73,6 +75,20 @@ static int key_type_ok(const struct workload_key *k, json_t *v, struct workload_
 			    strlen(json_string_value(item)) != json_string_length(item)) {
 				bad->item = (long)i;
 				return err_set(ERR_INVALID, " must hold strings of at most %d bytes", MAX_ARG_LEN);
+			}
+		}
+		return 0;
+	case WKEY_LIST:
+		if (json_is_string(v) && json_string_length(v) <= MAX_STR &&
+		    strlen(json_string_value(v)) == json_string_length(v))
+			return 0;
+		if (!json_is_array(v) || json_array_size(v) > MAX_ARGS)
+			return err_set(ERR_INVALID, " must be a string or an array of at most %d items", MAX_ARGS);
+		json_array_foreach(v, i, item) {
+			if (!json_is_integer(item) && (!json_is_string(item) || json_string_length(item) > MAX_ARG_LEN ||
+			    strlen(json_string_value(item)) != json_string_length(item))) {
+				bad->item = (long)i;
+				return err_set(ERR_INVALID, " must hold strings or integers");
 			}
 		}
 		return 0;

@@ -44,7 +44,11 @@ struct run_output {
 #define WORKLOAD_HOST  1    /* an argv run on the agent itself (boot none) */
 #define WORKLOAD_GUEST 2    /* a script run inside the booted kernel (boot qemu) */
 
-enum workload_key_kind { WKEY_STR = 1, WKEY_INT, WKEY_BOOL, WKEY_ARGV };
+/*
+ * WKEY_LIST: a string ("0,1") or an array of strings and integers
+ * ([0, 1]); the kind's check() reads and may rewrite it.
+ */
+enum workload_key_kind { WKEY_STR = 1, WKEY_INT, WKEY_BOOL, WKEY_ARGV, WKEY_LIST };
 
 /* A key of a kind's own, with its JSON (and YAML) type; min and max bound a WKEY_INT. */
 struct workload_key {

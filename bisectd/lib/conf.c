@@ -685,6 +685,20 @@ static int own_params(struct conf_workload *w, const struct workload_ops *ops, c
 					json_array_append_new(v, json_string(*p));
 			}
 			break;
+		case WKEY_LIST:
+			/* One scalar ("0,1") or a sequence ([0, 1]): the kind's check reads either. */
+			if (ynode_get(def, k->name)->kind == YNODE_SEQ)
+				rc = get_strv(&argv, x, def, k->name, where, 0);
+			else
+				rc = get_str(&str, x, def, k->name, where, 0);
+			if (rc == 0 && argv) {
+				v = json_array();
+				for (char **p = argv; *p; p++)
+					json_array_append_new(v, json_string(*p));
+			} else if (rc == 0 && str) {
+				v = json_string(str);
+			}
+			break;
 		}
 		free(str);
 		strv_free(argv);

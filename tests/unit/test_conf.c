@@ -367,6 +367,32 @@ static void test_unknown_top_key(void **state)
 	expect_a_error("name: a\nworkdir: /w\n  \nheart_beat: 5\n", "a.yaml:4:1: ", "unknown key 'heart_beat'");
 }
 
+/* trex's ports as a YAML sequence or one string; both reach the kind as its canonical array. */
+static void test_trex_ports_forms(void **state)
+{
+	static const char *const forms[] = { "[0, 1]", "\"0,1\"", "0,1" };
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(forms) / sizeof(forms[0]); i++) {
+		struct conf_bisectd c;
+		char *text = xasprintf("workloads:\n  t:\n    type: trex\n    profile: /etc/trex/p.json\n"
+				       "    ports: %s\n    rate: 10mpps\n    metric: rx_mpps\n", forms[i]);
+		char *ports;
+
+		assert_int_equal(parse_b(&c, text), 0);
+		ports = json_dumps(json_object_get(c.workloads[0].params, "ports"), JSON_COMPACT);
+		assert_string_equal(ports, "[0,1]");
+		assert_string_equal(c.workloads[0].unit, "Mpps");
+		free(ports);
+		free(text);
+		conf_bisectd_release(&c);
+	}
+	expect_b_error("workloads:\n  t:\n    type: trex\n    profile: /p.json\n    ports: [0, 0]\n",
+		       "t.yaml:5:12: ", "port 0 is named twice");
+	expect_b_error("workloads:\n  t:\n    type: trex\n    profile: /p.json\n    ports: {a: 1}\n",
+		       "t.yaml:5:12: ", "'ports'");
+}
+
 static void test_workload_typo(void **state)
 {
 	struct conf_bisectd c;
@@ -380,7 +406,8 @@ static void test_workload_typo(void **state)
 	assert_string_equal(err_msg(),
 		"t.yaml:4:5: unknown key 'comand' in workload 'bench' (expected one of: type, boot, "
 		"build, direction, build_timeout, run_timeout, kernel_image, qemu, memory_mb, cpus, append, "
-		"boot_timeout, kernel, command, pattern, unit, iperf3, metric, count, pkt_size, clsact_bpf)");
+		"boot_timeout, kernel, command, pattern, unit, iperf3, metric, count, pkt_size, clsact_bpf, "
+		"server, sync_port, profile, ports, rate, duration, user, rpc_timeout)");
 	expect_b_error("workloads:\n  w:\n    type: iperf3\n    boot: qemu\n    qemu:\n      memory: 1\n",
 		       "t.yaml:6:7: ", "unknown key 'memory' in the qemu settings of workload 'w'");
 	expect_b_error("repos:\n  demo:\n    uri: /x\n", "t.yaml:3:5: ", "unknown key 'uri' in repo 'demo'");
@@ -463,7 +490,7 @@ static void test_bad_values(void **state)
 	expect_b_error("workloads:\n  w:\n    command: [./b]\n    pattern: 'x(.)'\n    direction: up\n",
 		       "t.yaml:5:16: ", "'direction' in workload 'w' must be 'higher' or 'lower', not 'up'");
 	expect_b_error("workloads:\n  w:\n    type: iperf\n    command: [./b]\n    pattern: 'x(.)'\n",
-		       "t.yaml:3:11: ", "'type' in workload 'w' must be 'command', 'iperf3' or 'pktgen'");
+		       "t.yaml:3:11: ", "'type' in workload 'w' must be 'command', 'iperf3', 'pktgen' or 'trex'");
 	expect_b_error("workloads:\n  w:\n    boot: kexec\n    command: [./b]\n    pattern: 'x(.)'\n",
 		       "t.yaml:3:11: ", "'boot' in workload 'w' must be 'none' or 'qemu'");
 	expect_b_error("workloads:\n  w:\n    boot: qemu\n    command: [./b]\n    pattern: 'x(.)'\n",
@@ -827,6 +854,7 @@ int main(void)
 		cmocka_unit_test(test_auth),
 		cmocka_unit_test(test_unknown_top_key),
 		cmocka_unit_test(test_workload_typo),
+		cmocka_unit_test(test_trex_ports_forms),
 		cmocka_unit_test(test_wrong_type),
 		cmocka_unit_test(test_bad_int),
 		cmocka_unit_test(test_missing_required),
