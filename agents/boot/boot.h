@@ -25,6 +25,8 @@ struct boot_task {
 	const char *workdir;            /* scratch of the method; created as needed */
 	int runs;                       /* how many run() calls follow start() */
 	int cpu;                        /* pin the runs (or the guest) to this host CPU; -1: none */
+	const char *perf_data;          /* a profile task: record each run under perf into this file
+					 * (methods.c's boot_method_profiles()); NULL: measure only */
 };
 
 /* What start() says besides its code. */

@@ -149,6 +149,7 @@ struct result_request {
 	size_t nr_samples;
 	double build_s, run_s;
 	const char *error, *log_tail;   /* NULL: none */
+	const char *profile_report;     /* a profile task's `perf report --stdio`; NULL: none */
 };
 void result_request_release(struct result_request *req);
 

@@ -348,3 +348,32 @@ int perfreport_diff(struct perf_delta **out, size_t *n, const struct perf_profil
 	*n = k < max ? k : max;
 	return 0;
 }
+
+const char **perfreport_record_argv(const char *const *argv, const char *data)
+{
+	static const char *const head[] = { "perf", "record", "-q", "-g", "-e", PERFREPORT_EVENT, "-o" };
+	size_t n = 0, k = 0;
+	const char **out;
+
+	while (argv[n])
+		n++;
+	out = xcalloc(sizeof(head) / sizeof(head[0]) + n + 3, sizeof(*out));
+	for (size_t i = 0; i < sizeof(head) / sizeof(head[0]); i++)
+		out[k++] = head[i];
+	out[k++] = data;
+	out[k++] = "--";
+	for (size_t i = 0; i < n; i++)
+		out[k++] = argv[i];
+	return out;
+}
+
+const char **perfreport_report_argv(const char *data)
+{
+	static const char *const argv[] = { "perf", "report", "-i", NULL, "--stdio", "--no-children", "--sort",
+					    "symbol", "-g", "none", NULL };
+	const char **out = xcalloc(sizeof(argv) / sizeof(argv[0]), sizeof(*out));
+
+	memcpy(out, argv, sizeof(argv));
+	out[3] = data;
+	return out;
+}

@@ -13,6 +13,7 @@
 
 #define PERFREPORT_MAX_NAME 256      /* longer symbol names are cut */
 #define PERFREPORT_MAX_SYMS 20000    /* rows past it are dropped (perf sorts them by share) */
+#define PERFREPORT_MAX_TEXT (512 << 10) /* the report an agent uploads: cut to it at a line's end */
 
 struct perf_sym {
 	char *name;             /* "tcf_pedit_act"; unresolved addresses fold into "[unknown]" */
@@ -61,5 +62,23 @@ struct perf_delta {
  */
 int perfreport_diff(struct perf_delta **out, size_t *n, const struct perf_profile *a, const struct perf_profile *b,
 		    size_t max, double min_change);
+
+/*
+ * The commands, in one place with the parser that reads their output:
+ * perf's record of one run, a software clock event (it works without a
+ * PMU: in a VM, under QEMU's TCG), call graphs; and its report, one row
+ * per symbol, no call graphs (what perfreport_parse() reads, and what the
+ * agent uploads).
+ */
+#define PERFREPORT_EVENT "cpu-clock"
+
+/*
+ * "perf record -q -g -e cpu-clock -o DATA -- ARGV...": a new
+ * NULL-terminated array (the caller's: free()) of strings borrowed from
+ * argv and data.
+ */
+const char **perfreport_record_argv(const char *const *argv, const char *data);
+/* "perf report -i DATA --stdio --no-children --sort symbol -g none": as above. */
+const char **perfreport_report_argv(const char *data);
 
 #endif

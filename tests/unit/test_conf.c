@@ -367,6 +367,31 @@ static void test_unknown_top_key(void **state)
 	expect_a_error("name: a\nworkdir: /w\n  \nheart_beat: 5\n", "a.yaml:4:1: ", "unknown key 'heart_beat'");
 }
 
+/* `profile: true`: perf profiles at the culprit, where the boot method records them; in the task's definition. */
+static void test_workload_profile(void **state)
+{
+	struct conf_bisectd c;
+	json_t *def;
+
+	(void)state;
+	assert_int_equal(parse_b(&c, "workloads:\n  w:\n    command: [./bench]\n    pattern: \"(\\\\d+)\"\n    profile: true\n"), 0);
+	assert_int_equal(c.workloads[0].profile, 1);
+	def = conf_workload_def(&c.workloads[0], NULL);
+	assert_true(json_is_true(json_object_get(def, "profile")));
+	json_decref(def);
+	conf_bisectd_release(&c);
+	assert_int_equal(parse_b(&c, "workloads:\n  w:\n    command: [./bench]\n    pattern: \"(\\\\d+)\"\n"), 0);
+	assert_int_equal(c.workloads[0].profile, 0);
+	def = conf_workload_def(&c.workloads[0], NULL);
+	assert_null(json_object_get(def, "profile"));
+	json_decref(def);
+	conf_bisectd_release(&c);
+	expect_b_error("workloads:\n  w:\n    command: [./bench]\n    pattern: \"(\\\\d+)\"\n    profile: yes\n", "t.yaml:5:14: ",
+		       "'profile' in workload 'w' must be true or false, not 'yes'");
+	expect_b_error("workloads:\n  w:\n    type: iperf3\n    boot: qemu\n    profile: true\n", "t.yaml:5:14: ",
+		       "'profile' in workload 'w': boot qemu cannot record perf profiles (boot none can");
+}
+
 static void test_workload_typo(void **state)
 {
 	struct conf_bisectd c;
@@ -380,7 +405,7 @@ static void test_workload_typo(void **state)
 	assert_string_equal(err_msg(),
 		"t.yaml:4:5: unknown key 'comand' in workload 'bench' (expected one of: type, boot, "
 		"build, direction, build_timeout, run_timeout, kernel_image, qemu, memory_mb, cpus, append, "
-		"boot_timeout, kernel, command, pattern, unit, iperf3, metric, count, pkt_size, clsact_bpf)");
+		"boot_timeout, kernel, profile, command, pattern, unit, iperf3, metric, count, pkt_size, clsact_bpf)");
 	expect_b_error("workloads:\n  w:\n    type: iperf3\n    boot: qemu\n    qemu:\n      memory: 1\n",
 		       "t.yaml:6:7: ", "unknown key 'memory' in the qemu settings of workload 'w'");
 	expect_b_error("repos:\n  demo:\n    uri: /x\n", "t.yaml:3:5: ", "unknown key 'uri' in repo 'demo'");
@@ -827,6 +852,7 @@ int main(void)
 		cmocka_unit_test(test_auth),
 		cmocka_unit_test(test_unknown_top_key),
 		cmocka_unit_test(test_workload_typo),
+		cmocka_unit_test(test_workload_profile),
 		cmocka_unit_test(test_wrong_type),
 		cmocka_unit_test(test_bad_int),
 		cmocka_unit_test(test_missing_required),
