@@ -8,6 +8,7 @@
  * a failed one says why, and the culprit stands.
  */
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -226,6 +227,40 @@ const char *coord_profile_role(struct coord *s, long long task)
 		role = !strcmp(p.role, "parent") ? "parent" : "culprit";
 	store_profile_release(&p);
 	return role;
+}
+
+int coord_job_profile_text(struct coord *s, char **out, long long id, const char *role)
+{
+	struct profile *p = NULL;
+	size_t n = 0;
+	int rc;
+
+	*out = NULL;
+	if (strcmp(role, "parent") && strcmp(role, "culprit"))
+		return err_set(ERR_NOTFOUND, "a job's profiles are 'parent' and 'culprit', not '%s'", role);
+	pthread_mutex_lock(&s->lock);
+	rc = store_profiles_of_job(&p, &n, s->st, id);
+	pthread_mutex_unlock(&s->lock);
+	if (rc)
+		return rc;
+	rc = err_set(ERR_NOTFOUND, "job %lld has no profiles (its workload has no `profile: true`, or it named "
+		     "no culprit)", id);
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(p[i].role, role))
+			continue;
+		if (!strcmp(p[i].state, "ok") && p[i].report) {
+			*out = p[i].report;
+			p[i].report = NULL;
+			rc = 0;
+		} else if (!strcmp(p[i].state, "failed")) {
+			rc = err_set(ERR_CONFLICT, "the %s's profile of job %lld failed: %s", role, id,
+				     p[i].error ? p[i].error : "no reason given");
+		} else {
+			rc = err_set(ERR_CONFLICT, "the %s's profile of job %lld is not recorded yet", role, id);
+		}
+	}
+	store_profiles_free(p, n);
+	return rc;
 }
 
 /* "parent 11.59%": a share, or "-" when the symbol was not in that profile. */
