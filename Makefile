@@ -187,7 +187,7 @@ DEB_PKGS := build-essential pkg-config git libcurl4-openssl-dev libsqlite3-dev \
             libgit2-dev libyaml-dev libmicrohttpd-dev libjansson-dev libgnutls28-dev \
             libcmocka-dev gnuplot-nox python3 python3-scipy perl curl sqlite3 \
             util-linux procps flex bison bc \
-            qemu-system-x86 busybox-static iperf3 cpio iproute2 linux-image-amd64
+            qemu-system-x86 busybox-static iperf3 cpio iproute2 linux-image-amd64 linux-perf
 
 # The kernel lab's tools (make check-kernel, make demo-kernel): a kernel
 # source tree to make a history from, and what building it needs.
