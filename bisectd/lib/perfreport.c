@@ -171,6 +171,44 @@ static void parse_samples(struct perf_profile *p, const char *s, const char *end
 			*c = '?';
 }
 
+/*
+ * The line without its terminal colours ("\033[31m  21.74%\033[m"): perf
+ * colours the shares when its output is a terminal, as a guest's serial
+ * console is. *buf holds the copy; NULL when there was nothing to strip.
+ */
+static const char *strip_colours(struct sbuf *buf, const char *s, const char **end)
+{
+	const char *p = s, *e = *end;
+
+	if (!memchr(s, '\033', (size_t)(e - s)))
+		return s;
+	buf->len = 0;
+	while (p < e) {
+		const char *esc = memchr(p, '\033', (size_t)(e - p));
+
+		if (!esc) {
+			sbuf_add(buf, p, (size_t)(e - p));
+			break;
+		}
+		sbuf_add(buf, p, (size_t)(esc - p));
+		p = esc + 1;
+		/* CSI: ESC [ parameters, then one final byte in 0x40..0x7e. */
+		if (p < e && *p == '[') {
+			for (p++; p < e && !(*p >= 0x40 && *p <= 0x7e); p++)
+				;
+			if (p < e)
+				p++;
+		}
+	}
+	if (!buf->buf) {
+		/* Nothing but escapes. */
+		*end = s;
+		return s;
+	}
+	*end = buf->buf + buf->len;
+	return buf->buf;
+}
+
 static int by_name_then_pos(const void *a, const void *b)
 {
 	const struct perf_sym *const *x = a, *const *y = b;
@@ -213,6 +251,7 @@ int perfreport_parse(struct perf_profile *p, const char *text, size_t len)
 {
 	const char *s = text, *end = text + len;
 	struct rows r = { NULL, 0, 0 };
+	struct sbuf plain = SBUF_INIT;
 	int sections = 0;
 
 	memset(p, 0, sizeof(*p));
@@ -237,13 +276,15 @@ int perfreport_parse(struct perf_profile *p, const char *text, size_t len)
 				p->children = 1;
 			}
 		} else if (r.n < PERFREPORT_MAX_SYMS) {
-			int rc = parse_row(&r, &p->children, s, eol);
+			const char *lend = eol, *line = strip_colours(&plain, s, &lend);
+			int rc = parse_row(&r, &p->children, line, lend);
 
 			if (rc < 0)
 				p->skipped++;
 		}
 		s = eol + 1;
 	}
+	sbuf_release(&plain);
 	merge_names(&r);
 	p->syms = r.v;
 	p->n = r.n;

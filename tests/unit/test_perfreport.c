@@ -28,6 +28,7 @@
 #define UDP "perf/iperf3-udp.txt"                 /* the same, of the UDP run */
 #define TCP_CHAINS "perf/iperf3-tcp-callchains.txt" /* the TCP run with its call graphs, >= 2% */
 #define UDP_CHILDREN "perf/iperf3-udp-children.txt" /* --children --sort comm,dso,symbol, >= 0.5% */
+#define GUEST "perf/guest-iperf3-udp.txt"         /* in the QEMU guest (tests/guest/perf.sh): coloured */
 
 static char *fixture(size_t *len, const char *name)
 {
@@ -101,6 +102,33 @@ static void test_children(void **state)
 	share_is(&p, "udp_sendmsg", 'k', 69.36, 1.89);
 	share_is(&p, "__GI___libc_write", '.', 92.88, 1.59);
 	assert_null(perfreport_find(&p, "[kernel.kallsyms]"));
+	perfreport_release(&p);
+}
+
+/*
+ * Recorded in the QEMU guest under TCG (Debian's 6.1 kernel): perf wrote
+ * to the serial console, a terminal, so its shares are coloured.
+ */
+static void test_guest(void **state)
+{
+	struct perf_profile p;
+	double sum = 0;
+
+	(void)state;
+	parse_fixture(&p, GUEST);
+	/* 636 rows, 184 of them addresses perf could not name in the guest's libraries. */
+	assert_int_equal(p.n, 453);
+	assert_int_equal(p.skipped, 0);
+	assert_int_equal(p.samples, 6000);
+	assert_string_equal(p.event, "cpu-clock");
+	assert_string_equal(p.syms[0].name, "finish_task_switch.isra.0");
+	share_is(&p, "finish_task_switch.isra.0", 'k', 21.74, 21.74);
+	share_is(&p, "udp_sendmsg", 'k', 0.82, 0.82);
+	share_is(&p, "iperf_udp_send", '.', 0.60, 0.60);
+	assert_true(fabs(perfreport_find(&p, "[unknown]")->share - 3.88) < 1e-9);
+	for (size_t i = 0; i < p.n; i++)
+		sum += p.syms[i].share;
+	assert_true(sum > 99 && sum < 101);
 	perfreport_release(&p);
 }
 
@@ -251,6 +279,8 @@ static void test_garbage(void **state)
 	refused("  12.5x%  [k] x\n", 16, 1);
 	refused("  1.00%  [k]   \n", 16, 1);
 	refused("  1.00%", 7, 0);
+	refused("\033[31m\033[m\n", 9, 0);
+	refused("\033[\n", 4, 0);
 	/* Bytes a JSON string cannot hold become '?'; a NUL ends nothing. */
 	assert_int_equal(perfreport_parse(&p, nul, sizeof(nul) - 1), 0);
 	assert_int_equal(p.n, 1);
@@ -295,6 +325,7 @@ int main(void)
 		cmocka_unit_test(test_no_children),
 		cmocka_unit_test(test_children),
 		cmocka_unit_test(test_callchains),
+		cmocka_unit_test(test_guest),
 		cmocka_unit_test(test_diff_fixtures),
 		cmocka_unit_test(test_pedit_seed),
 		cmocka_unit_test(test_truncated),
