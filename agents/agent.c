@@ -950,7 +950,7 @@ static void keep_console(struct agent *a, const struct task *t, const char *cons
 static int profile_prepare(struct agent *a, const struct task *t, struct result *r, char **data)
 {
 	if (!boot_method_profiles(t->boot)) {
-		result_set(r, "failed", "boot %s cannot record perf profiles (boot none can)", t->boot);
+		result_set(r, "failed", "boot %s cannot record perf profiles (boot none and boot qemu can)", t->boot);
 		return -1;
 	}
 	if (!in_path("perf")) {
@@ -963,15 +963,34 @@ static int profile_prepare(struct agent *a, const struct task *t, struct result 
 	return 0;
 }
 
-/* perf report of the recorded runs into r->profile, cut to what the coordinator takes; or r failed. */
+/* A perf report (len bytes) into r->profile, its head cut to what the coordinator takes; or r failed. */
+static void profile_take(const struct task *t, struct result *r, const char *text, size_t len, const char *said)
+{
+	struct perf_profile p = PERF_PROFILE_INIT;
+
+	/* The head: perf sorts the rows by share. */
+	if (len > PERFREPORT_MAX_TEXT)
+		len = PERFREPORT_MAX_TEXT;
+	while (len > 0 && text[len - 1] != '\n')
+		len--;
+	if (perfreport_parse(&p, text, len) < 0) {
+		result_set(r, "failed", "perf recorded nothing to profile: %s%s%s", err_msg(),
+			   said && *said ? "; perf said: " : "", said ? said : "");
+		return;
+	}
+	log_info("task %lld: %s's profile, %zu symbols, %lld samples of %s", t->id, t->profile, p.n, p.samples,
+		 p.event);
+	r->profile = xstrndup(text, len);
+	perfreport_release(&p);
+}
+
+/* perf report of the recorded runs, here, into r->profile; or r failed. */
 static void profile_report(const struct task *t, struct result *r, const char *data)
 {
 	struct run_opts o = RUN_OPTS_INIT;
 	struct run_result res;
-	struct perf_profile p = PERF_PROFILE_INIT;
 	const char **argv = perfreport_report_argv(data);
 	char how[64];
-	size_t len;
 
 	o.argv = argv;
 	o.timeout_ms = 300 * 1000;
@@ -987,20 +1006,8 @@ static void profile_report(const struct task *t, struct result *r, const char *d
 			   res.err ? run_tail(res.err, 300) : "");
 		goto out;
 	}
-	/* The head: perf sorts the rows by share. */
-	len = res.out_len > PERFREPORT_MAX_TEXT ? PERFREPORT_MAX_TEXT : res.out_len;
-	while (len > 0 && len < res.out_len && res.out[len - 1] != '\n')
-		len--;
-	if (perfreport_parse(&p, res.out, len) < 0) {
-		result_set(r, "failed", "perf recorded nothing to profile: %s%s%s", err_msg(),
-			   res.err && *res.err ? "; perf said: " : "", res.err ? run_tail(res.err, 300) : "");
-		goto out;
-	}
-	log_info("task %lld: %s's profile, %zu symbols, %lld samples of %s", t->id, t->profile, p.n, p.samples,
-		 p.event);
-	r->profile = xstrndup(res.out, len);
+	profile_take(t, r, res.out, res.out_len, res.err ? run_tail(res.err, 300) : NULL);
 out:
-	perfreport_release(&p);
 	run_result_release(&res);
 }
 
@@ -1131,7 +1138,12 @@ static int run_task(struct agent *a, const struct task *t, struct result *r)
 		json_array_append_new(r->samples, sample_json(&s));
 	}
 	r->status = "ok";
-	if (perf_data)
+	/* A guest's report came with its console; on the agent's own machine perf reports here. */
+	if (perf_data && br.profile)
+		profile_take(t, r, br.profile, strlen(br.profile), NULL);
+	else if (perf_data && br.profile_error[0])
+		result_set(r, "failed", "%s", br.profile_error);
+	else if (perf_data)
 		profile_report(t, r, perf_data);
 out:
 	if (started)

@@ -30,7 +30,7 @@ const struct boot_method *boot_method_find(const char *name)
 }
 
 /* The methods that record profiles: one name a line. */
-static const char *const profiling[] = { "none", NULL };
+static const char *const profiling[] = { "none", "qemu", NULL };
 
 int boot_method_profiles(const char *name)
 {

@@ -8,9 +8,14 @@
 # prints `perf report --stdio --no-children --sort symbol -g none` between
 # markers on the serial console. Checks the report is perf's, of cpu-clock,
 # with the guest kernel's UDP send path among its symbols, and keeps it
-# (GUEST_PERF_KEEP=FILE) for tests/fixtures/perf/. Needs qemu-system-x86_64,
-# busybox (static), perf, iperf3, cpio, a kernel in /boot (QEMU_TEST_KERNEL
-# picks another). About 60-120 s here under TCG; installs nothing.
+# (GUEST_PERF_KEEP=FILE) for tests/fixtures/perf/. Then the agent's own
+# guest path: the qemu boot method's /init for a profile task
+# (qemu_init_script() with perf: the whole guest recorded around two iperf3
+# runs, the report between markers), through build/tests/qemu-boot --perf:
+# both runs measured, the report parsed by bisectd's parser. Needs
+# qemu-system-x86_64, busybox (static), perf, iperf3, cpio, a kernel in
+# /boot (QEMU_TEST_KERNEL picks another), the helper (make
+# build/tests/qemu-boot). About 2-3 minutes here under TCG; installs nothing.
 . "$(dirname "$0")/../lib/tap.sh"
 trap 'kill "$qpid" 2> /dev/null; rm -rf "$TEST_DIR"' EXIT
 
@@ -35,7 +40,7 @@ if head -c 2 "$PERF" | grep -q '#!'; then
 	[ -n "$PERF" ] || skip_all "$(command -v perf) is a wrapper and no perf_X.Y is beside it"
 fi
 
-tap_plan 6
+tap_plan 11
 echo "# kernel: $QEMU_TEST_KERNEL, perf: $PERF ($("$PERF" --version))"
 R=$TEST_DIR/root
 mkdir -p "$R/bin" "$R/proc" "$R/sys" "$R/tmp" "$R/dev"
@@ -98,4 +103,22 @@ like "$(head -n 12 "$TEST_DIR/report.txt")" "# Samples: .* of event 'cpu-clock'"
 like "$(cat "$TEST_DIR/report.txt")" "\[k\] (udp_sendmsg|ip_finish_output2|__ip_append_data|udp_send_skb|_copy_from_iter)" \
 	"the guest kernel's UDP send path is among its symbols"
 [ -n "$GUEST_PERF_KEEP" ] && cp "$TEST_DIR/report.txt" "$GUEST_PERF_KEEP"
+
+# --- the qemu boot method's profile task, as the agent runs it --------------
+
+HELPER=${BUILD:-build}/tests/qemu-boot
+if [ ! -x "$HELPER" ]; then
+	for i in 7 8 9 10 11; do echo "ok $i # SKIP helper $HELPER not built (make $HELPER)"; done
+	exit 0
+fi
+D=$TEST_DIR/agent
+out=$("$HELPER" run --kernel "$QEMU_TEST_KERNEL" --dir "$D" --accel tcg --runs 2 --udp --time 2 --bitrate 0 \
+	--length 1400 --boot-timeout 300 --run-timeout 300 --perf "$PERF" 2>&1)
+is "$?" 0 "the profile task's guest boots and reaches READY"
+printf '%s\n' "$out" | grep -E '^(accel|boot_ms|run_ms|run |profile_)' | sed 's/^/# /'
+like "$out" "run 2 present=1 rc=0 bps=[1-9]" "both runs are measured while perf records the guest"
+like "$out" "profile_rc=0" "perf report ran after the runs"
+like "$out" "profile_rows=[1-9][0-9]*" "bisectd's parser reads symbols from it"
+like "$(cat "$D/profile.txt" 2> /dev/null)" "\[k\] (udp_sendmsg|ip_finish_output2|__ip_append_data|udp_send_skb|__dev_queue_xmit)" \
+	"the guest kernel's UDP send path is in the profile"
 tap_done
