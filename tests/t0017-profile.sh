@@ -8,9 +8,13 @@
 # the mail end with the profile diff (slow_mix "- -> NN%"). Then the same
 # job on an agent whose `perf` is a stand-in that fails as perf does
 # where perf_event_paranoid forbids recording: the job still ends done with
-# the same culprit, and the report says why the profiles failed.
+# the same culprit, and the report says why the profiles failed. Last, an
+# agent whose perf stand-in hangs: the job holds its verdict, and once the
+# hold is past its limit (aged in the store rather than waited for) the
+# sweep ends it done with both profiles failed as not recorded in time.
 # Needs perf that can record here (else a TAP skip with the reason), cc,
-# sqlite3. About 30-60 s on the 2-core VM.
+# sqlite3. About 60-90 s on the 2-core VM (the hanging stand-in's sleep
+# may outlive the test by up to 40 s).
 . "$(dirname "$0")/lib/tap.sh"
 . "$(dirname "$0")/lib/lab.sh"
 
@@ -22,7 +26,7 @@ probe=$?
 rm -f "${TMPDIR:-/tmp}/t0017-probe.$$"
 [ "$probe" -eq 0 ] || skip_all "perf cannot record a cpu-clock event here (perf_event_paranoid=$(cat /proc/sys/kernel/perf_event_paranoid 2>/dev/null))"
 
-tap_plan 25
+tap_plan 30
 LAB=$TEST_DIR/lab
 trap 'lab_stop; rm -rf "$TEST_DIR"' EXIT
 mkdir -p "$LAB"
@@ -85,7 +89,9 @@ mkrepo_commit "$R" NOTES "notes" "NOTES: add them" > /dev/null
 
 LAB_RUNS=3
 lab_config "$R" "  noperf:
-    labels: [noperf]"
+    labels: [noperf]
+  hang:
+    labels: [hang]"
 # The workload of the lab's config, with profile: true.
 sed -i 's/^    run_timeout: 30$/    run_timeout: 30\n    profile: true/' "$LAB/bisectd.yaml"
 grep -q 'profile: true' "$LAB/bisectd.yaml"
@@ -171,5 +177,35 @@ echo "$report" > "$LAB/report2.txt"
 like "$report" "the parent's profile \([0-9a-f]{12}\) failed: perf report of the runs failed \(exit 255\): .*perf_event_paranoid" \
 	"the report says why, in perf's words"
 like "$report" "no diff: it needs both profiles; the culprit stands" "... and that the culprit stands"
+
+# --- a profile that never comes: the verdict is not held hostage ------------
+
+mkdir -p "$LAB/hangbin"
+# A stand-in for a perf that hangs (bounded, so that it does not outlive the test for long).
+printf '#!/bin/sh\nexec sleep 40\n' > "$LAB/hangbin/perf"
+chmod +x "$LAB/hangbin/perf"
+sed -e 's/^name: lab2$/name: lab3/' -e 's/^labels: \[noperf\]$/labels: [hang]/' -e 's|agents/lab2$|agents/lab3|' \
+	-e 's/^cpu: 0$/cpu: '$(( $(nproc) > 1 ? 1 : 0 ))'/' "$LAB/lab2.yaml" > "$LAB/lab3.yaml"
+PATH="$LAB/hangbin:$PATH" "$BUILD/bisect-agent" -f "$LAB/lab3.yaml" > "$LAB/lab3.log" 2>&1 &
+LAB_PIDS="$LAB_PIDS $!"
+ctl submit --repo demo --good v1.0 --bad main --workload bench --pool hang --budget-seconds 200 > /dev/null
+held=0
+for _ in $(seq 1 240); do
+	[ "$(q "SELECT count(*) FROM profile_holds WHERE job_id = 3")" = 1 ] && held=1 && break
+	sleep 0.5
+done
+is "$held" 1 "the third job names its culprit and holds its verdict"
+sleep 2
+is "$(q "SELECT state FROM jobs WHERE id = 3")" running "... while its profiles do not come"
+sqlite3 "$LAB/bisectd.db" ".timeout 5000" "UPDATE profile_holds SET created = created - 100000 WHERE job_id = 3"
+for _ in $(seq 1 60); do
+	[ "$(q "SELECT state FROM jobs WHERE id = 3")" = done ] && break
+	sleep 0.5
+done
+is "$(q "SELECT state FROM jobs WHERE id = 3")" done "past the hold's limit the sweep ends it done"
+is "$(q "SELECT group_concat(role || ':' || state, ' ') FROM (SELECT * FROM profiles WHERE job_id = 3 ORDER BY id)")" \
+	"parent:failed culprit:failed" "... its profiles failed"
+like "$(ctl report 3)" "the culprit's profile \([0-9a-f]{12}\) failed: not recorded within 3600 s of the culprit being named" \
+	"... as not recorded in time"
 
 tap_done

@@ -177,6 +177,12 @@ int coord_profile_step(struct coord *s, struct jobctx *c);
 int coord_profile_result(struct coord *s, const struct task *t, const struct result_request *req);
 /* A profile task that could not be done: 1 when its last attempt failed it, 0 to try again as any task. */
 int coord_profile_retry(struct coord *s, long long task, long long attempt, const char *why);
+/*
+ * From the sweep: a verdict held past its limit (an hour, or four builds
+ * and runs of the workload) ends the job with the profiles that are in;
+ * the others fail as not recorded in time.
+ */
+void coord_profile_sweep(struct coord *s);
 /* "parent" or "culprit" for a profile task, NULL for any other (static strings). */
 const char *coord_profile_role(struct coord *s, long long task);
 /* The report's "profiles" as text, each line after indent (coord_report.c, coord_mail.c). */

@@ -15,12 +15,26 @@
 #include "coord_internal.h"
 #include "err.h"
 #include "jsonx.h"
+#include "log.h"
 #include "perfreport.h"
 #include "store_profiles.h"
 #include "util.h"
 
 #define DIFF_MAX 10            /* symbols in a report's diff */
 #define DIFF_MIN_POINTS 0.1    /* a change of share below it is not shown */
+/*
+ * How long a verdict waits for its profiles at most: an hour, or four
+ * builds and runs of the workload when that is longer. Past it the
+ * profiles not in fail (their tasks cancelled) and the job ends.
+ */
+#define HOLD_MIN_S 3600
+
+static long long hold_limit(const struct conf_workload *w)
+{
+	long long t = w ? 4LL * (w->build_timeout + w->run_timeout) : 0;
+
+	return t > HOLD_MIN_S ? t : HOLD_MIN_S;
+}
 
 int coord_profile_hold(struct coord *s, struct jobctx *c, int culprit, json_t *report)
 {
@@ -159,6 +173,62 @@ out:
 	store_profiles_free(p, n);
 	free(held);
 	return rc;
+}
+
+/* A held job past its limit: what is not in fails, with the reason, and the job ends. Under s->lock. */
+static int release_hold(struct coord *s, long long id, long long limit)
+{
+	struct profile *p = NULL;
+	struct jobctx c;
+	size_t n = 0;
+	char why[160];
+	int rc;
+
+	if ((rc = jobctx_load(s, &c, id)))
+		return rc;
+	snprintf(why, sizeof(why), "not recorded within %lld s of the culprit being named", limit);
+	if ((rc = store_begin(s->st)))
+		goto out;
+	rc = store_profiles_of_job(&p, &n, s->st, id);
+	for (size_t i = 0; i < n && rc == 0; i++)
+		if (!strcmp(p[i].state, "queued") &&
+		    (rc = store_task_fail(s->st, p[i].task, (long long)now_unix(), why)) == 0)
+			rc = store_profile_finish(s->st, p[i].task, "failed", NULL, why, NULL, (long long)now_unix());
+	if (rc == 0)
+		rc = coord_event(s, id, "profile", "the verdict waited %lld s for its profiles: it stands without "
+				 "those not in", limit);
+	if (rc == 0)
+		rc = coord_profile_step(s, &c);
+	if (rc || (rc = store_commit(s->st)))
+		store_rollback(s->st);
+out:
+	store_profiles_free(p, n);
+	jobctx_release(&c);
+	return rc;
+}
+
+void coord_profile_sweep(struct coord *s)
+{
+	long long *ids = NULL, *since = NULL;
+	size_t n = 0;
+
+	if (store_profile_holds_before(&ids, &since, &n, s->st, (long long)now_unix() - HOLD_MIN_S)) {
+		log_error("looking for held verdicts: %s", err_msg());
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct job j;
+		long long limit;
+
+		if (store_job_get(&j, s->st, ids[i]))
+			continue;
+		limit = hold_limit(conf_workload_find(s->conf, j.workload));
+		store_job_release(&j);
+		if ((long long)now_unix() - since[i] > limit && release_hold(s, ids[i], limit))
+			log_error("job %lld: releasing its held verdict: %s", ids[i], err_msg());
+	}
+	free(ids);
+	free(since);
 }
 
 int coord_profile_result(struct coord *s, const struct task *t, const struct result_request *req)

@@ -52,6 +52,34 @@ int store_profile_hold(struct store *s, long long job, int culprit, const char *
 	return rc < 0 ? rc : 0;
 }
 
+int store_profile_holds_before(long long **ids, long long **since, size_t *n, struct store *s, long long time)
+{
+	sqlite3_stmt *st;
+	size_t cap = 0, cap2 = 0;
+	int rc;
+
+	*ids = *since = NULL;
+	*n = 0;
+	if ((rc = store_prepare(s, &st, "SELECT h.job_id, h.created FROM profile_holds h JOIN jobs j ON "
+				"j.id = h.job_id WHERE h.created < ? AND j.state IN ('queued', 'running') "
+				"ORDER BY h.job_id", "i", time)))
+		return rc;
+	while ((rc = store_step(s, st)) == 1) {
+		*ids = xgrow(*ids, *n, &cap, sizeof(**ids));
+		*since = xgrow(*since, *n, &cap2, sizeof(**since));
+		(*ids)[*n] = sqlite3_column_int64(st, 0);
+		(*since)[(*n)++] = sqlite3_column_int64(st, 1);
+	}
+	sqlite3_finalize(st);
+	if (rc < 0) {
+		free(*ids);
+		free(*since);
+		*ids = *since = NULL;
+		*n = 0;
+	}
+	return rc;
+}
+
 int store_profile_held(int *culprit, char **report, struct store *s, long long job)
 {
 	sqlite3_stmt *st;

@@ -25,6 +25,11 @@ void store_profiles_free(struct profile *p, size_t n);
 
 /* Holds the job's verdict (its culprit and report, JSON text) while its profiles are recorded. */
 int store_profile_hold(struct store *s, long long job, int culprit, const char *report, long long time);
+/*
+ * The jobs, still queued or running, that hold a verdict since before
+ * time, and since when; *ids and *since are the caller's.
+ */
+int store_profile_holds_before(long long **ids, long long **since, size_t *n, struct store *s, long long time);
 /* The held verdict; ERR_NOTFOUND when the job holds none. *report is the caller's. */
 int store_profile_held(int *culprit, char **report, struct store *s, long long job);
 /* The profile of commit idx in role, recorded by task. */

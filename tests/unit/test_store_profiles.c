@@ -42,6 +42,26 @@ static void test_hold_and_profiles(void **state)
 	assert_string_equal(rep, "{\"verdict\": \"culprit\"}");
 	free(rep);
 	assert_int_equal(store_profile_held(&culprit, &rep, f.s, other), ERR_NOTFOUND);
+	{
+		long long *ids = NULL, *since = NULL;
+		size_t nh = 0;
+
+		/* Held since 2000: found by a sweep at 2001, not at 2000; not once the job ended. */
+		assert_int_equal(store_profile_holds_before(&ids, &since, &nh, f.s, 2000), 0);
+		assert_int_equal(nh, 0);
+		assert_int_equal(store_profile_holds_before(&ids, &since, &nh, f.s, 2001), 0);
+		assert_int_equal(nh, 1);
+		assert_int_equal(ids[0], job);
+		assert_int_equal(since[0], 2000);
+		free(ids);
+		free(since);
+		assert_int_equal(store_profile_hold(f.s, other, 1, "{}", 10), 0);
+		assert_int_equal(store_job_finish(f.s, other, "cancelled", 20, -1, NULL, NULL), 0);
+		assert_int_equal(store_profile_holds_before(&ids, &since, &nh, f.s, 3000), 0);
+		assert_int_equal(nh, 1);
+		free(ids);
+		free(since);
+	}
 
 	/* The culprit's task is chained behind the parent's; the parent's comes first whatever the ids. */
 	assert_int_equal(store_task_add(&pt, f.s, job, 2, 1, 2000, 0, 0), 0);
