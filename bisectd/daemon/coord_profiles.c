@@ -7,7 +7,6 @@
  * symbols whose share moved most. A profile never changes the verdict:
  * a failed one says why, and the culprit stands.
  */
-#include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
