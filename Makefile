@@ -51,12 +51,12 @@ WL_SRC  := agents/workloads/workload.c agents/workloads/command.c agents/workloa
            agents/workloads/pktgen.c agents/workloads/netparse.c agents/workloads/trex.c \
            agents/boot/methods.c
 LIB_SRC := $(WL_SRC) $(addprefix bisectd/lib/,err.c log.c run.c conf.c yamltree.c jsonx.c stats.c \
-           store.c store_jobs.c store_tasks.c store_results.c store_agents.c store_tokens.c store_dash.c schema_sql.c repo.c \
+           store.c store_jobs.c store_tasks.c store_results.c store_agents.c store_tokens.c store_dash.c store_profiles.c schema_sql.c repo.c \
            policy.c bisect.c client.c util.c rng.c gitx.c kconfig.c taskwire.c \
-           plot.c plot_gp.c store_charts.c csv.c store_export.c token.c)
+           plot.c plot_gp.c store_charts.c csv.c store_export.c token.c perfreport.c)
 COORD_SRC := $(addprefix bisectd/daemon/,coord.c coord_mirror.c coord_jobs.c coord_steps.c \
            coord_engine.c coord_split.c coord_tasks.c coord_intake.c coord_report.c coord_agents.c coord_dash.c \
-           coord_charts.c coord_mail.c coord_export.c coord_live.c coord_ecache.c)
+           coord_charts.c coord_mail.c coord_export.c coord_live.c coord_ecache.c coord_profiles.c)
 # The dashboard: its routes, its event streams, its files (generated from bisectd/web/).
 WEB_SRC := $(addprefix bisectd/daemon/,web.c events.c web_assets.c)
 D_SRC   := $(addprefix bisectd/daemon/,bisectd.c http.c http_wait.c api.c api_req.c auth.c) $(COORD_SRC) $(WEB_SRC)
@@ -199,7 +199,7 @@ DEB_PKGS := build-essential pkg-config git libcurl4-openssl-dev libsqlite3-dev \
             libgit2-dev libyaml-dev libmicrohttpd-dev libjansson-dev libgnutls28-dev \
             libcmocka-dev gnuplot-nox python3 python3-scipy perl curl sqlite3 \
             util-linux procps flex bison bc \
-            qemu-system-x86 busybox-static iperf3 cpio iproute2 linux-image-amd64 \
+            qemu-system-x86 busybox-static iperf3 cpio iproute2 linux-image-amd64 linux-perf \
             libzmq3-dev
 
 # The kernel lab's tools (make check-kernel, make demo-kernel): a kernel
@@ -307,7 +307,7 @@ check-guest: deps
 # The same targets compiled by cc replay both folders in make check
 # (tests/unit/test_fuzz_regress.c). FUZZ_TARGETS=fuzz_conf runs one.
 FUZZ_ALL     := fuzz_api fuzz_conf fuzz_console fuzz_csv fuzz_iperf3 fuzz_kconfig fuzz_pktgen fuzz_taskwire fuzz_workload \
-               fuzz_trex
+               fuzz_trex fuzz_perfreport
 FUZZ_TARGETS ?= $(FUZZ_ALL)
 FUZZ_SECONDS ?= 30
 FUZZ_BUILD   ?= build-fuzz

@@ -30,6 +30,7 @@
 #include "jsonx.h"
 #include "kbuild.h"
 #include "log.h"
+#include "perfreport.h"
 #include "run.h"
 #include "taskwire.h"
 #include "token.h"
@@ -90,6 +91,7 @@ struct task {
 	const char *commit, *repo_name, *repo_url, *type, *boot;
 	long long build_timeout;
 	json_t *def;                /* the workload definition; borrowed from the claim reply */
+	const char *profile;        /* a profile task's role ("parent", "culprit"); NULL: measure */
 };
 
 struct result {
@@ -97,6 +99,7 @@ struct result {
 	char *error, *log_tail;
 	json_t *samples;
 	double build_s, run_s;
+	char *profile;              /* a profile task's perf report; NULL: none */
 };
 
 enum { UP_DONE, UP_KEEP, UP_REJECTED };
@@ -681,6 +684,7 @@ static void result_release(struct result *r)
 {
 	free(r->error);
 	free(r->log_tail);
+	free(r->profile);
 	json_decref(r->samples);
 	memset(r, 0, sizeof(*r));
 }
@@ -938,6 +942,76 @@ static void keep_console(struct agent *a, const struct task *t, const char *cons
 }
 
 /*
+ * A profile task (docs/REPORTS.md, "Profiles"): the boot method must record
+ * its runs under perf, and perf must be here. *data: where the runs are
+ * recorded, beside the build log (kept, for perf report by hand). -1 with
+ * r failed when it cannot be done.
+ */
+static int profile_prepare(struct agent *a, const struct task *t, struct result *r, char **data)
+{
+	if (!boot_method_profiles(t->boot)) {
+		result_set(r, "failed", "boot %s cannot record perf profiles (boot none and boot qemu can)", t->boot);
+		return -1;
+	}
+	if (!in_path("perf")) {
+		result_set(r, "failed", "perf not found in PATH on this agent: a profile task needs it "
+			   "(Debian: linux-perf)");
+		return -1;
+	}
+	*data = xasprintf("%s/task-%lld-%s.perf.data", a->logs, t->id, t->profile);
+	unlink(*data);
+	return 0;
+}
+
+/* A perf report (len bytes) into r->profile, its head cut to what the coordinator takes; or r failed. */
+static void profile_take(const struct task *t, struct result *r, const char *text, size_t len, const char *said)
+{
+	struct perf_profile p = PERF_PROFILE_INIT;
+
+	/* The head: perf sorts the rows by share. */
+	if (len > PERFREPORT_MAX_TEXT)
+		len = PERFREPORT_MAX_TEXT;
+	while (len > 0 && text[len - 1] != '\n')
+		len--;
+	if (perfreport_parse(&p, text, len) < 0) {
+		result_set(r, "failed", "perf recorded nothing to profile: %s%s%s", err_msg(),
+			   said && *said ? "; perf said: " : "", said ? said : "");
+		return;
+	}
+	log_info("task %lld: %s's profile, %zu symbols, %lld samples of %s", t->id, t->profile, p.n, p.samples,
+		 p.event);
+	r->profile = xstrndup(text, len);
+	perfreport_release(&p);
+}
+
+/* perf report of the recorded runs, here, into r->profile; or r failed. */
+static void profile_report(const struct task *t, struct result *r, const char *data)
+{
+	struct run_opts o = RUN_OPTS_INIT;
+	struct run_result res;
+	const char **argv = perfreport_report_argv(data);
+	char how[64];
+
+	o.argv = argv;
+	o.timeout_ms = 300 * 1000;
+	o.max_output = 4 * PERFREPORT_MAX_TEXT;
+	if (run_cmd(&res, &o) < 0) {
+		result_set(r, "failed", "cannot run perf report: %s", err_msg());
+		free(argv);
+		return;
+	}
+	free(argv);
+	if (!run_ok(&res)) {
+		result_set(r, "failed", "perf report of the runs failed (%s): %s", run_describe(&res, how, sizeof(how)),
+			   res.err ? run_tail(res.err, 300) : "");
+		goto out;
+	}
+	profile_take(t, r, res.out, res.out_len, res.err ? run_tail(res.err, 300) : NULL);
+out:
+	run_result_release(&res);
+}
+
+/*
  * Runs the task into r. 0 when r is to be uploaded; ERR_CONFLICT when the
  * task was abandoned (cancelled, or the agent is stopping).
  */
@@ -946,8 +1020,8 @@ static int run_task(struct agent *a, const struct task *t, struct result *r)
 	const struct workload_ops *wl = workload_find(t->type);
 	const struct boot_ops *boot = boot_find(t->boot);
 	char *dir = xasprintf("%s/%s", a->repos, t->repo_name), *image_dir = NULL;
-	char *scratch = xasprintf("%s/%s", a->conf.workdir, t->boot);
-	struct boot_task bt = { t->def, wl, dir, scratch, (int)t->runs, a->conf.cpu };
+	char *scratch = xasprintf("%s/%s", a->conf.workdir, t->boot), *perf_data = NULL;
+	struct boot_task bt = { t->def, wl, dir, scratch, (int)t->runs, a->conf.cpu, NULL };
 	struct boot_result br = { 0 };
 	void *session = NULL;
 	int started = 0, rc = 0;
@@ -972,6 +1046,9 @@ static int run_task(struct agent *a, const struct task *t, struct result *r)
 		result_set(r, "failed", "%s", err_msg());
 		goto out;
 	}
+	if (t->profile && profile_prepare(a, t, r, &perf_data) < 0)
+		goto out;
+	bt.perf_data = perf_data;
 
 	/* Checkout and build hold the lock shared: no neighbour measures meanwhile. */
 	if (abandoned(a, t)) {
@@ -1061,10 +1138,18 @@ static int run_task(struct agent *a, const struct task *t, struct result *r)
 		json_array_append_new(r->samples, sample_json(&s));
 	}
 	r->status = "ok";
+	/* A guest's report came with its console; on the agent's own machine perf reports here. */
+	if (perf_data && br.profile)
+		profile_take(t, r, br.profile, strlen(br.profile), NULL);
+	else if (perf_data && br.profile_error[0])
+		result_set(r, "failed", "%s", br.profile_error);
+	else if (perf_data)
+		profile_report(t, r, perf_data);
 out:
 	if (started)
 		boot->stop(session, &bt);
 	boot_result_release(&br);
+	free(perf_data);
 	free(image_dir);
 	free(scratch);
 	free(dir);
@@ -1091,6 +1176,7 @@ static int task_parse(struct task *t, json_t *reply)
 	t->boot = w.boot;
 	t->build_timeout = w.build_timeout;
 	t->def = w.workload;
+	t->profile = w.profile;
 	return 0;
 }
 
@@ -1109,6 +1195,8 @@ static json_t *result_json(struct agent *a, const struct task *t, struct result 
 
 	json_object_set_new(j, "error", r->error ? text_json(r->error, 0) : json_null());
 	json_object_set_new(j, "log_tail", r->log_tail ? text_json(r->log_tail, 1) : json_null());
+	if (r->profile)
+		json_object_set_new(j, "profile", json_pack("{s:o}", "report", text_json(r->profile, 1)));
 	return j;
 }
 

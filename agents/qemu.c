@@ -15,9 +15,11 @@
 
 #include "err.h"
 #include "initramfs.h"
+#include "perfreport.h"
 #include "qemu.h"
 #include "run.h"
 #include "util.h"
+#include "workload.h"
 
 #define DEFAULT_QEMU "qemu-system-x86_64"
 #define BASE_APPEND "console=ttyS0 panic=-1 quiet"
@@ -731,8 +733,17 @@ int qemu_init_script(char **out, const struct qemu_script_opts *o)
 		return err_set(ERR_INVALID, "qemu: the script needs the workload's run_once()");
 	}
 	sbuf_adds(&sb, o->run_once);
+	sbuf_adds(&sb, "echo " QEMU_MARK_READY "\n");
+	if (o->perf) {
+		sbuf_adds(&sb, "# A profile task: the whole guest under perf while the runs run.\n"
+			  "echo -1 > /proc/sys/kernel/perf_event_paranoid\n"
+			  "echo 0 > /proc/sys/kernel/kptr_restrict\n");
+		workload_sh_quote(&sb, o->perf);
+		sbuf_adds(&sb, " record -q -a -g -e " PERFREPORT_EVENT " -o /tmp/perf.data >/tmp/perf.rec 2>&1 &\n"
+			  "perfpid=$!\n"
+			  "sleep 1\n");
+	}
 	sbuf_addf(&sb,
-		  "echo " QEMU_MARK_READY "\n"
 		  "i=1\n"
 		  "while [ $i -le %d ]; do\n"
 		  "\techo \"" QEMU_MARK_BEGIN " $i\"\n"
@@ -746,12 +757,54 @@ int qemu_init_script(char **out, const struct qemu_script_opts *o)
 		  "\tfi\n"
 		  "\techo \"" QEMU_MARK_END " $i rc=$rc\"\n"
 		  "\ti=$((i + 1))\n"
-		  "done\n"
+		  "done\n", o->runs);
+	if (o->perf) {
+		sbuf_adds(&sb, "kill -TERM $perfpid\n"
+			  "wait $perfpid\n");
+		workload_sh_quote(&sb, o->perf);
+		sbuf_adds(&sb, " report -i /tmp/perf.data --stdio --no-children --sort symbol -g none "
+			  ">/tmp/perf.txt 2>/tmp/perf.err\n"
+			  "rc=$?\n"
+			  "echo " QEMU_MARK_PROFILE "\n"
+			  "cat /tmp/perf.txt\n"
+			  "[ -n \"$(tail -c 1 /tmp/perf.txt)\" ] && echo\n"
+			  "echo \"" QEMU_MARK_PROFILE_END " rc=$rc\"\n"
+			  "[ $rc -ne 0 ] && cat /tmp/perf.rec /tmp/perf.err\n");
+	}
+	sbuf_adds(&sb,
 		  "echo " QEMU_MARK_DONE "\n"
 		  "sync\n"
 		  "# With -no-reboot QEMU exits; poweroff -f would not without ACPI.\n"
 		  "reboot -f\n"
-		  "sleep 5\n", o->runs);
+		  "sleep 5\n");
 	*out = sbuf_detach(&sb);
+	return 0;
+}
+
+int qemu_console_profile(char **out, int *rc, const char *log)
+{
+	static const char begin[] = "\n" QEMU_MARK_PROFILE "\n", end[] = "\n" QEMU_MARK_PROFILE_END " rc=";
+	struct sbuf sb = SBUF_INIT;
+	char *clean = xstrdup(log), *w = clean, *b, *e;
+
+	*out = NULL;
+	*rc = -1;
+	for (const char *r = log; *r; r++)
+		if (*r != '\r')
+			*w++ = *r;
+	*w = '\0';
+	b = strstr(clean, begin);
+	e = b ? strstr(b + sizeof(begin) - 2, end) : NULL;
+	if (!b || !e) {
+		free(clean);
+		return err_set(ERR_NOTFOUND, "the guest printed no perf report (no %s ... %s on its console)",
+			       QEMU_MARK_PROFILE, QEMU_MARK_PROFILE_END);
+	}
+	*rc = atoi(e + sizeof(end) - 1);
+	b += sizeof(begin) - 1;
+	sbuf_add(&sb, b, (size_t)(e + 1 - b));
+	sbuf_add(&sb, "", 0);
+	*out = sb.buf ? sbuf_detach(&sb) : xstrdup("");
+	free(clean);
 	return 0;
 }

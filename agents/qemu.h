@@ -30,6 +30,9 @@
 #define QEMU_MARK_BEGIN "BISECT-BEGIN"
 #define QEMU_MARK_END   "BISECT-END"
 #define QEMU_MARK_DONE  "BISECT-DONE"
+/* A profile task's perf report, after the last run (qemu_script_opts.perf). */
+#define QEMU_MARK_PROFILE     "BISECT-PROFILE"
+#define QEMU_MARK_PROFILE_END "BISECT-PROFILE-END"
 
 /* Most runs one boot can carry. */
 #define QEMU_MAX_RUNS 100
@@ -156,8 +159,9 @@ struct qemu_script_opts {
 	int runs;                  /* 1..QEMU_MAX_RUNS */
 	const char *run_once;      /* sh text defining run_once() (a workload's script, workload.h) */
 	int dmesg_level;           /* > 0: `dmesg -n` this before READY, to keep printk off the runs' text */
+	const char *perf;          /* a profile task: the guest path of perf; NULL: none */
 };
-#define QEMU_SCRIPT_OPTS_INIT { 1, NULL, 0 }
+#define QEMU_SCRIPT_OPTS_INIT { 1, NULL, 0, NULL }
 
 /*
  * The /init text (a busybox sh script) for o: mounts proc, sys and
@@ -170,5 +174,19 @@ struct qemu_script_opts {
  * rc=127. *out is the caller's.
  */
 int qemu_init_script(char **out, const struct qemu_script_opts *o);
+
+/*
+ * With o->perf, the runs are recorded whole-guest (perf record -a -g -e
+ * cpu-clock: nothing else runs there, and a network stack's work is in
+ * softirqs as much as in the workload's process), from before the first
+ * BEGIN to after the last END; then, before DONE, the report
+ * (perfreport_report_argv()'s, through a file: not a terminal, so no
+ * colours) between QEMU_MARK_PROFILE and "QEMU_MARK_PROFILE_END rc=<k>",
+ * and perf's messages after it when k != 0.
+ * qemu_console_profile: that text from a console log, '\r' removed, into
+ * *out (the caller's), *rc perf report's status; ERR_NOTFOUND when the log
+ * has no complete report.
+ */
+int qemu_console_profile(char **out, int *rc, const char *log);
 
 #endif

@@ -121,7 +121,7 @@ cat > "$LAB/trex.yaml" <<EOC
     boot: none
     build: [sh, -c, 'cp dut-pps $DUT']
     sync_port: $SYNC
-    profile: $PROFILE
+    traffic_profile: $PROFILE
     ports: [0, 1]
     rate: 5mpps
     duration: 1

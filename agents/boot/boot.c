@@ -18,5 +18,6 @@ void boot_result_release(struct boot_result *r)
 {
 	free(r->log_tail);
 	free(r->console);
+	free(r->profile);
 	memset(r, 0, sizeof(*r));
 }

@@ -25,6 +25,8 @@ struct boot_task {
 	const char *workdir;            /* scratch of the method; created as needed */
 	int runs;                       /* how many run() calls follow start() */
 	int cpu;                        /* pin the runs (or the guest) to this host CPU; -1: none */
+	const char *perf_data;          /* a profile task: record each run under perf into this file
+					 * (methods.c's boot_method_profiles()); NULL: measure only */
 };
 
 /* What start() says besides its code. */
@@ -36,6 +38,9 @@ struct boot_result {
 	char *console;                  /* the whole console, kept by the agent; owned, may be NULL */
 	double run_s;                   /* seconds of measuring start() did itself (a guest's runs) */
 	const char *accel;              /* how it ran ("kvm", "tcg"), for the log; may be NULL */
+	char *profile;                  /* a profile task's perf report when the method made it
+					 * (a guest's, after its runs); owned, may be NULL */
+	char profile_error[512];        /* why there is none, when the method should have made one */
 };
 
 struct boot_ops {

@@ -29,6 +29,17 @@ const struct boot_method *boot_method_find(const char *name)
 	return NULL;
 }
 
+/* The methods that record profiles: one name a line. */
+static const char *const profiling[] = { "none", "qemu", NULL };
+
+int boot_method_profiles(const char *name)
+{
+	for (const char *const *p = profiling; name && *p; p++)
+		if (!strcmp(*p, name))
+			return 1;
+	return 0;
+}
+
 const struct boot_method *boot_methods(size_t *n)
 {
 	*n = sizeof(methods) / sizeof(methods[0]);

@@ -20,6 +20,13 @@ struct boot_method {
 /* The method of that name; NULL when there is none. Borrowed (static). */
 const struct boot_method *boot_method_find(const char *name);
 
+/*
+ * 1 when the method records a profile task's runs under perf (a workload's
+ * `profile: true`, docs/REPORTS.md): its runs are argv runs on the agent
+ * (boot_task.perf_data). 0 for the others and for a name that is none.
+ */
+int boot_method_profiles(const char *name);
+
 /* All of them, in the table's order; *n gets their number. Borrowed (static). */
 const struct boot_method *boot_methods(size_t *n);
 

@@ -5,6 +5,7 @@
  * between markers on the serial console. One boot carries every run, so
  * start() does the measuring and run() hands out what the console held.
  */
+#include <dirent.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -20,7 +21,7 @@
 #include "util.h"
 
 #define MAX_APPEND 1024
-#define MAX_TOOLS 8
+#define MAX_TOOLS 9     /* a workload's, and perf for a profile task */
 
 struct session {
 	struct qemu_result res;     /* the console's runs and how the guest ended */
@@ -36,6 +37,47 @@ static int say(struct boot_result *r, const char *status, const char *fmt, ...)
 	vsnprintf(r->error, sizeof(r->error), fmt, ap);
 	va_end(ap);
 	return ERR_FAIL;
+}
+
+/*
+ * The agent's perf, to run in the guest: Debian's /usr/bin/perf may be a
+ * script that picks perf_X.Y for the running kernel (which is not the
+ * guest's): then the newest perf_X.Y beside it, the real binary.
+ */
+static int perf_binary(char **path)
+{
+	char head[2] = { 0 }, *dir, *best = NULL;
+	FILE *f;
+	struct dirent *e;
+	DIR *d;
+
+	if (initramfs_find_program(path, "perf") < 0)
+		return err_set(ERR_NOTFOUND, "perf not found on this agent: a profile task in the guest needs "
+			       "it (Debian: linux-perf)");
+	if ((f = fopen(*path, "rb"))) {
+		if (fread(head, 1, 2, f) != 2)
+			head[0] = 0;
+		fclose(f);
+	}
+	if (head[0] != '#' || head[1] != '!')
+		return 0;
+	dir = xstrdup(*path);
+	*strrchr(dir, '/') = '\0';
+	if ((d = opendir(dir))) {
+		while ((e = readdir(d)))
+			if (!strncmp(e->d_name, "perf_", 5) && e->d_name[5] >= '0' && e->d_name[5] <= '9' &&
+			    (!best || strverscmp(e->d_name, best) > 0)) {
+				free(best);
+				best = xstrdup(e->d_name);
+			}
+		closedir(d);
+	}
+	free(*path);
+	*path = best ? xasprintf("%s/%s", dir, best) : NULL;
+	free(best);
+	free(dir);
+	return *path ? 0 : err_set(ERR_NOTFOUND, "perf on this agent is a wrapper script and no perf_X.Y is "
+				  "beside it: the guest needs the real binary");
 }
 
 /* The /init for t: the workload's script with the guest paths of its tools. */
@@ -66,11 +108,41 @@ static int init_script(char **init, char **found, size_t *nfound, struct boot_re
 	so.runs = t->runs;
 	so.dmesg_level = 1;
 	so.run_once = sb.buf;
+	/* A profile task: the agent's perf goes into the guest with the tools, and records the runs there. */
+	if (t->perf_data) {
+		if (*nfound >= MAX_TOOLS) {
+			sbuf_release(&sb);
+			return say(r, "failed", "boot qemu: no room for perf beside %zu tools", *nfound);
+		}
+		if (perf_binary(&found[*nfound]) < 0) {
+			sbuf_release(&sb);
+			return say(r, "failed", "%s", err_msg());
+		}
+		so.perf = found[(*nfound)++];
+		found[*nfound] = NULL;
+	}
 	rc = qemu_init_script(init, &so);
 	sbuf_release(&sb);
 	if (rc < 0)
 		return say(r, "failed", "%s", err_msg());
 	return 0;
+}
+
+/* What perf printed after a failed report: the console from its end marker's line to DONE, one line. */
+static const char *perf_said(const char *console)
+{
+	static __thread char buf[320];
+	const char *p = strstr(console, QEMU_MARK_PROFILE_END), *d;
+	size_t n = 0;
+
+	buf[0] = '\0';
+	if (!p || !(p = strchr(p, '\n')))
+		return buf;
+	d = strstr(++p, QEMU_MARK_DONE);
+	for (; *p && p != d && n + 1 < sizeof(buf); p++)
+		buf[n++] = *p == '\r' || *p == '\n' ? ' ' : *p;
+	buf[n] = '\0';
+	return buf;
 }
 
 static int start(void **session, struct boot_result *r, const struct boot_task *t)
@@ -154,6 +226,19 @@ static int start(void **session, struct boot_result *r, const struct boot_task *
 	}
 	r->accel = qemu_accel_name(s->res.accel);
 	r->status = "ok";
+	if (t->perf_data) {
+		int prc;
+
+		if (qemu_console_profile(&r->profile, &prc, s->res.console ? s->res.console : "") < 0)
+			snprintf(r->profile_error, sizeof(r->profile_error), "%s", err_msg());
+		else if (prc != 0)
+			snprintf(r->profile_error, sizeof(r->profile_error), "perf report in the guest failed "
+				 "(exit %d): %.300s", prc, perf_said(s->res.console));
+		if (r->profile_error[0]) {
+			free(r->profile);
+			r->profile = NULL;
+		}
+	}
 	*session = s;
 	s = NULL;
 	rc = 0;

@@ -2,7 +2,7 @@
  * trex: TRex stateless through the project's client (bisect-trex), run on
  * the agent (places WORKLOAD_HOST: boot none, and the methods that run
  * argv workloads on a device). The definition's keys: server, sync_port,
- * profile (a JSON stream profile on the agent), ports, rate, duration,
+ * traffic_profile (a JSON stream profile on the agent), ports, rate, duration,
  * metric, user, rpc_timeout. check() fills in the defaults and derives
  * the client's argv into the definition's "trex_argv", so that argv()
  * can lend it as the other kinds lend theirs.
@@ -32,7 +32,7 @@
 static const struct workload_key keys[] = {
 	{ "server", WKEY_STR, 0, 0 },
 	{ "sync_port", WKEY_INT, 1, 65535 },
-	{ "profile", WKEY_STR, 0, 0 },
+	{ "traffic_profile", WKEY_STR, 0, 0 },
 	{ "ports", WKEY_LIST, 0, 0 },
 	{ "rate", WKEY_STR, 0, 0 },
 	{ "duration", WKEY_INT, 1, 3600 },
@@ -462,8 +462,8 @@ static int check(json_t *def, struct workload_bad *bad)
 	json_int_t sync_port, duration, timeout;
 
 	bad->item = -1;
-	bad->key = "profile";
-	s = workload_def_str(def, "profile", NULL);
+	bad->key = "traffic_profile";
+	s = workload_def_str(def, "traffic_profile", NULL);
 	if (!s) {
 		bad->missing = 1;
 		return err_set(ERR_INVALID, "required for type trex: the stream profile (JSON) on the agent");
@@ -540,7 +540,7 @@ static int check(json_t *def, struct workload_bad *bad)
 	json_array_append_new(argv, json_string(CLIENT));
 	push(argv, "--server", workload_def_str(def, "server", NULL));
 	push_int(argv, "--sync-port", sync_port);
-	push(argv, "--profile", workload_def_str(def, "profile", NULL));
+	push(argv, "--profile", workload_def_str(def, "traffic_profile", NULL));
 	push(argv, "--ports", list.buf);
 	push(argv, "--rate", workload_def_str(def, "rate", NULL));
 	push_int(argv, "--duration", duration);

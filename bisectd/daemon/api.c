@@ -339,6 +339,10 @@ void api_handle(struct http_response *res, const struct http_request *r, void *a
 			rc = job_text(s, &text, &ctype, id, seg[4], r);
 		else if (n == 5 && get && !strcmp(seg[4], "samples"))
 			rc = coord_job_samples(s, &reply, id);
+		else if (n == 6 && get && !strcmp(seg[4], "profiles")) {
+			rc = coord_job_profile_text(s, &text, id, seg[5]);
+			ctype = "text/plain; charset=utf-8";
+		}
 		else if (n == 6 && get && !strcmp(seg[4], "charts"))
 			rc = job_chart(s, &chart, id, seg[5]);
 		else

@@ -6,6 +6,7 @@
 #include "api_req.h"
 #include "err.h"
 #include "jsonx.h"
+#include "perfreport.h"
 #include "util.h"
 
 static int check_keys(json_t *req, const char *const *allowed)
@@ -145,7 +146,7 @@ int api_req_heartbeat(struct heartbeat_request *out, json_t *req)
 int api_req_result(struct result_request *out, json_t *req)
 {
 	static const char *const allowed[] = { "agent", "attempt", "status", "samples", "build_seconds",
-					       "run_seconds", "error", "log_tail", NULL };
+					       "run_seconds", "error", "log_tail", "profile", NULL };
 	json_t *samples, *x;
 	size_t i;
 	int rc;
@@ -166,6 +167,19 @@ int api_req_result(struct result_request *out, json_t *req)
 		return err_set(ERR_INVALID, "field 'log_tail' must be a string");
 	if (out->log_tail && strlen(out->log_tail) > 65536)
 		return err_set(ERR_INVALID, "field 'log_tail' must be at most 65536 bytes");
+	/* A profile task's report (docs/API.md): bounded here, parsed by the coordinator. */
+	x = json_object_get(req, "profile");
+	if (x && !json_is_null(x)) {
+		json_t *r = json_object_get(x, "report");
+
+		if (!json_is_object(x) || !json_is_string(r))
+			return err_set(ERR_INVALID, "field 'profile' must be {\"report\": TEXT}, TEXT what perf "
+				       "report --stdio printed");
+		if (strlen(json_string_value(r)) > PERFREPORT_MAX_TEXT)
+			return err_set(ERR_INVALID, "field 'profile': the report must be at most %d bytes",
+				       PERFREPORT_MAX_TEXT);
+		out->profile_report = json_string_value(r);
+	}
 	if (strcmp(out->status, "ok") && strcmp(out->status, "skipped") && strcmp(out->status, "failed"))
 		return err_set(ERR_INVALID, "field 'status' must be ok, skipped or failed, not '%s'", out->status);
 	samples = json_object_get(req, "samples");

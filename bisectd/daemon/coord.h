@@ -85,6 +85,13 @@ enum report_cv { REPORT_CV_AMEAN, REPORT_CV_HMEAN };
 int coord_job_report_text(struct coord *s, char **out, long long id, enum report_cv cv);
 int coord_job_report_mail(struct coord *s, char **out, long long id);
 int coord_job_samples_csv(struct coord *s, char **out, long long id);
+/*
+ * GET /jobs/ID/profiles/ROLE (coord_profiles.c): the `perf report --stdio`
+ * text of the parent's or the culprit's profile as the agent uploaded it.
+ * ERR_NOTFOUND: no such job or role, or the job has no profiles; ERR_CONFLICT:
+ * that profile is not in (queued, or failed: the message says why).
+ */
+int coord_job_profile_text(struct coord *s, char **out, long long id, const char *role);
 /* GET /jobs/ID/samples: every run in range order, for the dashboard (coord_dash.c). */
 int coord_job_samples(struct coord *s, json_t **reply, long long id);
 
@@ -149,6 +156,7 @@ struct result_request {
 	size_t nr_samples;
 	double build_s, run_s;
 	const char *error, *log_tail;   /* NULL: none */
+	const char *profile_report;     /* a profile task's `perf report --stdio`; NULL: none */
 };
 void result_request_release(struct result_request *req);
 

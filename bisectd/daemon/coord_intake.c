@@ -27,6 +27,8 @@ int coord_task_retry(struct coord *s, long long task, long long job, int idx, lo
 {
 	int rc;
 
+	if ((rc = coord_profile_retry(s, task, attempt, why)))
+		return rc < 0 ? rc : 0;
 	if (attempt < MAX_ATTEMPTS) {
 		rc = store_task_requeue(s->st, task, why);
 		if (rc == 0)
@@ -129,7 +131,9 @@ int coord_task_result(struct coord *s, json_t **reply, long long task_id, const 
 		goto unlock;
 	if ((rc = store_begin(s->st)))
 		goto unlock;
-	if (!strcmp(req->status, "failed"))
+	if ((rc = coord_profile_result(s, &t, req)))
+		rc = rc < 0 ? rc : 0;
+	else if (!strcmp(req->status, "failed"))
 		rc = coord_task_retry(s, task_id, t.job, t.idx, req->attempt,
 				      req->error ? req->error : "the agent could not do the task");
 	else

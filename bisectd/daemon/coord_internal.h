@@ -162,6 +162,33 @@ int coord_agent_find(struct coord *s, long long *id, char ***labels, const char 
 /* coord_intake.c: a task that could not be done goes back to the queue, or after the last attempt skips its commit. */
 int coord_task_retry(struct coord *s, long long task, long long job, int idx, long long attempt, const char *why);
 
+/*
+ * coord_profiles.c: perf profiles at the culprit (a workload's `profile: true`).
+ * hold: a job about to end done with a culprit holds its verdict and queues
+ * the profile tasks instead: 1 when it did, 0 when the workload profiles
+ * nothing or the job is ending from its hold.
+ */
+int coord_profile_hold(struct coord *s, struct jobctx *c, int culprit, json_t *report);
+/* 1 when the job holds a verdict for its profiles, 0 when not, or a code. */
+int coord_profile_held(struct coord *s, long long job);
+/* A held job's step: waits for its profiles, or ends with the held verdict and their diff. */
+int coord_profile_step(struct coord *s, struct jobctx *c);
+/* An upload of a profile task: 1 when taken (the task was one), 0 when t is no profile task. */
+int coord_profile_result(struct coord *s, const struct task *t, const struct result_request *req);
+/* A profile task that could not be done: 1 when its last attempt failed it, 0 to try again as any task. */
+int coord_profile_retry(struct coord *s, long long task, long long attempt, const char *why);
+/*
+ * From the sweep: a verdict held past its limit (an hour, or four builds
+ * and runs of the workload) ends the job with the profiles that are in;
+ * the others fail as not recorded in time.
+ */
+void coord_profile_sweep(struct coord *s);
+/* "parent" or "culprit" for a profile task, NULL for any other (static strings). */
+const char *coord_profile_role(struct coord *s, long long task);
+/* The report's "profiles" as text, each line after indent (coord_report.c, coord_mail.c). */
+struct sbuf;
+void coord_profile_text(struct sbuf *sb, json_t *rep, const char *indent);
+
 /* coord_live.c: nothing stalls. */
 /* 1 during the lease grace after start-up: no lease expires, no agent is retired. */
 int coord_in_grace(struct coord *s);

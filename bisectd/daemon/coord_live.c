@@ -93,6 +93,7 @@ void coord_sweep(struct coord *s)
 	if (!coord_in_grace(s))
 		retire_agents(s);
 	step_idle(s, NULL);
+	coord_profile_sweep(s);
 }
 
 json_t *coord_job_waiting(struct coord *s, json_t *job)

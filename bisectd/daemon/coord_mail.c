@@ -362,6 +362,10 @@ int coord_job_report_mail(struct coord *s, char **out, long long id)
 			  json_number_value(json_object_get(rep, "effect_lo_pct")),
 			  json_number_value(json_object_get(rep, "effect_hi_pct")));
 	sbuf_adds(&sb, "\n");
+	if (json_is_object(json_object_get(rep, "profiles"))) {
+		coord_profile_text(&sb, rep, "\t");
+		sbuf_adds(&sb, "\n");
+	}
 	mail_table(&sb, &m, metric);
 	if (m.def)
 		mail_reproduce(&sb, &m);

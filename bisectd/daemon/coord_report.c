@@ -331,6 +331,10 @@ int coord_job_report_text(struct coord *s, char **out, long long id, enum report
 	/* Engine reports carry the effect, noise and budgets; the skeleton's split does not. */
 	if (strcmp(verdict, "undecided") && json_is_number(json_object_get(rep, "run_cv")))
 		text_numbers(&sb, j, rep);
+	if (json_is_object(json_object_get(rep, "profiles"))) {
+		sbuf_adds(&sb, "\n");
+		coord_profile_text(&sb, rep, "");
+	}
 	*out = sbuf_detach(&sb);
 out:
 	sbuf_release(&sb);

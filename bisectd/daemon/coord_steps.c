@@ -165,9 +165,13 @@ out:
 int coord_finish(struct coord *s, struct jobctx *c, const char *state, int culprit, json_t *report,
 		 const char *error)
 {
-	char *rep = report ? jsonx_dump(report) : NULL;
+	char *rep;
 	int rc;
 
+	/* A culprit to profile (`profile: true`): the verdict waits for the profiles, then stands. */
+	if (!strcmp(state, "done") && culprit >= 0 && (rc = coord_profile_hold(s, c, culprit, report)))
+		return rc < 0 ? rc : 0;
+	rep = report ? jsonx_dump(report) : NULL;
 	coord_ecache_drop(s, c->id);
 	s->step_epoch++;
 	rc = store_job_finish(s->st, c->id, state, (long long)now_unix(), culprit, rep, error);
@@ -243,6 +247,8 @@ int coord_job_step(struct coord *s, long long id)
 		return rc;
 	if (strcmp(c.job.state, "queued") && strcmp(c.job.state, "running"))
 		rc = 0;
+	else if ((rc = coord_profile_held(s, id)))
+		rc = rc < 0 ? rc : coord_profile_step(s, &c);
 	else if ((ops = coord_policy_find(c.job.policy)))
 		rc = ops->step(s, &c);
 	else
@@ -276,6 +282,13 @@ static int step_pending(struct coord *s, long long id)
 	ops = coord_policy_find(c.job.policy);
 	if (strcmp(c.job.state, "queued") && strcmp(c.job.state, "running")) {
 		rc = 0;
+	} else if ((rc = coord_profile_held(s, id))) {
+		/* Waiting for its profiles (coord_profiles.c): no policy steps it. */
+		if (rc > 0 && (rc = store_begin(s->st)) == 0) {
+			s->step_epoch++;
+			if ((rc = coord_profile_step(s, &c)) || (rc = store_commit(s->st)))
+				store_rollback(s->st);
+		}
 	} else if (ops && ops != &policy_bisectd) {
 		/* The split policy's step is cheap: as it always ran. */
 		if ((rc = store_begin(s->st)) == 0) {

@@ -21,7 +21,8 @@
  * later one wins). NULL only if the codec refuses what the store and the
  * config hold; the lease then runs out and the task is claimed again.
  */
-static json_t *task_json(const struct task *t, const struct conf_workload *w, long long attempt, int lease)
+static json_t *task_json(const struct task *t, const struct conf_workload *w, long long attempt, int lease,
+			 const char *profile)
 {
 	struct task_wire tw = { 0 };
 	json_t *def = conf_workload_def(w, t->append), *j = NULL;
@@ -35,6 +36,7 @@ static json_t *task_json(const struct task *t, const struct conf_workload *w, lo
 	tw.repo_name = t->repo;
 	tw.repo_url = t->url;
 	tw.workload = def;
+	tw.profile = profile;
 	if (taskwire_encode(&j, &tw) < 0)
 		log_error("task %lld: %s", t->id, err_msg());
 	json_decref(def);
@@ -71,7 +73,7 @@ static int try_claim(struct coord *s, json_t **reply, long long agent, char **la
 			store_rollback(s->st);
 			break;
 		}
-		*reply = task_json(&t[i], w, attempt, s->conf->lease_seconds);
+		*reply = task_json(&t[i], w, attempt, s->conf->lease_seconds, coord_profile_role(s, t[i].id));
 		break;
 	}
 	store_tasks_free(t, n);

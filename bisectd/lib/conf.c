@@ -50,7 +50,7 @@ static const char *const repo_keys[] = { "url", NULL };
 /* A workload's common keys; each kind's own (workload.h) follow them. */
 static const char *const workload_keys[] = {
 	"type", "boot", "build", "direction", "build_timeout", "run_timeout", "kernel_image", "qemu",
-	"memory_mb", "cpus", "append", "boot_timeout", "kernel", NULL
+	"memory_mb", "cpus", "append", "boot_timeout", "kernel", "profile", NULL
 };
 static const char *const kernel_keys[] = { "base", "fragments", "target", "make_args", NULL };
 static const char *const kernel_bases[] = { "tinyconfig", "defconfig", "allnoconfig", NULL };
@@ -786,7 +786,8 @@ static int workload_entry(const struct ctx *x, void *elem, const struct ynode *k
 	    (rc = get_strv(&w->build, x, def, "build", where, 0)) < 0 ||
 	    (rc = get_str(&direction, x, def, "direction", where, 0)) < 0 ||
 	    (rc = get_int(&w->build_timeout, x, def, "build_timeout", where, 1, 7 * 86400)) < 0 ||
-	    (rc = get_int(&w->run_timeout, x, def, "run_timeout", where, 1, 86400)) < 0)
+	    (rc = get_int(&w->run_timeout, x, def, "run_timeout", where, 1, 86400)) < 0 ||
+	    (rc = get_bool(&w->profile, x, def, "profile", where)) < 0)
 		goto out;
 
 	/* Only what the agents implement; a typo must not reach them. */
@@ -798,6 +799,12 @@ static int workload_entry(const struct ctx *x, void *elem, const struct ynode *k
 	if (!(places = conf_boot_places(w->boot))) {
 		names_list(&list, 1, 0, 1);
 		rc = at(x, ynode_get(def, "boot"), "'boot'%s must be %s, not '%s'", where, list.buf, w->boot);
+		goto out;
+	}
+	/* perf profiles at the culprit: only where the boot method records them (methods.c). */
+	if (w->profile && !boot_method_profiles(w->boot)) {
+		rc = at(x, ynode_get(def, "profile"), "'profile'%s: boot %s cannot record perf profiles (boot none "
+			"and boot qemu can)", where, w->boot);
 		goto out;
 	}
 	if (direction && !strcmp(direction, "lower")) {
@@ -861,6 +868,8 @@ json_t *conf_workload_def(const struct conf_workload *w, const char *append)
 	for (char **p = w->build; p && *p; p++)
 		json_array_append_new(b, json_string(*p));
 	json_object_set_new(j, "build", b);
+	if (w->profile)
+		json_object_set_new(j, "profile", json_true());
 	if (conf_boot_places(w->boot) & WORKLOAD_GUEST) {
 		json_object_set_new(j, "kernel_image", json_string(w->kernel_image));
 		json_object_set_new(j, "memory_mb", json_integer(w->memory_mb));

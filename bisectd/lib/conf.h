@@ -51,6 +51,7 @@ struct conf_workload {
 	enum workload_direction direction; /* "higher" (default) or "lower" is better */
 	int build_timeout;   /* seconds, default 1800 */
 	int run_timeout;     /* seconds per run, default 300 */
+	int profile;         /* `profile: true`: perf profiles of the culprit and its parent (default 0) */
 
 	/* A boot into the built kernel (qemu): flat keys or the same keys in a 'qemu' mapping. */
 	char *kernel_image;  /* the built image, relative to the work tree (build) or to the build

@@ -36,6 +36,8 @@ static int check(const struct task_wire *t)
 			       TASKWIRE_MAX_URL);
 	if (!json_is_object(t->workload))
 		return err_set(ERR_INVALID, "'workload' must be an object");
+	if (t->profile && strcmp(t->profile, "parent") && strcmp(t->profile, "culprit"))
+		return err_set(ERR_INVALID, "'profile' must be \"parent\" or \"culprit\", not '%s'", t->profile);
 	return 0;
 }
 
@@ -52,6 +54,8 @@ int taskwire_encode(json_t **out, const struct task_wire *t)
 			 "repo", "name", t->repo_name, "url", t->repo_url, "workload", t->workload);
 	if (!*out)
 		return err_set(ERR_INVALID, "task %lld: a string is not UTF-8", t->task);
+	if (t->profile)
+		json_object_set_new(*out, "profile", json_string(t->profile));
 	return 0;
 }
 
@@ -73,7 +77,8 @@ int taskwire_decode(struct task_wire *t, json_t *j)
 	if (jsonx_int(&t->runs, j, "runs", 1, TASKWIRE_MAX_RUNS, 1, 0) < 0 ||
 	    jsonx_int(&t->job, j, "job", 0, (1LL << 53), 0, 0) < 0 ||
 	    jsonx_int(&t->lease, j, "lease", 0, 1LL << 31, 0, 0) < 0 ||
-	    jsonx_str(&t->commit, j, "commit", 40, 1, NULL) < 0)
+	    jsonx_str(&t->commit, j, "commit", 40, 1, NULL) < 0 ||
+	    jsonx_str(&t->profile, j, "profile", 16, 0, NULL) < 0)
 		return ERR_INVALID;
 	if (!json_is_object(repo))
 		return err_set(ERR_INVALID, "'repo' must be an object");

@@ -25,6 +25,8 @@ struct task_wire {
 	const char *repo_name;      /* 1..64 of A-Z a-z 0-9 . _ -, not "." nor ".." */
 	const char *repo_url;       /* non-empty */
 	json_t *workload;           /* the workload definition (workload.h): an object */
+	const char *profile;        /* "parent" or "culprit": a profile task (record the runs under
+				     * perf, upload the report); NULL: a task that measures */
 
 	/* Read from the workload definition by taskwire_decode(); encode ignores them. */
 	const char *type;           /* "type", default "command" */

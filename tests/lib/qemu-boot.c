@@ -6,7 +6,7 @@
  *   qemu-boot run --kernel K --dir D [--accel auto|kvm|tcg] [--runs N]
  *           [--append ARGS] [--boot-timeout S] [--run-timeout S]
  *           [--udp] [--streams N] [--time S] [--bitrate B] [--length N]
- *           [--no-iperf3] [--init FILE] [--gzip]
+ *           [--no-iperf3] [--init FILE] [--gzip] [--perf PERF]
  *
  * run builds D/initramfs (busybox, iperf3 unless --no-iperf3, and the
  * iperf3 /init of qemu_init_script(), or FILE's text with --init), boots
@@ -14,7 +14,10 @@
  * complete, why, then per run "run I present=P rc=R bps=X" (X from
  * netparse_iperf3: the received rate, or the parse error). Exit 0 when the
  * guest reached READY, 2 when it did not (the console tail on stdout as
- * "# " lines), 1 on any other error.
+ * "# " lines), 1 on any other error. --perf PERF records the runs under
+ * that perf in the guest as a profile task does (qemu_script_opts.perf)
+ * and adds profile_rc (perf report's status, -1: no report on the console)
+ * and profile_rows (perfreport_parse's symbols), the report in D/profile.txt.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -25,6 +28,7 @@
 #include "initramfs.h"
 #include "iperf3.h"
 #include "netparse.h"
+#include "perfreport.h"
 #include "qemu.h"
 #include "util.h"
 
@@ -83,6 +87,7 @@ static int cmd_run(int argc, char **argv)
 		{ "no-iperf3", no_argument, NULL, 'N' },
 		{ "init", required_argument, NULL, 'i' },
 		{ "gzip", no_argument, NULL, 'z' },
+		{ "perf", required_argument, NULL, 'p' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct qemu_opts qo = QEMU_OPTS_INIT;
@@ -92,7 +97,7 @@ static int cmd_run(int argc, char **argv)
 	struct initramfs_spec spec = INITRAMFS_SPEC_INIT;
 	struct qemu_result res;
 	const char *dir = NULL, *init_file = NULL;
-	const char *progs[] = { "iperf3", NULL };
+	const char *progs[] = { "iperf3", NULL, NULL };
 	char *init = NULL, *initrd = NULL, *iperf3 = NULL;
 	int c, rc, no_iperf3 = 0, ret = 1;
 	int64_t t0;
@@ -118,6 +123,7 @@ static int cmd_run(int argc, char **argv)
 		case 'N': no_iperf3 = 1; break;
 		case 'i': init_file = optarg; break;
 		case 'z': spec.compress = 1; break;
+		case 'p': so.perf = progs[1] = optarg; break;
 		default: return usage();
 		}
 	}
@@ -189,6 +195,20 @@ static int cmd_run(int argc, char **argv)
 			file_write_atomic(p, r->text, strlen(r->text));
 			free(p);
 		}
+	}
+	if (so.perf) {
+		struct perf_profile pp = PERF_PROFILE_INIT;
+		char *text = NULL, *p = xasprintf("%s/profile.txt", dir);
+		int prc = -1;
+
+		if (qemu_console_profile(&text, &prc, res.console ? res.console : "") == 0) {
+			file_write_atomic(p, text, strlen(text));
+			perfreport_parse(&pp, text, strlen(text));
+		}
+		printf("profile_rc=%d\nprofile_rows=%zu\nprofile_event=%s\n", prc, pp.n, pp.event);
+		perfreport_release(&pp);
+		free(text);
+		free(p);
 	}
 	if (rc == QEMU_ERR_NOBOOT) {
 		printf("error=%s\n", err_msg());

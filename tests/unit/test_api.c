@@ -18,6 +18,7 @@
 #include "err.h"
 #include "events.h"
 #include "http.h"
+#include "perfreport.h"
 #include "util.h"
 
 /* --- the coordinator, stubbed ------------------------------------------ */
@@ -36,6 +37,7 @@ static struct {
 	struct result_request res;
 	size_t nr_samples;
 	char first_unit[16];
+	char profile[64];            /* the result's profile report, "(null)" without one */
 	int rc;                      /* what the stub returns */
 	int no_reply;                /* claim: nothing came */
 } seen;
@@ -164,6 +166,16 @@ int coord_job_report_mail(struct coord *s, char **out, long long id)
 	return 0;
 }
 
+int coord_job_profile_text(struct coord *s, char **out, long long id, const char *role)
+{
+	(void)s;
+	seen.id = id;
+	if (called(NULL, "job_profile"))
+		return seen.rc;
+	*out = xasprintf("# Samples: 4K of event 'cpu-clock'\n    1.00%%  [k] %s\n", role);
+	return 0;
+}
+
 int coord_job_samples_csv(struct coord *s, char **out, long long id)
 {
 	(void)s;
@@ -235,6 +247,7 @@ int coord_task_result(struct coord *s, json_t **reply, long long task_id, const 
 	seen.nr_samples = req->nr_samples;
 	snprintf(seen.first_unit, sizeof(seen.first_unit), "%s",
 		 req->nr_samples && req->samples[0].unit ? req->samples[0].unit : "(null)");
+	snprintf(seen.profile, sizeof(seen.profile), "%s", req->profile_report ? req->profile_report : "(null)");
 	return called(reply, "task_result");
 }
 
@@ -437,6 +450,19 @@ static void test_report_forms_and_export(void **state)
 	seen.rc = ERR_CONFLICT;
 	expect("GET", "/api/v1/jobs/6/report", NULL, 409, "job_report", "stub says no");
 	expect("POST", "/api/v1/jobs/6/samples.csv", NULL, 404, "", NULL);
+	/* A profile's perf report, as text. */
+	seen.rc = 0;
+	a = ask("GET", "/api/v1/jobs/7/profiles/culprit", NULL);
+	assert_int_equal(a.status, 200);
+	assert_string_equal(seen.call, "job_profile");
+	assert_int_equal(seen.id, 7);
+	assert_string_equal(a.content_type, "text/plain; charset=utf-8");
+	assert_non_null(strstr(a.body, "[k] culprit"));
+	free(a.body);
+	seen.rc = ERR_CONFLICT;
+	expect("GET", "/api/v1/jobs/7/profiles/parent", NULL, 409, "job_profile", "stub says no");
+	memset(seen.call, 0, sizeof(seen.call));
+	expect("POST", "/api/v1/jobs/7/profiles/parent", NULL, 404, "", NULL);
 }
 
 static void test_unknown_routes(void **state)
@@ -795,15 +821,30 @@ static void test_result(void **state)
 		{ "{" RES ", \"status\": \"failed\", \"log_tail\": 5}", "field 'log_tail' must be a string" },
 		{ "{" RES ", \"status\": \"failed\", \"stdout\": \"\"}", "unknown field 'stdout'" },
 		{ "{" RES ", \"status\": \"failed\", \"build_seconds\": -1}", "build_seconds" },
+		{ "{" RES ", \"status\": \"failed\", \"profile\": \"text\"}", "field 'profile' must be {\"report\": TEXT}" },
+		{ "{" RES ", \"status\": \"failed\", \"profile\": {\"report\": 5}}", "field 'profile' must be" },
 	};
+	struct sbuf big = SBUF_INIT;
 
 	(void)state;
 	expect("POST", "/api/v1/tasks/4/result", "{" RES ", \"status\": \"ok\", \"samples\": [{\"value\": 1.5}, "
 	       "{\"value\": 2, \"unit\": \"Mb/s\"}], \"log_tail\": null}", 200, "task_result", NULL);
 	assert_int_equal(seen.nr_samples, 2);
 	assert_string_equal(seen.first_unit, "(null)");   /* absent: the job's unit */
+	assert_string_equal(seen.profile, "(null)");
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		expect("POST", "/api/v1/tasks/4/result", bad[i].body, 400, "", bad[i].error);
+	/* A profile task's upload: perf report's text beside the samples, bounded. */
+	expect("POST", "/api/v1/tasks/4/result", "{" RES ", \"status\": \"ok\", \"samples\": [{\"value\": 1}], "
+	       "\"profile\": {\"report\": \"    1.00%  [k] tcf_pedit_act\\n\"}}", 200, "task_result", NULL);
+	assert_string_equal(seen.profile, "    1.00%  [k] tcf_pedit_act\n");
+	memset(seen.call, 0, sizeof(seen.call));
+	sbuf_adds(&big, "{" RES ", \"status\": \"ok\", \"samples\": [{\"value\": 1}], \"profile\": {\"report\": \"");
+	for (size_t i = 0; i <= PERFREPORT_MAX_TEXT; i += 8)
+		sbuf_adds(&big, "  1.00% ");
+	sbuf_adds(&big, "\"}}");
+	expect("POST", "/api/v1/tasks/4/result", big.buf, 400, "", "the report must be at most");
+	sbuf_release(&big);
 }
 
 int main(void)

@@ -499,6 +499,116 @@ static void test_script_runs_on_host(void **state)
 	free(s);
 }
 
+/*
+ * A profile task's /init, run on the host with a stand-in for perf (it
+ * records until SIGTERM, as perf record -a does, and reports a fixed
+ * table), without the lines that set the guest's sysctls: the whole guest
+ * recorded around the runs, the report between its markers before DONE.
+ */
+static void test_script_profile(void **state)
+{
+	static const char fake[] =
+		"#!/bin/sh\n"
+		"case $1 in\n"
+		"record) trap 'echo stopped >> /tmp/test-qemu-perf.log; exit 0' TERM\n"
+		"\techo \"record $*\" >> /tmp/test-qemu-perf.log\n"
+		"\twhile :; do sleep 0.05; done ;;\n"
+		"report) echo \"report $*\" >> /tmp/test-qemu-perf.log\n"
+		"\tprintf '# Samples: 1K of event cpu-clock\\n    50.00%%  [k] udp_sendmsg\\n' ;;\n"
+		"esac\n";
+	const char *argv[] = { "/bin/echo", "a run", NULL };
+	struct qemu_script_opts o = QEMU_SCRIPT_OPTS_INIT;
+	struct run_opts ro = RUN_OPTS_INIT;
+	struct run_result res;
+	struct qemu_console c;
+	struct sbuf sb = SBUF_INIT, body = SBUF_INIT;
+	char *s = NULL, *text = NULL, *log = NULL, script[] = "/tmp/test-qemu-prof.XXXXXX";
+	char perf[] = "/tmp/test-qemu-fakeperf.XXXXXX";
+	const char *sh[] = { "sh", script, NULL }, *p;
+	size_t len;
+	int fd, rc;
+
+	(void)state;
+	unlink("/tmp/test-qemu-perf.log");
+	assert_true((fd = mkstemp(perf)) >= 0);
+	close(fd);
+	assert_int_equal(file_write_atomic_mode(perf, fake, strlen(fake), 0755), 0);
+	json_t *def = json_pack("{s:[s,s]}", "command", argv[0], argv[1]);
+
+	assert_int_equal(workload_find("command")->script(&sb, def, NULL), 0);
+	json_decref(def);
+	o.runs = 2;
+	o.run_once = sb.buf;
+	o.perf = perf;
+	assert_int_equal(qemu_init_script(&s, &o), 0);
+	sbuf_release(&sb);
+	assert_non_null(strstr(s, " record -q -a -g -e cpu-clock -o /tmp/perf.data "));
+	assert_non_null(strstr(s, " report -i /tmp/perf.data --stdio --no-children --sort symbol -g none "));
+	assert_true(strstr(s, "record -q") < strstr(s, "BISECT-BEGIN"));
+	assert_true(strstr(s, "echo " QEMU_MARK_PROFILE "\n") < strstr(s, "echo " QEMU_MARK_DONE));
+	/* From run_once to the reboot, without the guest's sysctls. */
+	p = strstr(s, "run_once() {");
+	assert_non_null(p);
+	*strstr(p, "sync\n") = '\0';
+	for (const char *l = p, *nl; *l; l = nl ? nl + 1 : l + strlen(l)) {
+		nl = strchr(l, '\n');
+		len = nl ? (size_t)(nl - l) + 1 : strlen(l);
+		if (!memmem(l, len, "/proc/sys", 9))
+			sbuf_add(&body, l, len);
+	}
+	assert_true((fd = mkstemp(script)) >= 0);
+	close(fd);
+	assert_int_equal(file_write_atomic(script, body.buf, body.len), 0);
+	sbuf_release(&body);
+	ro.argv = sh;
+	ro.timeout_ms = 20000;
+	ro.cwd = "/tmp";
+	assert_int_equal(run_cmd(&res, &ro), 0);
+	assert_true(run_ok(&res));
+	parse(&c, res.out, 2);
+	assert_true(c.ready && c.done && c.complete);
+	assert_string_equal(c.runs[0].text, "a run\n");
+	qemu_console_release(&c);
+	assert_int_equal(qemu_console_profile(&text, &rc, res.out), 0);
+	assert_int_equal(rc, 0);
+	assert_string_equal(text, "# Samples: 1K of event cpu-clock\n    50.00%  [k] udp_sendmsg\n");
+	free(text);
+	/* perf was asked to record before the runs, stopped after them, then asked for the report. */
+	assert_int_equal(file_read(&log, &len, "/tmp/test-qemu-perf.log", 4096), 0);
+	assert_non_null(strstr(log, "record record -q -a -g -e cpu-clock -o /tmp/perf.data\nstopped\nreport report -i"));
+	free(log);
+	run_result_release(&res);
+	unlink(script);
+	unlink(perf);
+	unlink("/tmp/test-qemu-perf.log");
+	unlink("/tmp/perf.txt");
+	unlink("/tmp/perf.err");
+	unlink("/tmp/perf.rec");
+	free(s);
+}
+
+/* The report off a console: CRs gone, an empty one, a failed one, none. */
+static void test_console_profile(void **state)
+{
+	char *text = NULL;
+	int rc;
+
+	(void)state;
+	assert_int_equal(qemu_console_profile(&text, &rc, "BISECT-END 1 rc=0\r\nBISECT-PROFILE\r\n# x\r\n  1.00%  [k] a\r\n"
+					      "BISECT-PROFILE-END rc=0\r\nBISECT-DONE\r\n"), 0);
+	assert_string_equal(text, "# x\n  1.00%  [k] a\n");
+	assert_int_equal(rc, 0);
+	free(text);
+	assert_int_equal(qemu_console_profile(&text, &rc, "x\nBISECT-PROFILE\nBISECT-PROFILE-END rc=255\nperf: no\n"), 0);
+	assert_string_equal(text, "");
+	assert_int_equal(rc, 255);
+	free(text);
+	assert_int_equal(qemu_console_profile(&text, &rc, "x\nBISECT-PROFILE\n  1.00%  [k] a\n"), ERR_NOTFOUND);
+	assert_null(text);
+	assert_non_null(strstr(err_msg(), "no perf report"));
+	assert_int_equal(qemu_console_profile(&text, &rc, "BISECT-READY\nBISECT-PROFILE-END rc=0\n"), ERR_NOTFOUND);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -515,6 +625,8 @@ int main(void)
 		cmocka_unit_test(test_script_pktgen),
 		cmocka_unit_test(test_script_command),
 		cmocka_unit_test(test_script_runs_on_host),
+		cmocka_unit_test(test_script_profile),
+		cmocka_unit_test(test_console_profile),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -68,9 +68,34 @@ static void test_round_trip(void **state)
 	assert_int_equal(t.build_timeout, 900);
 	assert_string_equal(json_string_value(json_object_get(t.workload, "name")), "udp");
 	assert_true(json_equal(j, back));
+	assert_null(t.profile);
+	assert_null(json_object_get(j, "profile"));
 	free(text);
 	json_decref(back);
 	json_decref(j);
+}
+
+/* A profile task says whose profile it records; the agent reads it back, and refuses another word. */
+static void test_profile(void **state)
+{
+	json_t *def = json_pack("{s:s, s:b}", "name", "bench", "profile", 1), *j;
+	struct task_wire t, back;
+
+	(void)state;
+	fill(&t, def);
+	t.profile = "culprit";
+	assert_int_equal(taskwire_encode(&j, &t), 0);
+	assert_string_equal(json_string_value(json_object_get(j, "profile")), "culprit");
+	assert_int_equal(taskwire_decode(&back, j), 0);
+	assert_string_equal(back.profile, "culprit");
+	json_object_set_new(j, "profile", json_string("sibling"));
+	assert_int_equal(taskwire_decode(&back, j), ERR_INVALID);
+	assert_non_null(strstr(err_msg(), "'profile' must be \"parent\" or \"culprit\", not 'sibling'"));
+	assert_int_equal(back.task, 7);   /* still reportable as failed */
+	t.profile = "sibling";
+	json_decref(j);
+	assert_int_equal(taskwire_encode(&j, &t), ERR_INVALID);
+	json_decref(def);
 }
 
 static void test_defaults(void **state)
@@ -186,6 +211,7 @@ int main(void)
 		cmocka_unit_test(test_bad_fields),
 		cmocka_unit_test(test_not_an_object),
 		cmocka_unit_test(test_encode_refuses),
+		cmocka_unit_test(test_profile),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

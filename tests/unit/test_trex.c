@@ -35,7 +35,7 @@ static int check_msg(json_t *d)
 
 static void test_check_defaults_and_argv(void **state)
 {
-	json_t *d = def_of("{\"profile\": \"/etc/trex/udp64.json\", \"ports\": \"0, 1\"}");
+	json_t *d = def_of("{\"traffic_profile\": \"/etc/trex/udp64.json\", \"ports\": \"0, 1\"}");
 	const char **argv = NULL;
 	const struct workload_ops *ops = workload_find("trex");
 	char *line;
@@ -82,7 +82,7 @@ static void test_check_units_follow_metric(void **state)
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++) {
-		json_t *d = json_pack("{s:s, s:[i], s:s, s:s, s:i}", "profile", "/p.json", "ports", 0, "metric", pairs[i][0],
+		json_t *d = json_pack("{s:s, s:[i], s:s, s:s, s:i}", "traffic_profile", "/p.json", "ports", 0, "metric", pairs[i][0],
 				      "rate", "10mpps", "duration", 3);
 
 		assert_int_equal(check_msg(d), 0);
@@ -96,21 +96,21 @@ static void test_check_refuses(void **state)
 	static const struct {
 		const char *def, *msg;
 	} cases[] = {
-		{ "{\"ports\": [0]}", "'profile' is missing" },
-		{ "{\"profile\": \"rel.json\", \"ports\": [0]}", "'profile' must be an absolute path" },
-		{ "{\"profile\": \"/p.json\"}", "'ports' is missing" },
-		{ "{\"profile\": \"/p.json\", \"ports\": \"0,0\"}", "port 0 is named twice" },
-		{ "{\"profile\": \"/p.json\", \"ports\": [256]}", "from 0 to 255" },
-		{ "{\"profile\": \"/p.json\", \"ports\": \"a\"}", "not 'a'" },
-		{ "{\"profile\": \"/p.json\", \"ports\": [true]}", "'ports'[0] must hold strings or integers" },
-		{ "{\"profile\": \"/p.json\", \"ports\": [0], \"rate\": \"fast\"}", "'fast' is not a rate" },
-		{ "{\"profile\": \"/p.json\", \"ports\": [0], \"rate\": \"150%\"}", "at most 100%" },
-		{ "{\"profile\": \"/p.json\", \"ports\": [0], \"metric\": \"Mbits\"}", "must be one of rx_pps, tx_pps" },
-		{ "{\"profile\": \"/p.json\", \"ports\": [0], \"metric\": \"drop_pct\"}", "use rx_pct" },
-		{ "{\"profile\": \"/p.json\", \"ports\": [0], \"server\": \"a b\"}", "'server' must be a host name" },
-		{ "{\"profile\": \"/p.json\", \"ports\": [0], \"user\": \"x;y\"}", "'user' must be 1 to 64" },
-		{ "{\"profile\": \"/p.json\", \"ports\": [0], \"sync_port\": 70000}", "from 1 to 65535" },
-		{ "{\"profile\": \"/p.json\", \"ports\": [0], \"duration\": 0}", "'duration' must be an integer" },
+		{ "{\"ports\": [0]}", "'traffic_profile' is missing" },
+		{ "{\"traffic_profile\": \"rel.json\", \"ports\": [0]}", "'traffic_profile' must be an absolute path" },
+		{ "{\"traffic_profile\": \"/p.json\"}", "'ports' is missing" },
+		{ "{\"traffic_profile\": \"/p.json\", \"ports\": \"0,0\"}", "port 0 is named twice" },
+		{ "{\"traffic_profile\": \"/p.json\", \"ports\": [256]}", "from 0 to 255" },
+		{ "{\"traffic_profile\": \"/p.json\", \"ports\": \"a\"}", "not 'a'" },
+		{ "{\"traffic_profile\": \"/p.json\", \"ports\": [true]}", "'ports'[0] must hold strings or integers" },
+		{ "{\"traffic_profile\": \"/p.json\", \"ports\": [0], \"rate\": \"fast\"}", "'fast' is not a rate" },
+		{ "{\"traffic_profile\": \"/p.json\", \"ports\": [0], \"rate\": \"150%\"}", "at most 100%" },
+		{ "{\"traffic_profile\": \"/p.json\", \"ports\": [0], \"metric\": \"Mbits\"}", "must be one of rx_pps, tx_pps" },
+		{ "{\"traffic_profile\": \"/p.json\", \"ports\": [0], \"metric\": \"drop_pct\"}", "use rx_pct" },
+		{ "{\"traffic_profile\": \"/p.json\", \"ports\": [0], \"server\": \"a b\"}", "'server' must be a host name" },
+		{ "{\"traffic_profile\": \"/p.json\", \"ports\": [0], \"user\": \"x;y\"}", "'user' must be 1 to 64" },
+		{ "{\"traffic_profile\": \"/p.json\", \"ports\": [0], \"sync_port\": 70000}", "from 1 to 65535" },
+		{ "{\"traffic_profile\": \"/p.json\", \"ports\": [0], \"duration\": 0}", "'duration' must be an integer" },
 	};
 
 	(void)state;
@@ -270,7 +270,7 @@ static void test_rates_compute(void **state)
 
 static void run_parse(struct run_sample *s, const char *metric, const char *out, int ok, const char *err)
 {
-	json_t *d = json_pack("{s:s, s:[i], s:s}", "profile", "/p.json", "ports", 0, "metric", metric);
+	json_t *d = json_pack("{s:s, s:[i], s:s}", "traffic_profile", "/p.json", "ports", 0, "metric", metric);
 	struct run_output o;
 
 	assert_int_equal(check_msg(d), 0);
