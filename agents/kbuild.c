@@ -417,7 +417,7 @@ int kbuild_run(struct kbuild_result *r, const struct kbuild *k)
 		char line[600];
 
 		if (!strcmp(ov.v[i].new_where, KCONFIG_JOB_WHERE))
-			sbuf_addf(&log, "# %s\n", kconfig_override_describe(&ov.v[i], line, sizeof(line)));
+			sbuf_addf(&log, "# job: %s\n", kconfig_override_describe(&ov.v[i], line, sizeof(line)));
 	}
 	if (rc) {
 		sbuf_addf(&log, "%s\n", err_msg());
