@@ -260,6 +260,7 @@ function renderJobHead(j) {
 		<dt>workload</dt><dd>${esc(j.workload)} on pool ${esc(j.pool)}, ${esc(j.runs)} runs a task,
 			${esc(j.direction)} ${esc(j.unit)} is better</dd>
 		<dt>variant</dt><dd>${esc(j.append || 'none')}</dd>
+		<dt>kernel config</dt><dd>${(j.config || []).length ? j.config.map((o) => `<code>${esc(o)}</code>`).join(' ') : 'the workload\'s'}</dd>
 		<dt>policy</dt><dd>${esc(j.policy)}, confidence ${esc(j.confidence)}, alpha ${esc(j.alpha)},
 			min effect ${pct(j.min_effect)}</dd>
 		<dt>progress</dt><dd class="job-progress">${esc(p.candidates ?? '?')} candidates left,
