@@ -126,8 +126,11 @@ int kconfig_apply(char hash[KCONFIG_HASH_HEX + 1], struct kconfig_overrides *ov,
 		goto out;
 	/* The job's options first: refused, they are the job's doing, not the commit's. */
 	if (opts->job && opts->job->nr && kconfig_verify(&report, opts->job, &got)) {
-		rc = err_set(ERR_CONFLICT, "kconfig: this kernel's Kconfig refuses %s: %s", KCONFIG_JOB_WHERE,
-			     err_msg());
+		const char *why = err_msg();
+
+		if (!strncmp(why, "kconfig: ", 9))
+			why += 9;
+		rc = err_set(ERR_CONFLICT, "kconfig: this kernel's Kconfig refuses %s: %s", KCONFIG_JOB_WHERE, why);
 		goto out;
 	}
 	for (size_t i = 0; i < want.nr; i++)
