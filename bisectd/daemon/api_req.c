@@ -77,9 +77,13 @@ static int check_config(json_t **out, json_t *req)
 	if (json_array_size(a) > KCONFIG_JOB_MAX)
 		return err_set(ERR_INVALID, "field 'config': at most %d options, not %zu", KCONFIG_JOB_MAX,
 			       json_array_size(a));
-	json_array_foreach(a, i, x)
+	json_array_foreach(a, i, x) {
 		if (!(opts[i] = json_string_value(x)))
 			return err_set(ERR_INVALID, "field 'config': option %zu is not a string", i + 1);
+		/* What is checked is the whole string: no bytes behind a NUL. */
+		if (json_string_length(x) != strlen(opts[i]))
+			return err_set(ERR_INVALID, "field 'config': option %zu has a NUL byte", i + 1);
+	}
 	rc = kconfig_job_parse(&kc, opts, json_array_size(a));
 	kconfig_release(&kc);
 	if (rc)
