@@ -16,11 +16,15 @@ ok "$([ -r "$EX/README.md" ]; echo $?)" "etc/examples/README.md is there"
 for f; do
 	name=$(basename "$f")
 	out=$("$BUILD/bisectd" -n -f "$f" 2>&1)
-	ok $? "$name loads (bisectd -n -f)" || printf '#   %s\n' "$out"
+	rc=$?
+	ok $rc "$name loads (bisectd -n -f)"
+	[ $rc = 0 ] || printf '#   %s\n' "$out"
 	like "$out" "configuration OK \\([0-9]+ repos, [1-9][0-9]* workloads, [1-9][0-9]* pools\\)" \
 		"$name: has workloads and a pool"
 	out=$(cd "$TEST_DIR" && "$BUILD/bisectd" -n -f "$f" 2>&1)
-	ok $? "$name loads from another directory" || printf '#   %s\n' "$out"
+	rc=$?
+	ok $rc "$name loads from another directory"
+	[ $rc = 0 ] || printf '#   %s\n' "$out"
 	ok "$(grep -q "$name" "$EX/README.md"; echo $?)" "$name: listed in the README"
 	ok "$(grep -q '^# .*bisectctl submit' "$f"; echo $?)" "$name: says how to submit"
 done
