@@ -204,7 +204,8 @@ async function submit(ev) {
 	const f = ev.target, body = {};
 	for (const el of f.elements) {
 		if (!el.name || el.value.trim() === '') continue;
-		body[el.name] = el.name === 'runs' ? Number(el.value) : el.value.trim();
+		body[el.name] = el.name === 'runs' ? Number(el.value) :
+			el.name === 'config' ? el.value.trim().split(/\s+/) : el.value.trim();
 	}
 	const btn = f.querySelector('button');
 	btn.disabled = true;
