@@ -183,6 +183,12 @@ like "$(echo "$mail" | tr '\n\t' '  ')" "the job's options, after the fragments:
 	"... its kernel config has them after the fragments, =n as a .config says it"
 like "$mail" "bisectctl submit .* --config 'CONFIG_MITIGATION_RETPOLINE=n' --config 'CONFIG_HZ=250'" \
 	"... and its reproduce line gives them as --config"
+if command -v gnuplot > /dev/null; then
+	like "$(api GET "/api/v1/jobs/$J7/charts/compare.svg")" "CONFIG_MITIGATION_RETPOLINE=n CONFIG_HZ=250 \\(job $J7\\)" \
+		"the compare chart names the job's bar by its options"
+else
+	ok 0 "# SKIP gnuplot missing: the compare chart's bar (make deps)"
+fi
 
 # A real agent: an option this kernel's Kconfig refuses fails the task (the
 # job's doing, not the commit's), naming it and what became of it.
