@@ -188,7 +188,7 @@ function renderJobs() {
 			<td>${esc(j.repo)} <span class="sha">${esc(j.good_ref)}..${esc(j.bad_ref)}</span>
 				<span class="progress">${esc(j.nr_commits)} commits</span></td>
 			<td>${esc(j.workload)}</td>
-			<td>${esc(j.append || '')}</td>
+			<td>${esc([j.append, ...(j.config || [])].filter(Boolean).join(' '))}</td>
 			<td class="state">${badge(j.state)}</td>
 			<td class="num candidates">${esc(p.candidates ?? '')}</td>
 			<td class="best">${bestCell(j)}</td>
