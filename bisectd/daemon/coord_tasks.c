@@ -18,8 +18,9 @@
  * The claim reply for task t: the task as taskwire.h defines it, with the
  * workload's validated definition (conf_workload_def()) and the job's
  * variant of the command line after the workload's own parameters (the
- * later one wins) and its kernel config variant in the kernel build. NULL only if the codec refuses what the store and the
- * config hold; the lease then runs out and the task is claimed again.
+ * later one wins), and its kernel config variant in the kernel build.
+ * NULL only if the codec refuses what the store and the config hold; the
+ * lease then runs out and the task is claimed again.
  */
 static json_t *task_json(const struct task *t, const struct conf_workload *w, long long attempt, int lease)
 {
