@@ -209,6 +209,7 @@ struct kdef {
 	const char *base, *base_config, *target;
 	const char *make_args[KBUILD_MAX_ARGS + 1];
 	json_t *fragments;
+	struct kconfig job;   /* the job's own options ("config"), after the fragments */
 };
 
 static int kdef_parse(struct kdef *d, json_t *kernel)
@@ -217,6 +218,7 @@ static int kdef_parse(struct kdef *d, json_t *kernel)
 	size_t i;
 
 	memset(d, 0, sizeof(*d));
+	kconfig_init(&d->job);
 	if (!json_is_object(kernel))
 		return err_set(ERR_INVALID, "workload 'kernel' must be an object");
 	d->base = json_string_value(json_object_get(kernel, "base"));
@@ -242,6 +244,20 @@ static int kdef_parse(struct kdef *d, json_t *kernel)
 			return err_set(ERR_INVALID, "workload 'kernel': 'make_args' takes at most %d "
 				       "VAR=value strings", KBUILD_MAX_ARGS);
 		d->make_args[i] = a;
+	}
+	x = json_object_get(kernel, "config");
+	if (x) {
+		const char *opts[KCONFIG_JOB_MAX];
+		json_t *o;
+
+		if (!json_is_array(x) || json_array_size(x) > KCONFIG_JOB_MAX)
+			return err_set(ERR_INVALID, "workload 'kernel': 'config' must be an array of at most %d "
+				       "\"CONFIG_X=value\" strings", KCONFIG_JOB_MAX);
+		json_array_foreach(x, i, o)
+			if (!(opts[i] = json_string_value(o)))
+				return err_set(ERR_INVALID, "workload 'kernel': 'config' %zu is not a string", i);
+		if (kconfig_job_parse(&d->job, opts, json_array_size(x)))
+			return err_set(ERR_INVALID, "workload 'kernel': %s", err_msg());
 	}
 	return 0;
 }
@@ -291,6 +307,7 @@ int kbuild_run(struct kbuild_result *r, const struct kbuild *k)
 	struct run_result res;
 	struct counter counter = { k, 0, "", 0 };
 	struct sbuf log = SBUF_INIT;
+	struct kconfig_overrides ov = KCONFIG_OVERRIDES_INIT;
 	struct kdef d;
 	char **frags = NULL, *base = NULL, *fragdir = NULL, *entry = NULL, *image = NULL;
 	char *tmp = NULL, *built = NULL, *cc = NULL, *o_arg = NULL, *j_arg = NULL, *basedir = NULL;
@@ -303,22 +320,29 @@ int kbuild_run(struct kbuild_result *r, const struct kbuild *k)
 
 	memset(r, 0, sizeof(*r));
 	r->status = "failed";
-	if (kdef_parse(&d, k->kernel) < 0)
+	if (kdef_parse(&d, k->kernel) < 0) {
+		kconfig_release(&d.job);
 		return say(r, "failed", "%s", err_msg());
-	if (!k->kernel_image || !path_inside(k->kernel_image))
-		return say(r, "failed", "kernel_image '%s' is not a path inside the build output",
-			   k->kernel_image ? k->kernel_image : "");
+	}
+	if (!k->kernel_image || !path_inside(k->kernel_image)) {
+		say(r, "failed", "kernel_image '%s' is not a path inside the build output",
+		    k->kernel_image ? k->kernel_image : "");
+		goto out;
+	}
 	for (const char *const *t = k->tools ? k->tools : kbuild_tools; *t; t++)
-		if (!in_path(*t))
-			return say(r, "failed", "this agent cannot build kernels: '%s' is not installed "
-				   "(make deps-kernel installs what a build needs)", *t);
+		if (!in_path(*t)) {
+			say(r, "failed", "this agent cannot build kernels: '%s' is not installed "
+			    "(make deps-kernel installs what a build needs)", *t);
+			goto out;
+		}
 
 	fragdir = xasprintf("%s/bisectd-fragments", k->outdir);
 	if ((rc = mkdir_p(k->outdir, 0755)) || (rc = write_config_files(&frags, &base, &d, fragdir))) {
 		say(r, "failed", "cannot write the kernel config fragments in %s: %s", fragdir, err_msg());
 		goto out;
 	}
-	if ((rc = kconfig_config_hash(r->config_hash, base, (const char *const *)frags))) {
+	/* The job's options are in the hash: other options, another build. */
+	if ((rc = kconfig_config_hash_job(r->config_hash, base, (const char *const *)frags, &d.job))) {
 		say(r, "failed", "kernel config: %s", err_msg());
 		goto out;
 	}
@@ -383,13 +407,26 @@ int kbuild_run(struct kbuild_result *r, const struct kbuild *k)
 	ko.make_args = make_args;
 	ko.env = env;
 	ko.timeout_ms = k->timeout_ms;
+	ko.job = &d.job;
 	sbuf_addf(&log, "# configuring %s: base %s, %zu fragment%s, config hash %s\n", k->srcdir, d.base,
 		  json_array_size(d.fragments), json_array_size(d.fragments) == 1 ? "" : "s", r->config_hash);
-	rc = kconfig_apply(NULL, NULL, &ko);
+	for (size_t i = 0; i < d.job.nr; i++)
+		sbuf_addf(&log, "# the job's config: %s=%s\n", d.job.opt[i].name, d.job.opt[i].value);
+	rc = kconfig_apply(NULL, &ov, &ko);
+	for (size_t i = 0; i < ov.nr; i++) {
+		char line[600];
+
+		if (!strcmp(ov.v[i].new_where, KCONFIG_JOB_WHERE))
+			sbuf_addf(&log, "# job: %s\n", kconfig_override_describe(&ov.v[i], line, sizeof(line)));
+	}
 	if (rc) {
 		sbuf_addf(&log, "%s\n", err_msg());
-		/* A tree whose Kconfig drops an option or fails to configure is the commit's doing. */
-		say(r, rc == ERR_INVALID ? "failed" : "skipped", "%s", err_msg());
+		/*
+		 * A tree whose Kconfig drops a fragment's option or fails to
+		 * configure is the commit's doing; one that refuses the job's
+		 * own options (ERR_CONFLICT) is the job's, as a bad fragment is.
+		 */
+		say(r, rc == ERR_INVALID || rc == ERR_CONFLICT ? "failed" : "skipped", "%s", err_msg());
 		goto out;
 	}
 	sbuf_adds(&log, "# configured: every requested option is set\n");
@@ -485,6 +522,8 @@ out:
 	free(o_arg);
 	free(j_arg);
 	free(basedir);
+	kconfig_overrides_release(&ov);
+	kconfig_release(&d.job);
 	return strcmp(r->status, "ok") ? ERR_FAIL : 0;
 }
 

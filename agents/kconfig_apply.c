@@ -67,10 +67,10 @@ static int run_make(const struct kconfig_apply_opts *opts, const char *out, cons
 int kconfig_apply(char hash[KCONFIG_HASH_HEX + 1], struct kconfig_overrides *ov,
 		  const struct kconfig_apply_opts *opts)
 {
-	struct kconfig want = KCONFIG_INIT, got = KCONFIG_INIT;
+	struct kconfig want = KCONFIG_INIT, got = KCONFIG_INIT, rest = KCONFIG_INIT;
 	char out[PATH_MAX], src[PATH_MAX];
 	char *frag_path = NULL, *cfg_path = NULL, *merge_sh = NULL, *text = NULL;
-	char *base_name = NULL, *header = NULL, *report = NULL;
+	char *base_name = NULL, *header = NULL, *report = NULL, *name = NULL;
 	char h[KCONFIG_HASH_HEX + 1];
 	size_t len = 0;
 	int rc;
@@ -87,13 +87,16 @@ int kconfig_apply(char hash[KCONFIG_HASH_HEX + 1], struct kconfig_overrides *ov,
 
 	if ((rc = kconfig_merged(&want, ov, &text, &len, &base_name, opts->base, opts->fragments)))
 		goto out;
-	kconfig_hash(h, &want, base_name);
+	if (opts->job)
+		kconfig_merge(&want, ov, opts->job);
+	name = kconfig_job_base_name(base_name, opts->job);
+	kconfig_hash(h, &want, name);
 	if (hash)
 		memcpy(hash, h, sizeof(h));
 
 	frag_path = xasprintf("%s/bisectd-fragment.config", out);
 	cfg_path = xasprintf("%s/.config", out);
-	header = xasprintf("bisectd: merged fragment, base %s, config hash %s", base_name, h);
+	header = xasprintf("bisectd: merged fragment, base %s, config hash %s", name, h);
 	{
 		char *frag = kconfig_format(&want, header);
 
@@ -121,10 +124,23 @@ int kconfig_apply(char hash[KCONFIG_HASH_HEX + 1], struct kconfig_overrides *ov,
 		goto out;
 	if ((rc = kconfig_load(&got, NULL, cfg_path)))
 		goto out;
-	rc = kconfig_verify(&report, &want, &got);
+	/* The job's options first: refused, they are the job's doing, not the commit's. */
+	if (opts->job && opts->job->nr && kconfig_verify(&report, opts->job, &got)) {
+		const char *why = err_msg();
+
+		if (!strncmp(why, "kconfig: ", 9))
+			why += 9;
+		rc = err_set(ERR_CONFLICT, "kconfig: this kernel's Kconfig refuses %s: %s", KCONFIG_JOB_WHERE, why);
+		goto out;
+	}
+	for (size_t i = 0; i < want.nr; i++)
+		if (!opts->job || !kconfig_get(opts->job, want.opt[i].name))
+			kconfig_set(&rest, want.opt[i].name, want.opt[i].value, want.opt[i].where);
+	rc = kconfig_verify(&report, &rest, &got);
 out:
 	free(report);
 	free(header);
+	free(name);
 	free(base_name);
 	free(text);
 	free(merge_sh);
@@ -132,5 +148,6 @@ out:
 	free(frag_path);
 	kconfig_release(&want);
 	kconfig_release(&got);
+	kconfig_release(&rest);
 	return rc;
 }

@@ -18,8 +18,10 @@ struct kconfig_apply_opts {
 	const char *const *env;  /* extra "K=V" for every command; may be NULL */
 	const char *make;        /* NULL: "make" */
 	int timeout_ms;          /* per command; <= 0: none */
+	const struct kconfig *job; /* the job's own options (kconfig_job_parse()), merged after
+				    * the fragments; NULL or empty: none */
 };
-#define KCONFIG_APPLY_OPTS_INIT { NULL, NULL, "tinyconfig", NULL, NULL, NULL, NULL, 600000 }
+#define KCONFIG_APPLY_OPTS_INIT { NULL, NULL, "tinyconfig", NULL, NULL, NULL, NULL, 600000, NULL }
 
 /*
  * Configures the tree at srcdir into outdir: merges the fragments

@@ -17,6 +17,7 @@
 
 #include "client.h"
 #include "err.h"
+#include "kconfig.h"
 #include "token.h"
 #include "util.h"
 
@@ -632,6 +633,15 @@ static void format_job(struct sbuf *out, const json_t *job, size_t max_events, i
 		  jint(job, "runs", 0));
 	if (jstr(job, "append"))
 		sbuf_addf(out, "variant   kernel command line + \"%s\"\n", jstr(job, "append"));
+	if (json_array_size(json_object_get(job, "config"))) {
+		json_t *x;
+		size_t i;
+
+		sbuf_adds(out, "variant   kernel config +");
+		json_array_foreach(json_object_get(job, "config"), i, x)
+			sbuf_addf(out, " %s", json_string_value(x) ? json_string_value(x) : "?");
+		sbuf_adds(out, "\n");
+	}
 	local_time(tbuf, sizeof(tbuf), created, "%Y-%m-%d %H:%M:%S");
 	if (finished > 0) {
 		fmt_duration(dbuf, sizeof(dbuf), finished - created);
@@ -878,6 +888,7 @@ static int parse_interval(double *out, const struct cmd *c, const char *s)
 
 /* Options every command also takes after its name. */
 #define OPT_CA_FILE 1001
+#define OPT_CONFIG 1002
 #define COMMON_LONGOPTS \
 	{ "help", no_argument, NULL, 'h' }, \
 	{ "json", no_argument, NULL, 'J' }, \
@@ -950,6 +961,7 @@ static int cmd_submit(int argc, char **argv)
 		{ "budget-seconds", required_argument, NULL, 'T' },
 		{ "direction", required_argument, NULL, 'D' },
 		{ "append", required_argument, NULL, 'a' },
+		{ "config", required_argument, NULL, OPT_CONFIG },
 		{ "watch", no_argument, NULL, 'W' },
 		{ "interval", required_argument, NULL, 'i' },
 		COMMON_LONGOPTS,
@@ -963,6 +975,8 @@ static int cmd_submit(int argc, char **argv)
 	double interval = 1;
 	int opt, watch = 0, rc, done;
 	json_t *body = NULL, *reply = NULL;
+	static char config[KCONFIG_JOB_MAX][KCONFIG_JOB_OPT_MAX + 1];
+	size_t nr_config = 0;
 
 	while ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
 		switch (opt) {
@@ -975,6 +989,22 @@ static int cmd_submit(int argc, char **argv)
 		case 'P': policy = optarg; break;
 		case 'D': direction = optarg; break;
 		case 'a': append = optarg; break;
+		case OPT_CONFIG: {
+			/* "# CONFIG_X is not set", as a .config says it, is CONFIG_X=n. */
+			char name[201];
+			int n = 0;
+
+			if (nr_config == KCONFIG_JOB_MAX)
+				return usage_error(c, "at most %d --config options", KCONFIG_JOB_MAX);
+			if (sscanf(optarg, "# %200[A-Z0-9_] is not set%n", name, &n) == 1 && !optarg[n])
+				snprintf(config[nr_config], sizeof(config[0]), "%s=n", name);
+			else if (strlen(optarg) <= KCONFIG_JOB_OPT_MAX)
+				snprintf(config[nr_config], sizeof(config[0]), "%s", optarg);
+			if (kconfig_job_check(strlen(optarg) <= KCONFIG_JOB_OPT_MAX ? config[nr_config] : optarg))
+				return usage_error(c, "bad --config: %s", err_msg());
+			nr_config++;
+			break;
+		}
 		case 'C':
 			if (parse_fraction(&confidence, optarg, 0.5, 0.999999) < 0)
 				return usage_error(c, "bad --confidence '%s' (0.5 to 0.999999)", optarg);
@@ -1036,6 +1066,13 @@ static int cmd_submit(int argc, char **argv)
 		json_object_set_new(body, "direction", json_string(direction));
 	if (append)
 		json_object_set_new(body, "append", json_string(append));
+	if (nr_config) {
+		json_t *a = json_array();
+
+		for (size_t i = 0; i < nr_config; i++)
+			json_array_append_new(a, json_string(config[i]));
+		json_object_set_new(body, "config", a);
+	}
 	if (confidence > 0)
 		json_object_set_new(body, "confidence", json_real(confidence));
 	if (alpha > 0)
@@ -1633,6 +1670,10 @@ static const struct cmd commands[] = {
 	  "  --direction D   higher or lower is better (default: the workload's)\n"
 	  "  --append P      kernel parameters for this job's boots, after the workload's\n"
 	  "                  (\"mitigations=off\"; boot qemu workloads)\n"
+	  "  --config OPT    a kernel config option for this job's builds, after the\n"
+	  "                  workload's fragments, verified like them (repeatable:\n"
+	  "                  CONFIG_X=y|m|n|123|0x1f|'\"str\"'; n or '# CONFIG_X is not\n"
+	  "                  set' unsets it); workloads with a kernel build\n"
 	  "  --policy P      bisectd (default) or split (the simple k-way split)\n"
 	  "  --watch         follow the job as 'watch' does; the exit status is its end's\n"
 	  "                  (0 done, 1 failed/cancelled/not-reproduced, 4 undecided)\n"

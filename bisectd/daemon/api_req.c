@@ -6,6 +6,7 @@
 #include "api_req.h"
 #include "err.h"
 #include "jsonx.h"
+#include "kconfig.h"
 #include "perfreport.h"
 #include "util.h"
 
@@ -55,11 +56,49 @@ bad:
 		       "words of A-Z a-z 0-9 _ . , = : / + - separated by single spaces");
 }
 
+/*
+ * A job's kernel config variant: an array of "CONFIG_X=value" strings,
+ * each checked as the agent will (kconfig_job_parse()), no name twice.
+ * An empty array is none.
+ */
+static int check_config(json_t **out, json_t *req)
+{
+	json_t *a = json_object_get(req, "config"), *x;
+	const char *opts[KCONFIG_JOB_MAX];
+	struct kconfig kc = KCONFIG_INIT;
+	size_t i;
+	int rc;
+
+	*out = NULL;
+	if (!a || json_is_null(a))
+		return 0;
+	if (!json_is_array(a))
+		return err_set(ERR_INVALID, "field 'config' must be an array of kernel config options such as "
+			       "[\"CONFIG_MITIGATION_RETPOLINE=n\"]");
+	if (json_array_size(a) > KCONFIG_JOB_MAX)
+		return err_set(ERR_INVALID, "field 'config': at most %d options, not %zu", KCONFIG_JOB_MAX,
+			       json_array_size(a));
+	json_array_foreach(a, i, x) {
+		if (!(opts[i] = json_string_value(x)))
+			return err_set(ERR_INVALID, "field 'config': option %zu is not a string", i + 1);
+		/* What is checked is the whole string: no bytes behind a NUL. */
+		if (json_string_length(x) != strlen(opts[i]))
+			return err_set(ERR_INVALID, "field 'config': option %zu has a NUL byte", i + 1);
+	}
+	rc = kconfig_job_parse(&kc, opts, json_array_size(a));
+	kconfig_release(&kc);
+	if (rc)
+		return err_set(ERR_INVALID, "field 'config': %s", err_msg());
+	if (json_array_size(a))
+		*out = a;
+	return 0;
+}
+
 int api_req_job(struct job_request *out, json_t *req)
 {
 	static const char *const allowed[] = { "repo", "good", "bad", "workload", "pool", "runs", "policy",
 					       "confidence", "alpha", "min_effect", "budget_runs", "budget_builds",
-					       "budget_seconds", "direction", "append", NULL };
+					       "budget_seconds", "direction", "append", "config", NULL };
 	int rc;
 
 	memset(out, 0, sizeof(*out));
@@ -79,7 +118,8 @@ int api_req_job(struct job_request *out, json_t *req)
 	    (rc = jsonx_int(&out->budget_seconds, req, "budget_seconds", 0, COORD_BUDGET_S_MAX, 0, 0)) ||
 	    (rc = jsonx_str(&out->direction, req, "direction", 16, 0, NULL)) ||
 	    (rc = jsonx_str(&out->append, req, "append", 256, 0, NULL)) ||
-	    (rc = check_append(out->append)))
+	    (rc = check_append(out->append)) ||
+	    (rc = check_config(&out->config, req)))
 		return rc;
 	if (!coord_policy_valid(out->policy))
 		return err_set(ERR_INVALID, "field 'policy' must be %s, not '%s'", coord_policy_names(), out->policy);

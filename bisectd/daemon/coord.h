@@ -52,6 +52,8 @@ struct job_request {
 	long long budget_runs, budget_builds, budget_seconds;
 	const char *direction;       /* "higher", "lower"; NULL: the workload's */
 	const char *append;          /* NULL: none */
+	json_t *config;              /* the kernel config variant: an array of "CONFIG_X=value"
+				      * strings kconfig_job_parse() accepts; borrowed; NULL: none */
 };
 
 /* 1 when a job may name this policy; the names for a message ("bisectd or split"). */

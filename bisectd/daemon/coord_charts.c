@@ -47,6 +47,7 @@ struct chart_job {
 	struct decision_row *dec;
 	size_t nr_dec;
 	char *title;
+	char *variant;    /* the job's append and config options, for the compare chart; NULL: none */
 	struct plot_commit *pc;
 	struct plot_run *pr;
 	struct plot_decision *pd;
@@ -64,6 +65,7 @@ static void chart_job_release(struct chart_job *c)
 	free(c->samples);
 	free(c->dec);
 	free(c->title);
+	free(c->variant);
 	free(c->pc);
 	free(c->pr);
 	free(c->pd);
@@ -140,7 +142,22 @@ static int chart_job_load(struct coord *s, struct chart_job *c, long long id, co
 	}
 
 	c->title = xasprintf("%s %s..%s", c->job.workload, c->job.good_ref, c->job.bad_ref);
-	c->pj = (struct plot_job){ .id = id, .title = c->title, .variant = c->job.append, .unit = c->job.unit,
+	/* Both variants name a bar: "mitigations=off", "CONFIG_MITIGATION_RETPOLINE=n", or both. */
+	if (c->job.config) {
+		json_t *cfg = json_loads(c->job.config, 0, NULL), *x;
+		struct sbuf sb = SBUF_INIT;
+		size_t i;
+
+		if (c->job.append)
+			sbuf_adds(&sb, c->job.append);
+		json_array_foreach(cfg, i, x)
+			sbuf_addf(&sb, "%s%s", sb.len ? " " : "", json_string_value(x) ? json_string_value(x) : "?");
+		json_decref(cfg);
+		c->variant = sb.len ? sbuf_detach(&sb) : NULL;
+		sbuf_release(&sb);
+	}
+	c->pj = (struct plot_job){ .id = id, .title = c->title,
+				   .variant = c->variant ? c->variant : c->job.append, .unit = c->job.unit,
 				   .higher = c->job.higher, .created = c->job.created, .commits = c->pc,
 				   .nr_commits = c->nr_rows, .runs = c->pr, .nr_runs = c->nr_samples,
 				   .agents = c->agent_names, .nr_agents = c->nr_agents, .decisions = c->pd,

@@ -84,6 +84,9 @@ int coord_job_create(struct coord *s, json_t **reply, const struct job_request *
 	if (req->append && !(conf_boot_places(w->boot) & WORKLOAD_GUEST))
 		return err_set(ERR_INVALID, "field 'append' is a kernel command line for boot qemu; workload '%s' "
 			       "boots %s", w->name, w->boot);
+	if (req->config && !w->kernel)
+		return err_set(ERR_INVALID, "field 'config' sets options of the kernel a workload builds; workload "
+			       "'%s' builds no kernel (it has no 'kernel' build)", w->name);
 	if ((rc = coord_resolve_range(s, m, &rr, req->good, req->bad)))
 		return rc;
 
@@ -106,6 +109,7 @@ int coord_job_create(struct coord *s, json_t **reply, const struct job_request *
 	job.budget_builds = req->budget_builds;
 	job.budget_seconds = req->budget_seconds;
 	job.append = (char *)(uintptr_t)req->append;
+	job.config = req->config ? json_dumps(req->config, JSON_COMPACT) : NULL;
 
 	pthread_mutex_lock(&s->lock);
 	if ((rc = store_begin(s->st)))
@@ -133,6 +137,7 @@ rollback:
 unlock:
 	pthread_mutex_unlock(&s->lock);
 	repo_range_release(&rr);
+	free(job.config);
 	return rc;
 }
 

@@ -113,7 +113,8 @@ static int mail_load(struct mail *m, struct coord *s, long long id)
 		m->pct = stats_change_pct(m->parent.hmean, m->culprit.hmean);
 	w = conf_workload_find(s->conf, jstr(m->job, "workload"));
 	if (w)
-		m->def = conf_workload_def(w, json_string_value(json_object_get(m->job, "append")));
+		m->def = conf_workload_def_job(w, json_string_value(json_object_get(m->job, "append")),
+					       json_object_get(m->job, "config"));
 	r = conf_repo_find(s->conf, jstr(m->job, "repo"));
 	m->url = r ? r->url : NULL;
 unlock:
@@ -231,6 +232,12 @@ static void mail_params(struct sbuf *sb, struct mail *m)
 		  jstr(m->job, "append") : "none (the job's append)");
 	if (json_is_string(json_object_get(def, "append")))
 		sbuf_addf(sb, "\tkernel command line: %s\n", jstr(def, "append"));
+	if (json_array_size(json_object_get(m->job, "config"))) {
+		sbuf_adds(sb, "\tkernel config variant:");
+		json_array_foreach(json_object_get(m->job, "config"), i, x)
+			sbuf_addf(sb, " %s", json_string_value(x));
+		sbuf_adds(sb, "\n");
+	}
 	if (json_array_size(json_object_get(def, "build"))) {
 		sbuf_adds(sb, "\tbuild: ");
 		sh_argv(sb, json_object_get(def, "build"));
@@ -258,6 +265,17 @@ static void mail_params(struct sbuf *sb, struct mail *m)
 			sbuf_addf(sb, "\t\t%.*s\n", nl ? (int)(nl - line) : (int)strlen(line), line);
 		}
 	}
+	if (json_array_size(json_object_get(k, "config"))) {
+		sbuf_adds(sb, "\tthe job's options, after the fragments:\n");
+		json_array_foreach(json_object_get(k, "config"), i, x) {
+			const char *o = json_string_value(x), *eq = strchr(o, '=');
+
+			if (eq && !strcmp(eq, "=n"))
+				sbuf_addf(sb, "\t\t# %.*s is not set\n", (int)(eq - o), o);
+			else
+				sbuf_addf(sb, "\t\t%s\n", o);
+		}
+	}
 	sbuf_adds(sb, "\n");
 }
 
@@ -277,6 +295,15 @@ static void mail_reproduce(struct sbuf *sb, struct mail *m)
 	if (json_is_string(json_object_get(m->job, "append"))) {
 		sbuf_adds(sb, " --append ");
 		workload_sh_quote(sb, jstr(m->job, "append"));
+	}
+	{
+		json_t *x;
+		size_t i;
+
+		json_array_foreach(json_object_get(m->job, "config"), i, x) {
+			sbuf_adds(sb, " --config ");
+			workload_sh_quote(sb, json_string_value(x));
+		}
 	}
 	sbuf_adds(sb, "\n\n\t# by hand: build and run the culprit, then its parent\n");
 	if (m->url) {

@@ -178,6 +178,15 @@ static void text_title(struct sbuf *sb, json_t *j, long long id)
 		  json_string_value(json_object_get(j, "unit")), json_string_value(json_object_get(j, "direction")));
 	if (json_is_string(json_object_get(j, "append")))
 		sbuf_addf(sb, "kernel command line + \"%s\"\n", json_string_value(json_object_get(j, "append")));
+	if (json_array_size(json_object_get(j, "config"))) {
+		json_t *x;
+		size_t i;
+
+		sbuf_adds(sb, "kernel config +");
+		json_array_foreach(json_object_get(j, "config"), i, x)
+			sbuf_addf(sb, " %s", json_string_value(x));
+		sbuf_adds(sb, "\n");
+	}
 }
 
 static json_t *commit_by_idx(json_t *commits, long long idx)

@@ -18,14 +18,23 @@
  * The claim reply for task t: the task as taskwire.h defines it, with the
  * workload's validated definition (conf_workload_def()) and the job's
  * variant of the command line after the workload's own parameters (the
- * later one wins). NULL only if the codec refuses what the store and the
- * config hold; the lease then runs out and the task is claimed again.
+ * later one wins), and its kernel config variant in the kernel build.
+ * NULL only if the codec refuses what the store and the config hold; the
+ * lease then runs out and the task is claimed again.
  */
 static json_t *task_json(const struct task *t, const struct conf_workload *w, long long attempt, int lease,
 			 const char *profile)
 {
 	struct task_wire tw = { 0 };
-	json_t *def = conf_workload_def(w, t->append), *j = NULL;
+	json_t *config = t->config ? json_loads(t->config, 0, NULL) : NULL, *def, *j = NULL;
+
+	/* Never a build without the variant the job asked for. */
+	if (t->config && !json_is_array(config)) {
+		log_error("task %lld: the job's config is not a JSON array: %s", t->id, t->config);
+		json_decref(config);
+		return NULL;
+	}
+	def = conf_workload_def_job(w, t->append, config);
 
 	tw.task = t->id;
 	tw.attempt = attempt;
@@ -40,6 +49,7 @@ static json_t *task_json(const struct task *t, const struct conf_workload *w, lo
 	if (taskwire_encode(&j, &tw) < 0)
 		log_error("task %lld: %s", t->id, err_msg());
 	json_decref(def);
+	json_decref(config);
 	return j;
 }
 

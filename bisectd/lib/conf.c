@@ -857,6 +857,11 @@ out:
 
 json_t *conf_workload_def(const struct conf_workload *w, const char *append)
 {
+	return conf_workload_def_job(w, append, NULL);
+}
+
+json_t *conf_workload_def_job(const struct conf_workload *w, const char *append, json_t *config)
+{
 	json_t *j = json_pack("{s:s, s:s, s:s, s:s, s:s, s:i, s:i}", "name", w->name, "type", w->type,
 			      "boot", w->boot, "unit", w->unit,
 			      "direction", w->direction == DIR_LOWER ? "lower" : "higher",
@@ -896,6 +901,8 @@ json_t *conf_workload_def(const struct conf_workload *w, const char *append)
 			json_array_append_new(ma, json_string(*p));
 		json_object_set_new(kj, "fragments", fr);
 		json_object_set_new(kj, "make_args", ma);
+		if (json_array_size(config))
+			json_object_set_new(kj, "config", json_deep_copy(config));
 		json_object_set_new(j, "kernel", kj);
 	}
 	/* The kind's own keys last: they are its whole knowledge. */

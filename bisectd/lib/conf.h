@@ -80,6 +80,14 @@ int conf_boot_places(const char *name);
  */
 json_t *conf_workload_def(const struct conf_workload *w, const char *append);
 
+/*
+ * conf_workload_def() with the job's kernel config variant too: config
+ * (a JSON array of "CONFIG_X=value" strings; NULL or empty: none) goes
+ * into the definition's "kernel" object as its "config", which the agent
+ * merges after the fragments (kbuild.h). Only for a w with a kernel build.
+ */
+json_t *conf_workload_def_job(const struct conf_workload *w, const char *append, json_t *config);
+
 struct conf_pool {
 	char *name;
 	char **labels;       /* NULL-terminated; an agent is in the pool when it has them all */

@@ -280,6 +280,11 @@ int kconfig_load(struct kconfig *kc, struct kconfig_overrides *ov, const char *p
 	return rc;
 }
 
+void kconfig_set(struct kconfig *kc, const char *name, const char *value, const char *where)
+{
+	set_opt(kc, NULL, name, value, where);
+}
+
 void kconfig_merge(struct kconfig *dst, struct kconfig_overrides *ov, const struct kconfig *src)
 {
 	size_t i;
@@ -469,13 +474,89 @@ int kconfig_merged(struct kconfig *want, struct kconfig_overrides *ov, char **te
 
 int kconfig_config_hash(char hash[KCONFIG_HASH_HEX + 1], const char *base, const char *const *fragments)
 {
+	return kconfig_config_hash_job(hash, base, fragments, NULL);
+}
+
+/* --- a job's own options ------------------------------------------------- */
+
+int kconfig_job_check(const char *opt)
+{
+	const char *eq = strchr(opt, '='), *v;
+	size_t i, n;
+
+	if (strlen(opt) > KCONFIG_JOB_OPT_MAX)
+		return err_set(ERR_INVALID, "config option '%.40s...' is longer than %d characters", opt,
+			       KCONFIG_JOB_OPT_MAX);
+	if (strncmp(opt, "CONFIG_", 7) || !eq || eq == opt + 7)
+		goto name;
+	for (const char *p = opt + 7; p < eq; p++)
+		if (!(isupper((unsigned char)*p) || isdigit((unsigned char)*p) || *p == '_'))
+			goto name;
+	v = eq + 1;
+	n = strlen(v);
+	for (i = 0; i < n; i++)
+		if ((unsigned char)v[i] < 0x20 || v[i] == 0x7f)
+			goto value;
+	if (n && valid_value(v, n))
+		return 0;
+value:
+	return err_set(ERR_INVALID, "config option '%s': the value must be y, m, n (not set), a number, 0x hex "
+		       "or a \"quoted string\"", opt);
+name:
+	return err_set(ERR_INVALID, "config option '%s' must be CONFIG_NAME=value with a name of A-Z 0-9 _ "
+		       "(\"CONFIG_MITIGATION_RETPOLINE=n\")", opt);
+}
+
+int kconfig_job_parse(struct kconfig *kc, const char *const *opts, size_t n)
+{
+	int rc;
+
+	if (n > KCONFIG_JOB_MAX)
+		return err_set(ERR_INVALID, "at most %d config options a job, not %zu", KCONFIG_JOB_MAX, n);
+	for (size_t i = 0; i < n; i++) {
+		const char *eq;
+		char *name;
+
+		if ((rc = kconfig_job_check(opts[i])))
+			return rc;
+		eq = strchr(opts[i], '=');
+		name = xstrndup(opts[i], (size_t)(eq - opts[i]));
+		if (kconfig_get(kc, name)) {
+			rc = err_set(ERR_INVALID, "config option %s is given twice", name);
+			free(name);
+			return rc;
+		}
+		set_opt(kc, NULL, name, eq + 1, KCONFIG_JOB_WHERE);
+		free(name);
+	}
+	return 0;
+}
+
+char *kconfig_job_base_name(const char *base_name, const struct kconfig *job)
+{
+	char h[KCONFIG_HASH_HEX + 1];
+
+	if (!job || !job->nr)
+		return xstrdup(base_name);
+	kconfig_hash(h, job, "job");
+	return xasprintf("%s+job:%s", base_name, h);
+}
+
+int kconfig_config_hash_job(char hash[KCONFIG_HASH_HEX + 1], const char *base, const char *const *fragments,
+			    const struct kconfig *job)
+{
 	struct kconfig want = KCONFIG_INIT;
-	char *text = NULL, *base_name = NULL;
+	char *text = NULL, *base_name = NULL, *name = NULL;
 	size_t len = 0;
 	int rc = kconfig_merged(&want, NULL, &text, &len, &base_name, base, fragments);
 
-	if (rc == 0)
-		kconfig_hash(hash, &want, base_name);
+	if (rc == 0) {
+		if (job)
+			kconfig_merge(&want, NULL, job);
+		name = kconfig_job_base_name(base_name, job);
+		kconfig_hash(hash, &want, name);
+	}
+	free(name);
 	free(text);
 	free(base_name);
 	kconfig_release(&want);

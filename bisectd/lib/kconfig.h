@@ -65,6 +65,9 @@ const struct kconfig_opt *kconfig_get(const struct kconfig *kc, const char *name
 int kconfig_parse(struct kconfig *kc, struct kconfig_overrides *ov,
 		  const char *text, size_t len, const char *fname);
 
+/* Sets name to value (read from where) in kc; a name set before takes the new value. */
+void kconfig_set(struct kconfig *kc, const char *name, const char *value, const char *where);
+
 /* kconfig_parse() of the file at path (at most 16 MiB). */
 int kconfig_load(struct kconfig *kc, struct kconfig_overrides *ov, const char *path);
 
@@ -116,5 +119,45 @@ int kconfig_config_hash(char hash[KCONFIG_HASH_HEX + 1], const char *base, const
  */
 int kconfig_merged(struct kconfig *want, struct kconfig_overrides *ov, char **text, size_t *len,
 		   char **base_name, const char *base, const char *const *fragments);
+
+/* --- a job's own options (bisectctl submit --config) --------------------- */
+
+/* Bound on a job's options, and on one "CONFIG_X=value" string. */
+#define KCONFIG_JOB_MAX 64
+#define KCONFIG_JOB_OPT_MAX 256
+
+/* Where messages say a job's option came from. */
+#define KCONFIG_JOB_WHERE "the job's --config"
+
+/*
+ * Checks one of a job's options, "CONFIG_X=V": the name CONFIG_ and one
+ * or more of [A-Z0-9_], V one of y, m, n (not set), a decimal number, 0x
+ * hex, or a "quoted string" (backslash escapes, no control characters).
+ * 0, or ERR_INVALID with what is wrong and what is accepted.
+ */
+int kconfig_job_check(const char *opt);
+
+/*
+ * Adds the job's options (strings kconfig_job_check() accepts) to kc, in
+ * order, each from KCONFIG_JOB_WHERE; a name given twice is ERR_INVALID.
+ */
+int kconfig_job_parse(struct kconfig *kc, const char *const *opts, size_t n);
+
+/*
+ * The name of a base whose fragments a job's options go on top of, for
+ * kconfig_hash(): base_name as it is when job is empty (the hash of a
+ * build without options stays what it was), else base_name plus "+job:"
+ * and kconfig_hash() of the job's options alone. So two jobs with other
+ * options never share a build, even where the merged options agree, and
+ * two with the same options (in any order) do. Caller frees.
+ */
+char *kconfig_job_base_name(const char *base_name, const struct kconfig *job);
+
+/*
+ * kconfig_config_hash() with a job's options (may be NULL or empty)
+ * merged after the fragments, named with kconfig_job_base_name().
+ */
+int kconfig_config_hash_job(char hash[KCONFIG_HASH_HEX + 1], const char *base, const char *const *fragments,
+			    const struct kconfig *job);
 
 #endif

@@ -72,6 +72,7 @@ struct job {
 	double confidence, alpha, min_effect;
 	long long budget_runs, budget_builds, budget_seconds;   /* 0: none given */
 	char *append;                /* kernel command line variant; NULL: none */
+	char *config;                /* kernel config variant: a JSON array of "CONFIG_X=value"; NULL: none */
 };
 
 /* The job; ERR_NOTFOUND when there is none. Release with store_job_release(). */
@@ -150,6 +151,7 @@ struct task {
 	char job_state[16];
 	char *unit;                  /* the job's */
 	char *pool, *workload, *append;
+	char *config;                /* the job's: a JSON array of "CONFIG_X=value"; NULL: none */
 	char *repo, *url, *sha;
 	char *agent_name;            /* NULL: no agent */
 };
@@ -180,7 +182,7 @@ int store_jobs_idle(long long **ids, char ***pools, size_t *n, struct store *s);
 int store_tasks_cancel_queued(struct store *s, long long job, long long time);
 /*
  * The queued tasks of live jobs an agent may take, oldest first, at most
- * 500, with pool, workload, append, repo, url and sha: a link of a chain
+ * 500, with pool, workload, append, config, repo, url and sha: a link of a chain
  * only once the link before is through, and only by its agent, unless
  * that one was last seen before seen_since.
  */

@@ -17,6 +17,7 @@ void store_task_release(struct task *t)
 	free(t->pool);
 	free(t->workload);
 	free(t->append);
+	free(t->config);
 	free(t->repo);
 	free(t->url);
 	free(t->sha);
@@ -176,6 +177,7 @@ static void claimable_row(struct task *t, sqlite3_stmt *st)
 	t->repo = store_col_text(st, 8);
 	t->url = store_col_text(st, 9);
 	t->sha = store_col_text(st, 10);
+	t->config = store_col_text(st, 11);
 	snprintf(t->state, sizeof(t->state), "queued");
 }
 
@@ -191,7 +193,7 @@ int store_tasks_claimable(struct task **out, size_t *n, struct store *s, long lo
 	 * goes to the agent that ran it while that agent is alive.
 	 */
 	if ((rc = store_prepare(s, &st, "SELECT t.id, t.job_id, t.idx, t.runs, t.attempt, j.pool, j.workload, "
-				"j.append, r.name, r.url, c.sha FROM tasks t JOIN jobs j ON j.id = t.job_id "
+				"j.append, r.name, r.url, c.sha, j.config FROM tasks t JOIN jobs j ON j.id = t.job_id "
 				"JOIN repos r ON r.id = j.repo_id JOIN job_commits c ON c.job_id = t.job_id AND c.idx = t.idx "
 				"LEFT JOIN tasks prev ON prev.id = t.after_task LEFT JOIN agents pa ON pa.id = prev.agent_id "
 				"WHERE t.state = 'queued' AND j.state IN ('queued', 'running') AND (t.after_task IS NULL OR "

@@ -188,7 +188,7 @@ function renderJobs() {
 			<td>${esc(j.repo)} <span class="sha">${esc(j.good_ref)}..${esc(j.bad_ref)}</span>
 				<span class="progress">${esc(j.nr_commits)} commits</span></td>
 			<td>${esc(j.workload)}</td>
-			<td>${esc(j.append || '')}</td>
+			<td>${esc([j.append, ...(j.config || [])].filter(Boolean).join(' '))}</td>
 			<td class="state">${badge(j.state)}</td>
 			<td class="num candidates">${esc(p.candidates ?? '')}</td>
 			<td class="best">${bestCell(j)}</td>
@@ -204,7 +204,8 @@ async function submit(ev) {
 	const f = ev.target, body = {};
 	for (const el of f.elements) {
 		if (!el.name || el.value.trim() === '') continue;
-		body[el.name] = el.name === 'runs' ? Number(el.value) : el.value.trim();
+		body[el.name] = el.name === 'runs' ? Number(el.value) :
+			el.name === 'config' ? el.value.trim().split(/\s+/) : el.value.trim();
 	}
 	const btn = f.querySelector('button');
 	btn.disabled = true;
@@ -260,6 +261,7 @@ function renderJobHead(j) {
 		<dt>workload</dt><dd>${esc(j.workload)} on pool ${esc(j.pool)}, ${esc(j.runs)} runs a task,
 			${esc(j.direction)} ${esc(j.unit)} is better</dd>
 		<dt>variant</dt><dd>${esc(j.append || 'none')}</dd>
+		<dt>kernel config</dt><dd>${(j.config || []).length ? j.config.map((o) => `<code>${esc(o)}</code>`).join(' ') : 'the workload\'s'}</dd>
 		<dt>policy</dt><dd>${esc(j.policy)}, confidence ${esc(j.confidence)}, alpha ${esc(j.alpha)},
 			min effect ${pct(j.min_effect)}</dd>
 		<dt>progress</dt><dd class="job-progress">${esc(p.candidates ?? '?')} candidates left,

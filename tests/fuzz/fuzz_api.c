@@ -14,6 +14,7 @@
 #include "err.h"
 #include "fuzz.h"
 #include "jsonx.h"
+#include "kconfig.h"
 
 /* The coordinator's policy table (coord_steps.c) without the coordinator. */
 int coord_policy_valid(const char *name)
@@ -53,6 +54,19 @@ static void job(json_t *body)
 		   "direction '%s'", r.direction);
 	FUZZ_CHECK(!r.append || (str_ok(r.append, 256) && !strchr(r.append, '\n') && !strchr(r.append, '\'')),
 		   "append '%s'", r.append);
+	if (r.config) {
+		json_t *x;
+		size_t i;
+
+		FUZZ_CHECK(json_is_array(r.config) && json_array_size(r.config) >= 1 &&
+			   json_array_size(r.config) <= KCONFIG_JOB_MAX, "config of %zu", json_array_size(r.config));
+		json_array_foreach(r.config, i, x) {
+			const char *o = json_string_value(x);
+
+			FUZZ_CHECK(o && json_string_length(x) == strlen(o) && kconfig_job_check(o) == 0 &&
+				   !strchr(o, '\n'), "config option %zu", i);
+		}
+	}
 }
 
 static void reg(json_t *body)

@@ -4,13 +4,16 @@
  * two fragments, split at its first "\n--\n" (or one); the second is
  * parsed on top of the first. Whatever parses formats back into a
  * fragment that parses to the same options, the same hash, and that
- * kconfig_verify() finds as requested.
+ * kconfig_verify() finds as requested. Each line that kconfig_job_check()
+ * takes as a job's option (bisectctl submit --config) parses as a
+ * fragment line to the same option.
  */
 #include <string.h>
 
 #include "err.h"
 #include "fuzz.h"
 #include "kconfig.h"
+#include "util.h"
 
 static void same(const struct kconfig *a, const struct kconfig *b)
 {
@@ -32,6 +35,34 @@ static void same(const struct kconfig *a, const struct kconfig *b)
 	free(report);
 }
 
+/* Each line a job's option: what the job check takes, the fragment parser reads alike. */
+static void job_lines(const char *text, size_t size)
+{
+	const char *p = text, *end = text + size;
+
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
+		char *line = xstrndup(p, n);
+		struct kconfig job = KCONFIG_INIT, frag = KCONFIG_INIT;
+		const char *opts[1] = { line };
+
+		if (strlen(line) == n && kconfig_job_check(line) == 0) {
+			FUZZ_CHECK(kconfig_job_parse(&job, opts, 1) == 0 && job.nr == 1, "job parse: %s", err_msg());
+			FUZZ_CHECK(kconfig_parse(&frag, NULL, line, n, "job") == 0 && frag.nr == 1,
+				   "'%s' is a job's option but no fragment line: %s", line, err_msg());
+			FUZZ_CHECK(!strcmp(frag.opt[0].name, job.opt[0].name) &&
+				   !strcmp(frag.opt[0].value, job.opt[0].value), "'%s' read two ways", line);
+		} else if (strlen(line) == n) {
+			FUZZ_CHECK(err_msg()[0], "'%s' refused without a message", line);
+		}
+		kconfig_release(&job);
+		kconfig_release(&frag);
+		free(line);
+		p = nl ? nl + 1 : end;
+	}
+}
+
 int FUZZ_ENTRY(const uint8_t *data, size_t size)
 {
 	struct kconfig kc = KCONFIG_INIT, back = KCONFIG_INIT;
@@ -41,6 +72,7 @@ int FUZZ_ENTRY(const uint8_t *data, size_t size)
 	char *formatted = NULL, buf[512];
 	int rc;
 
+	job_lines(text, size);
 	rc = kconfig_parse(&kc, &ov, text, first, "a.config");
 	if (rc == 0 && sep)
 		rc = kconfig_parse(&kc, &ov, sep + 4, size - first - 3, "b.config");

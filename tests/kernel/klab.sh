@@ -192,8 +192,22 @@ q "SELECT '  pktgen, commit ' || idx || ': ' || printf('%.0f', value) || ' pps' 
 q "SELECT '  pktgen task ' || id || ': ' || state || ' ' || coalesce(error, '') FROM tasks
 	WHERE job_id = $PJOB AND state IN ('skipped', 'failed')"
 
+# A job's config variant the real Kconfig refuses (VIRTIO_NET needs
+# VIRTIO_PCI, which the udp-rx fragments leave out): the tasks fail at the
+# configuration, seconds each, naming the option; no commit good or bad.
+say "bisectctl submit ... --workload udp-rx --config CONFIG_VIRTIO_NET=y (Kconfig refuses it)"
+"$BUILD/bisectctl" submit --repo linux --good v6.1-base --bad v6.1-synthetic --workload udp-rx \
+	--runs 1 --config CONFIG_VIRTIO_NET=y > /dev/null
+CJOB=$(q "SELECT max(id) FROM jobs")
+for _ in $(seq 1 300); do
+	case $(q "SELECT state FROM jobs WHERE id = $CJOB") in queued|running) sleep 2 ;; *) break ;; esac
+done
+cerr=$(q "SELECT coalesce(error, '') FROM jobs WHERE id = $CJOB")
+cbad=$(q "SELECT count(*) FROM job_commits WHERE job_id = $CJOB AND state IN ('good', 'bad')")
+echo "  config variant job $CJOB: $(q "SELECT state FROM jobs WHERE id = $CJOB"): $cerr"
+
 if [ $CHECK = 1 ]; then
-	echo "1..6"
+	echo "1..7"
 	[ "$rc" = 0 ] && tap OK "the job ended done" || tap FAIL "the job ended done (bisectctl exit $rc)"
 	[ "$got" = "$CULPRIT" ] && tap OK "the culprit is mkhistory's synthetic regression" ||
 		tap FAIL "the culprit is mkhistory's synthetic regression (got ${got:-none})"
@@ -205,6 +219,12 @@ if [ $CHECK = 1 ]; then
 		tap FAIL "pktgen ran in the built kernels: 4 runs with pps > 0 (got $pk)"
 	[ "$pkbuilt" = 0 ] && tap OK "... on kernels from the build cache" ||
 		tap FAIL "... on kernels from the build cache ($pkbuilt tasks built one)"
+	case $cerr in
+	*"CONFIG_VIRTIO_NET=y requested (the job's --config) but the kernel's olddefconfig dropped it"*)
+		[ "$cbad" = 0 ] && tap OK "a --config option Kconfig refuses fails the job naming it" ||
+			tap FAIL "a --config option Kconfig refuses fails the job naming it ($cbad commits good or bad)" ;;
+	*) tap FAIL "a --config option Kconfig refuses fails the job naming it (got: $cerr)" ;;
+	esac
 	exit $((failed > 0))
 fi
 exit $rc

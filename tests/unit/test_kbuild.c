@@ -282,6 +282,130 @@ static void test_broken_tree_is_skipped(void **state)
 	kbuild_result_release(&r);
 }
 
+static void set_job_config(struct fx *fx, const char *const *opts, size_t n)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(a, json_string(opts[i]));
+	json_object_set_new(fx->kernel, "config", a);
+}
+
+/*
+ * The job's options ("config" in the kernel object): applied after the
+ * fragments, in the build's key, so that two jobs on one range with other
+ * options never share a build and two with the same ones do.
+ */
+static void test_job_config_is_its_own_build(void **state)
+{
+	struct fx *fx = *state;
+	static const char *const off[] = { "CONFIG_NET=n", "CONFIG_HZ=250" };
+	static const char *const off2[] = { "CONFIG_HZ=250", "CONFIG_NET=n" };
+	static const char *const other[] = { "CONFIG_NET=n", "CONFIG_HZ=1000" };
+	static const char *const same_as_fragment[] = { "CONFIG_NET=y" };
+	struct kbuild k;
+	struct kbuild_result plain, r, r2;
+	char *cfg, *text = NULL;
+
+	opts(fx, &k, TREE1);
+	assert_int_equal(kbuild_run(&plain, &k), 0);
+
+	set_job_config(fx, off, 2);
+	opts(fx, &k, TREE1);
+	if (kbuild_run(&r, &k))
+		fail_msg("kbuild_run: %s: %s", r.status, r.error);
+	assert_int_equal(r.cached, 0);
+	assert_string_not_equal(r.key, plain.key);
+	assert_string_not_equal(r.config_hash, plain.config_hash);
+	/* Applied after the fragments: the fragment's CONFIG_NET=y lost; the log says so. */
+	cfg = xasprintf("%s/config", r.image_dir);
+	assert_int_equal(file_read(&text, NULL, cfg, 1 << 20), 0);
+	assert_non_null(strstr(text, "# CONFIG_NET is not set"));
+	assert_null(strstr(text, "CONFIG_NET=y"));
+	assert_non_null(strstr(text, "CONFIG_HZ=250"));
+	free(text);
+	free(cfg);
+	assert_non_null(strstr(r.log, "# the job's config: CONFIG_NET=n"));
+	assert_non_null(strstr(r.log, "# job: # CONFIG_NET is not set (the job's --config) overrides CONFIG_NET=y ("));
+	assert_non_null(strstr(r.log, "/udp.config:1)\n"));
+
+	/* The same options in another order: the same build, from the cache. */
+	set_job_config(fx, off2, 2);
+	opts(fx, &k, TREE1);
+	assert_int_equal(kbuild_run(&r2, &k), 0);
+	assert_int_equal(r2.cached, 1);
+	assert_string_equal(r2.key, r.key);
+	kbuild_result_release(&r2);
+	/* Other options: another build. */
+	set_job_config(fx, other, 2);
+	opts(fx, &k, TREE1);
+	assert_int_equal(kbuild_run(&r2, &k), 0);
+	assert_int_equal(r2.cached, 0);
+	assert_string_not_equal(r2.key, r.key);
+	assert_string_not_equal(r2.key, plain.key);
+	kbuild_result_release(&r2);
+	/* Even an option the fragments already set so: the job's build is its own. */
+	set_job_config(fx, same_as_fragment, 1);
+	opts(fx, &k, TREE1);
+	assert_int_equal(kbuild_run(&r2, &k), 0);
+	assert_int_equal(r2.cached, 0);
+	assert_string_not_equal(r2.key, plain.key);
+	kbuild_result_release(&r2);
+	/* None again: the plain build, cached, its key as before the options existed. */
+	json_object_del(fx->kernel, "config");
+	opts(fx, &k, TREE1);
+	assert_int_equal(kbuild_run(&r2, &k), 0);
+	assert_int_equal(r2.cached, 1);
+	assert_string_equal(r2.key, plain.key);
+	kbuild_result_release(&r2);
+	kbuild_result_release(&r);
+	kbuild_result_release(&plain);
+}
+
+/* An option the kernel's Kconfig refuses is the job's: failed, naming it, nothing built. */
+static void test_job_config_refused_is_failed(void **state)
+{
+	struct fx *fx = *state;
+	static const char *const refused[] = { "CONFIG_NEEDS_MISSING_DEP=y" };
+	static const char *const bad[] = { "CONFIG_NET=yes" };
+	static const char *const twice[] = { "CONFIG_NET=y", "CONFIG_NET=n" };
+	struct kbuild k;
+	struct kbuild_result r;
+
+	set_job_config(fx, refused, 1);
+	opts(fx, &k, TREE1);
+	assert_int_equal(kbuild_run(&r, &k), ERR_FAIL);
+	assert_string_equal(r.status, "failed");
+	assert_non_null(strstr(r.error, "the job's --config"));
+	assert_non_null(strstr(r.error, "CONFIG_NEEDS_MISSING_DEP=y requested (the job's --config) but the "
+			       "kernel's olddefconfig dropped it"));
+	assert_non_null(r.tail);
+	assert_int_equal(calls(fx, " bzImage\n"), 0);
+	assert_int_equal(fx->locks, fx->unlocks);
+	kbuild_result_release(&r);
+
+	/* A definition the coordinator should not have sent: failed, before any make. */
+	set_job_config(fx, bad, 1);
+	opts(fx, &k, TREE1);
+	assert_int_equal(kbuild_run(&r, &k), ERR_FAIL);
+	assert_string_equal(r.status, "failed");
+	assert_non_null(strstr(r.error, "CONFIG_NET=yes"));
+	kbuild_result_release(&r);
+	set_job_config(fx, twice, 2);
+	opts(fx, &k, TREE1);
+	assert_int_equal(kbuild_run(&r, &k), ERR_FAIL);
+	assert_string_equal(r.status, "failed");
+	assert_non_null(strstr(r.error, "given twice"));
+	kbuild_result_release(&r);
+	json_object_set_new(fx->kernel, "config", json_string("CONFIG_NET=y"));
+	opts(fx, &k, TREE1);
+	assert_int_equal(kbuild_run(&r, &k), ERR_FAIL);
+	assert_string_equal(r.status, "failed");
+	assert_non_null(strstr(r.error, "'config' must be an array"));
+	assert_int_equal(fx->locks, 1);
+	kbuild_result_release(&r);
+}
+
 static void test_agent_faults_are_failed(void **state)
 {
 	struct fx *fx = *state;
@@ -425,6 +549,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_dropped_option_is_skipped, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_broken_tree_is_skipped, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_agent_faults_are_failed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_job_config_is_its_own_build, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_job_config_refused_is_failed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cache_keeps_within_its_size, setup, teardown),
 	};
 

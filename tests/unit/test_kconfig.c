@@ -398,6 +398,113 @@ static void test_hash(void **state)
 	kconfig_release(&m2);
 }
 
+/* --- a job's own options ------------------------------------------------- */
+
+static void test_job_check(void **state)
+{
+	static const char *const ok[] = {
+		"CONFIG_MITIGATION_RETPOLINE=n", "CONFIG_X=y", "CONFIG_X=m", "CONFIG_HZ=1000",
+		"CONFIG_X=-3", "CONFIG_X=0x1F", "CONFIG_CMDLINE=\"quiet a=b\"", "CONFIG_S=\"a \\\"q\\\" b\"",
+		"CONFIG_E=\"\"", "CONFIG_9=y",
+	};
+	static const char *const bad_name[] = {
+		"", "=y", "CONFIG_=y", "CONFIG_x=y", "config_X=y", "X=y", "CONFIG_X", "CONFIG_X y",
+		" CONFIG_X=y", "CONFIG_A-B=y", "# CONFIG_X is not set",
+	};
+	static const char *const bad_value[] = {
+		"CONFIG_X=", "CONFIG_X=yes", "CONFIG_X=Y", "CONFIG_X=1 2", "CONFIG_X=y ", "CONFIG_X=\"open",
+		"CONFIG_X=\"a\"b\"", "CONFIG_X=0x", "CONFIG_X=0xG", "CONFIG_X=\"a\nb\"", "CONFIG_X=\"a\tb\"",
+		"CONFIG_X=12a", "CONFIG_X=--1",
+	};
+	char *longopt;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		err_clear();
+		if (kconfig_job_check(ok[i]))
+			fail_msg("'%s' refused: %s", ok[i], err_msg());
+	}
+	for (size_t i = 0; i < sizeof(bad_name) / sizeof(bad_name[0]); i++) {
+		if (kconfig_job_check(bad_name[i]) != ERR_INVALID)
+			fail_msg("'%s' accepted", bad_name[i]);
+		assert_non_null(strstr(err_msg(), "must be CONFIG_NAME=value"));
+	}
+	for (size_t i = 0; i < sizeof(bad_value) / sizeof(bad_value[0]); i++) {
+		if (kconfig_job_check(bad_value[i]) != ERR_INVALID)
+			fail_msg("'%s' accepted", bad_value[i]);
+		assert_non_null(strstr(err_msg(), "the value must be y, m, n"));
+	}
+	longopt = xasprintf("CONFIG_X=\"%0300d\"", 0);
+	assert_int_equal(kconfig_job_check(longopt), ERR_INVALID);
+	assert_non_null(strstr(err_msg(), "longer than"));
+	free(longopt);
+}
+
+static void test_job_parse_and_hash(void **state)
+{
+	const char *a[] = { "CONFIG_MITIGATION_RETPOLINE=n", "CONFIG_HZ=250" };
+	const char *b[] = { "CONFIG_HZ=250", "CONFIG_MITIGATION_RETPOLINE=n" };
+	const char *c[] = { "CONFIG_MITIGATION_RETPOLINE=y" };
+	const char *twice[] = { "CONFIG_HZ=250", "CONFIG_HZ=1000" };
+	const char *many[KCONFIG_JOB_MAX + 1];
+	struct kconfig ja = KCONFIG_INIT, jb = KCONFIG_INIT, jc = KCONFIG_INIT, none = KCONFIG_INIT;
+	struct kconfig frag = KCONFIG_INIT;
+	char *na, *nb, *nc, *n0;
+	char h0[KCONFIG_HASH_HEX + 1], h1[KCONFIG_HASH_HEX + 1];
+
+	(void)state;
+	assert_int_equal(kconfig_job_parse(&ja, a, 2), 0);
+	assert_int_equal(ja.nr, 2);
+	assert_string_equal(val(&ja, "CONFIG_MITIGATION_RETPOLINE"), "n");
+	assert_string_equal(kconfig_get(&ja, "CONFIG_HZ")->where, KCONFIG_JOB_WHERE);
+	assert_int_equal(kconfig_job_parse(&jb, b, 2), 0);
+	assert_int_equal(kconfig_job_parse(&jc, c, 1), 0);
+	assert_int_equal(kconfig_job_parse(&none, twice, 2), ERR_INVALID);
+	assert_non_null(strstr(err_msg(), "CONFIG_HZ is given twice"));
+	kconfig_release(&none);
+	assert_int_equal(kconfig_job_parse(&none, (const char *[]){ "CONFIG_X=maybe" }, 1), ERR_INVALID);
+	kconfig_release(&none);
+	for (size_t i = 0; i <= KCONFIG_JOB_MAX; i++)
+		many[i] = "CONFIG_X=y";
+	assert_int_equal(kconfig_job_parse(&none, many, KCONFIG_JOB_MAX + 1), ERR_INVALID);
+	assert_non_null(strstr(err_msg(), "at most"));
+	kconfig_release(&none);
+
+	/* No options: the base's name as it was, so old cache entries still match. */
+	n0 = kconfig_job_base_name("tinyconfig", &none);
+	assert_string_equal(n0, "tinyconfig");
+	free(n0);
+	n0 = kconfig_job_base_name("tinyconfig", NULL);
+	assert_string_equal(n0, "tinyconfig");
+	/* The same options in any order: one name; others: another. */
+	na = kconfig_job_base_name("tinyconfig", &ja);
+	nb = kconfig_job_base_name("tinyconfig", &jb);
+	nc = kconfig_job_base_name("tinyconfig", &jc);
+	assert_string_equal(na, nb);
+	assert_string_not_equal(na, nc);
+	assert_string_not_equal(na, n0);
+	assert_memory_equal(na, "tinyconfig+job:", strlen("tinyconfig+job:"));
+
+	/*
+	 * Options the fragments already hold as the job asks still make
+	 * another name: a job's build is its own.
+	 */
+	assert_int_equal(parse(&frag, NULL, "CONFIG_MITIGATION_RETPOLINE=y\n", "f"), 0);
+	kconfig_hash(h0, &frag, n0);
+	kconfig_merge(&frag, NULL, &jc);
+	kconfig_hash(h1, &frag, nc);
+	assert_string_not_equal(h0, h1);
+
+	free(na);
+	free(nb);
+	free(nc);
+	free(n0);
+	kconfig_release(&frag);
+	kconfig_release(&ja);
+	kconfig_release(&jb);
+	kconfig_release(&jc);
+}
+
 /* --- kconfig_apply() against a stand-in tree ----------------------------- */
 
 struct fx {
@@ -539,6 +646,87 @@ static void test_apply_dropped(void **state)
 	free(logenv);
 }
 
+/* The job's options after the fragments: they win, are hashed, and verified on their own. */
+static void test_apply_job(void **state)
+{
+	struct fx *fx = *state;
+	struct kconfig_apply_opts o;
+	struct kconfig_overrides ov = KCONFIG_OVERRIDES_INIT;
+	struct kconfig job = KCONFIG_INIT, frag = KCONFIG_INIT, got = KCONFIG_INIT;
+	const char *frags[2] = { fx->frag1, NULL };
+	const char *opts[] = { "CONFIG_BPF_JIT=n", "CONFIG_HZ=250" };
+	const char *env[2];
+	char *logenv = xasprintf("KC_LOG=%s", fx->log), *path;
+	char hash[KCONFIG_HASH_HEX + 1], hash0[KCONFIG_HASH_HEX + 1], hash2[KCONFIG_HASH_HEX + 1];
+
+	write_file(fx->frag1, "CONFIG_NET=y\nCONFIG_BPF_JIT=y\n", 0);
+	apply_opts(fx, &o, frags, env, logenv);
+	assert_int_equal(kconfig_apply(hash0, NULL, &o), 0);
+	assert_int_equal(kconfig_job_parse(&job, opts, 2), 0);
+	o.job = &job;
+	err_clear();
+	if (kconfig_apply(hash, &ov, &o))
+		fail_msg("kconfig_apply: %s", err_msg());
+	assert_string_not_equal(hash, hash0);
+	assert_int_equal(kconfig_config_hash_job(hash2, "tinyconfig", frags, &job), 0);
+	assert_string_equal(hash, hash2);
+	/* The job's =n overrode the fragment's =y, and says where from. */
+	assert_int_equal(ov.nr, 1);
+	assert_string_equal(ov.v[0].name, "CONFIG_BPF_JIT");
+	assert_string_equal(ov.v[0].new_where, KCONFIG_JOB_WHERE);
+	/* Merged after the fragments: "# CONFIG_BPF_JIT is not set" in the fragment and the .config. */
+	path = xasprintf("%s/bisectd-fragment.config", fx->out);
+	assert_int_equal(kconfig_load(&frag, NULL, path), 0);
+	free(path);
+	assert_string_equal(val(&frag, "CONFIG_BPF_JIT"), "n");
+	assert_string_equal(val(&frag, "CONFIG_HZ"), "250");
+	path = xasprintf("%s/.config", fx->out);
+	assert_int_equal(kconfig_load(&got, NULL, path), 0);
+	free(path);
+	assert_string_equal(val(&got, "CONFIG_BPF_JIT"), "n");
+	assert_string_equal(val(&got, "CONFIG_HZ"), "250");
+	kconfig_release(&got);
+	kconfig_release(&frag);
+	kconfig_release(&job);
+	kconfig_overrides_release(&ov);
+
+	/* An option the kernel's Kconfig refuses: ERR_CONFLICT naming it and what became of it. */
+	{
+		const char *refused[] = { "CONFIG_NEEDS_MISSING_DEP=y", "CONFIG_ONLY_M=y", "CONFIG_HZ=250" };
+
+		assert_int_equal(kconfig_job_parse(&job, refused, 3), 0);
+		o.job = &job;
+		err_clear();
+		assert_int_equal(kconfig_apply(NULL, NULL, &o), ERR_CONFLICT);
+		assert_non_null(strstr(err_msg(), KCONFIG_JOB_WHERE));
+		assert_non_null(strstr(err_msg(), "(CONFIG_NEEDS_MISSING_DEP, CONFIG_ONLY_M)"));
+		assert_non_null(strstr(err_msg(), "CONFIG_NEEDS_MISSING_DEP=y requested (the job's --config) "
+				       "but the kernel's olddefconfig dropped it"));
+		assert_non_null(strstr(err_msg(), "made it CONFIG_ONLY_M=m"));
+		assert_null(strstr(err_msg(), "CONFIG_HZ"));
+		kconfig_release(&job);
+	}
+	/* A fragment's dropped option stays the fragment's (ERR_UNPROCESSABLE) beside a job's option. */
+	write_file(fx->frag1, "CONFIG_NET=y\nCONFIG_NEEDS_MISSING_DEP=y\n", 0);
+	assert_int_equal(kconfig_job_parse(&job, opts, 2), 0);
+	o.job = &job;
+	err_clear();
+	assert_int_equal(kconfig_apply(NULL, NULL, &o), ERR_UNPROCESSABLE);
+	assert_non_null(strstr(err_msg(), "net.config:2"));
+	kconfig_release(&job);
+	/* The job asks =n of a fragment's option that Kconfig then drops: the job's =n is met. */
+	{
+		const char *off[] = { "CONFIG_NEEDS_MISSING_DEP=n" };
+
+		assert_int_equal(kconfig_job_parse(&job, off, 1), 0);
+		err_clear();
+		if (kconfig_apply(NULL, NULL, &o))
+			fail_msg("kconfig_apply: %s", err_msg());
+		kconfig_release(&job);
+	}
+	free(logenv);
+}
+
 /* A base file is copied, not made, and named by its content in the hash. */
 static void test_apply_base_file(void **state)
 {
@@ -634,8 +822,11 @@ int main(void)
 		cmocka_unit_test(test_verify_catches),
 		cmocka_unit_test(test_verify_many_failures),
 		cmocka_unit_test(test_hash),
+		cmocka_unit_test(test_job_check),
+		cmocka_unit_test(test_job_parse_and_hash),
 		cmocka_unit_test_setup_teardown(test_apply_ok, apply_setup, apply_teardown),
 		cmocka_unit_test_setup_teardown(test_apply_dropped, apply_setup, apply_teardown),
+		cmocka_unit_test_setup_teardown(test_apply_job, apply_setup, apply_teardown),
 		cmocka_unit_test_setup_teardown(test_apply_base_file, apply_setup, apply_teardown),
 		cmocka_unit_test_setup_teardown(test_apply_failures, apply_setup, apply_teardown),
 	};

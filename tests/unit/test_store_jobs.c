@@ -39,6 +39,7 @@ static void test_job_round_trip(void **state)
 	in.budget_builds = 9;
 	in.budget_seconds = 7200;
 	in.append = (char *)(uintptr_t)"nosmt";
+	in.config = (char *)(uintptr_t)"[\"CONFIG_MITIGATION_RETPOLINE=n\",\"CONFIG_HZ=250\"]";
 	assert_int_equal(store_job_insert(&id, f.s, &in), 0);
 	assert_true(id > 0);
 	assert_int_equal(store_job_get(&out, f.s, id), 0);
@@ -62,7 +63,19 @@ static void test_job_round_trip(void **state)
 	assert_int_equal(out.budget_builds, 9);
 	assert_int_equal(out.budget_seconds, 7200);
 	assert_string_equal(out.append, "nosmt");
+	assert_string_equal(out.config, "[\"CONFIG_MITIGATION_RETPOLINE=n\",\"CONFIG_HZ=250\"]");
 	store_job_release(&out);
+	/* The job's document has the config variant as an array. */
+	{
+		json_t *doc = NULL, *cfg;
+
+		assert_int_equal(store_job_doc(&doc, f.s, id), 0);
+		cfg = json_object_get(doc, "config");
+		assert_true(json_is_array(cfg));
+		assert_int_equal(json_array_size(cfg), 2);
+		assert_string_equal(json_string_value(json_array_get(cfg, 1)), "CONFIG_HZ=250");
+		json_decref(doc);
+	}
 	assert_int_equal(store_job_get(&out, f.s, id + 1), ERR_NOTFOUND);
 	assert_non_null(strstr(err_msg(), "does not exist"));
 	storefix_close(&f);

@@ -90,6 +90,7 @@ static void test_claims_and_chains(void **state)
 	assert_string_equal(ts[0].url, "/srv/demo.git");
 	assert_string_equal(ts[0].sha, "0000000000000000000000000000000000000001");
 	assert_null(ts[0].append);
+	assert_null(ts[0].config);
 	assert_int_equal(ts[1].id, t3);
 	store_tasks_free(ts, n);
 	assert_int_equal(store_task_claim(f.s, t1, 1, a, 1060, 1000), 0);
