@@ -29,6 +29,7 @@
 #include "gitx.h"
 #include "jsonx.h"
 #include "kbuild.h"
+#include "kexec.h"
 #include "log.h"
 #include "run.h"
 #include "taskwire.h"
@@ -90,6 +91,8 @@ struct task {
 	const char *commit, *repo_name, *repo_url, *type, *boot;
 	long long build_timeout;
 	json_t *def;                /* the workload definition; borrowed from the claim reply */
+	json_t *claim;              /* the claim reply; borrowed */
+	int resumed;                /* carried on from the journal after a kexec: built already */
 };
 
 struct result {
@@ -947,7 +950,7 @@ static int run_task(struct agent *a, const struct task *t, struct result *r)
 	const struct boot_ops *boot = boot_find(t->boot);
 	char *dir = xasprintf("%s/%s", a->repos, t->repo_name), *image_dir = NULL;
 	char *scratch = xasprintf("%s/%s", a->conf.workdir, t->boot);
-	struct boot_task bt = { t->def, wl, dir, scratch, (int)t->runs, a->conf.cpu };
+	struct boot_task bt = { t->def, wl, dir, scratch, (int)t->runs, a->conf.cpu, t->claim };
 	struct boot_result br = { 0 };
 	void *session = NULL;
 	int started = 0, rc = 0;
@@ -972,6 +975,9 @@ static int run_task(struct agent *a, const struct task *t, struct result *r)
 		result_set(r, "failed", "%s", err_msg());
 		goto out;
 	}
+	/* Built and booted before the kexec: its start() finds the journal. */
+	if (t->resumed)
+		goto boot;
 
 	/* Checkout and build hold the lock shared: no neighbour measures meanwhile. */
 	if (abandoned(a, t)) {
@@ -1004,6 +1010,7 @@ static int run_task(struct agent *a, const struct task *t, struct result *r)
 		bt.srcdir = image_dir;
 
 	/* Boot once, run N times, stop. */
+boot:
 	if (abandoned(a, t)) {
 		rc = ERR_CONFLICT;
 		goto out;
@@ -1091,6 +1098,7 @@ static int task_parse(struct task *t, json_t *reply)
 	t->boot = w.boot;
 	t->build_timeout = w.build_timeout;
 	t->def = w.workload;
+	t->claim = reply;
 	return 0;
 }
 
@@ -1112,8 +1120,8 @@ static json_t *result_json(struct agent *a, const struct task *t, struct result 
 	return j;
 }
 
-/* Runs a claimed task and delivers its result through the spool. */
-static void handle_task(struct agent *a, json_t *reply)
+/* Runs a claimed task (resumed: one the kexec journal carried over) and delivers its result through the spool. */
+static void handle_task(struct agent *a, json_t *reply, int resumed)
 {
 	struct task t;
 	struct result r = { 0 };
@@ -1129,6 +1137,7 @@ static void handle_task(struct agent *a, json_t *reply)
 		result_set(&r, "failed", "agent cannot use the task: %s", err_msg());
 		log_error("task %lld: %s", t.id, r.error);
 	}
+	t.resumed = resumed;
 	set_current(a, t.id, t.attempt);
 	if (!r.status) {
 		log_info("task %lld attempt %lld: job %lld, commit %.12s, %lld run%s of '%s'",
@@ -1208,7 +1217,7 @@ static void agent_loop(struct agent *a, int registered)
 			if (rc == 0 && status == 200 && json_is_object(reply)) {
 				note_clear(&n, "claim: coordinator answers again");
 				backoff = BACKOFF_FIRST_MS;
-				handle_task(a, reply);
+				handle_task(a, reply, 0);
 			} else if (rc == 0 && status == 204) {
 				note_clear(&n, "claim: coordinator answers again");
 				backoff = BACKOFF_FIRST_MS;
@@ -1232,6 +1241,26 @@ static void agent_loop(struct agent *a, int registered)
 		}
 	}
 	free(path);
+}
+
+/*
+ * A task a kexec left in the journal (agents/boot/kexec.h) is carried on
+ * before anything is claimed; then the machine goes back to its
+ * known-good kernel. The heartbeats name it from now on: its lease
+ * lives on if the reboot took less than the lease.
+ */
+static void resume_kexec(struct agent *a)
+{
+	json_t *claim = NULL;
+
+	if (kexec_journal_claim(&claim, a->conf.workdir) < 0)
+		fatal("%s", err_msg());
+	if (!claim)
+		return;
+	handle_task(a, claim, 1);
+	json_decref(claim);
+	if (!stopping && kexec_finish(a->conf.workdir) < 0)
+		fatal("kexec: %s", err_msg());
 }
 
 /* --- start-up ---------------------------------------------------------------- */
@@ -1381,6 +1410,7 @@ int main(int argc, char **argv)
 	if (load_token(&a) == 0 && register_agent(&a) == 0) {
 		if (pthread_create(&hb_thread, NULL, heartbeat_main, &a))
 			fatal("cannot start a thread");
+		resume_kexec(&a);
 		/* Nothing lost: what a crash left in the spool goes first. */
 		spool_flush(&a, UPLOAD_TRIES);
 		agent_loop(&a, 1);

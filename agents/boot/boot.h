@@ -25,6 +25,8 @@ struct boot_task {
 	const char *workdir;            /* scratch of the method; created as needed */
 	int runs;                       /* how many run() calls follow start() */
 	int cpu;                        /* pin the runs (or the guest) to this host CPU; -1: none */
+	json_t *claim;                  /* the claim reply (taskwire.h); borrowed: what a method whose
+					 * task outlives the process (kexec) journals */
 };
 
 /* What start() says besides its code. */

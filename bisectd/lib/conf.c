@@ -50,12 +50,15 @@ static const char *const repo_keys[] = { "url", NULL };
 /* A workload's common keys; each kind's own (workload.h) follow them. */
 static const char *const workload_keys[] = {
 	"type", "boot", "build", "direction", "build_timeout", "run_timeout", "kernel_image", "qemu",
-	"memory_mb", "cpus", "append", "boot_timeout", "kernel", NULL
+	"memory_mb", "cpus", "append", "boot_timeout", "kernel", "kexec", NULL
 };
 static const char *const kernel_keys[] = { "base", "fragments", "target", "make_args", NULL };
 static const char *const kernel_bases[] = { "tinyconfig", "defconfig", "allnoconfig", NULL };
 static const char *const qemu_keys[] = {
 	"kernel_image", "memory_mb", "cpus", "append", "boot_timeout", NULL
+};
+static const char *const kexec_keys[] = {
+	"append", "initrd", "return_timeout", "good_kernel", "good_initrd", "reboot", NULL
 };
 
 static const char *const pool_keys[] = { "labels", NULL };
@@ -723,6 +726,77 @@ static int check_params(struct conf_workload *w, const struct workload_ops *ops,
 	return rc;
 }
 
+/*
+ * Boot kexec's settings, in a 'kexec' mapping, into w->kexec as the agent
+ * reads them (agents/boot/kexec.c): its append (the pool's whole command
+ * line; none: the running kernel's is reused) goes where qemu's does, so
+ * that the job's variant follows it.
+ */
+static int kexec_entry(struct conf_workload *w, const struct ctx *x, const struct ynode *def,
+		       const char *where)
+{
+	const struct ynode *m = ynode_get(def, "kexec");
+	char kwhere[160], *initrd = NULL, *good = NULL, *good_initrd = NULL, **reboot = NULL;
+	int rc, ret = 300;
+
+	if ((rc = get_str(&w->kernel_image, x, def, "kernel_image", where, 0)) < 0 ||
+	    (rc = get_str(&w->append, x, def, "append", where, 1)) < 0 ||
+	    (rc = kernel_entry(w, x, def, where)) < 0)
+		return rc;
+	w->kexec = json_object();
+	if (!m || ynode_is_null(m))
+		goto done;
+	if (m->kind != YNODE_MAP)
+		return at(x, m, "'kexec'%s must be a mapping of keys, not %s", where, ynode_kind_name(m->kind));
+	snprintf(kwhere, sizeof(kwhere), " in the kexec settings of workload '%s'", w->name);
+	if ((rc = check_keys(x, m, kexec_keys, kwhere)) < 0 ||
+	    (rc = get_str(&w->append, x, m, "append", kwhere, 1)) < 0 ||
+	    (rc = get_str(&initrd, x, m, "initrd", kwhere, 1)) < 0 ||
+	    (rc = get_int(&ret, x, m, "return_timeout", kwhere, 10, 86400)) < 0 ||
+	    (rc = get_str(&good, x, m, "good_kernel", kwhere, 1)) < 0 ||
+	    (rc = get_str(&good_initrd, x, m, "good_initrd", kwhere, 1)) < 0 ||
+	    (rc = get_strv(&reboot, x, m, "reboot", kwhere, 0)) < 0)
+		goto out;
+	if ((good && good[0] != '/') || (good_initrd && good_initrd[0] != '/')) {
+		rc = at(x, ynode_get(m, good && good[0] != '/' ? "good_kernel" : "good_initrd"),
+			"'%s'%s must be an absolute path on the agent",
+			good && good[0] != '/' ? "good_kernel" : "good_initrd", kwhere);
+		goto out;
+	}
+	if (good_initrd && !good) {
+		rc = at(x, ynode_get(m, "good_initrd"), "'good_initrd'%s goes with a good_kernel", kwhere);
+		goto out;
+	}
+	if (reboot && (!reboot[0] || !reboot[0][0])) {
+		rc = at(x, ynode_get(m, "reboot"), "'reboot'%s must be a command (an argv), not empty", kwhere);
+		goto out;
+	}
+	if (ynode_get(m, "append"))
+		json_object_set_new(w->kexec, "append", json_string(w->append ? w->append : ""));
+	if (initrd)
+		json_object_set_new(w->kexec, "initrd", json_string(initrd));
+	if (good)
+		json_object_set_new(w->kexec, "good_kernel", json_string(good));
+	if (good_initrd)
+		json_object_set_new(w->kexec, "good_initrd", json_string(good_initrd));
+	if (reboot) {
+		json_t *a = json_array();
+
+		for (char **p = reboot; *p; p++)
+			json_array_append_new(a, json_string(*p));
+		json_object_set_new(w->kexec, "reboot", a);
+	}
+done:
+	json_object_set_new(w->kexec, "return_timeout", json_integer(ret));
+	rc = 0;
+out:
+	free(initrd);
+	free(good);
+	free(good_initrd);
+	strv_free(reboot);
+	return rc;
+}
+
 /* The settings of a boot into the built kernel, flat or in a 'qemu' mapping. */
 static int guest_boot_entry(struct conf_workload *w, const struct ctx *x, const struct ynode *def,
 			    const char *where)
@@ -798,8 +872,17 @@ static int workload_entry(const struct ctx *x, void *elem, const struct ynode *k
 		strv_free(w->build);
 		w->build = NULL;
 	}
+	if (ynode_get(def, "kexec") && strcmp(w->boot, "kexec")) {
+		rc = at(x, ynode_get(def, "kexec"), "'kexec'%s holds the settings of boot kexec, not of boot %s",
+			where, w->boot);
+		goto out;
+	}
 	if (places & WORKLOAD_GUEST) {
 		if ((rc = guest_boot_entry(w, x, def, where)) < 0)
+			goto out;
+	} else if (!strcmp(w->boot, "kexec")) {
+		/* The agent's own machine boots the built kernel and runs the argv in it. */
+		if ((rc = kexec_entry(w, x, def, where)) < 0)
 			goto out;
 	} else if (ynode_get(def, "kernel")) {
 		names_list(&list, 0, WORKLOAD_GUEST, 0);
@@ -852,6 +935,10 @@ json_t *conf_workload_def(const struct conf_workload *w, const char *append)
 		json_object_set_new(j, "memory_mb", json_integer(w->memory_mb));
 		json_object_set_new(j, "cpus", json_integer(w->cpus));
 		json_object_set_new(j, "boot_timeout", json_integer(w->boot_timeout));
+	}
+	if (w->kexec) {
+		json_object_set_new(j, "kernel_image", json_string(w->kernel_image));
+		json_object_set_new(j, "kexec", json_deep_copy(w->kexec));
 	}
 	/* The job's variant after the workload's own parameters: the later one wins. */
 	if (own && append)
@@ -1069,6 +1156,7 @@ void conf_bisectd_release(struct conf_bisectd *c)
 		free(w->unit);
 		free(w->kernel_image);
 		free(w->append);
+		json_decref(w->kexec);
 		json_decref(w->params);
 	}
 	for (size_t i = 0; i < c->nr_pools; i++) {
