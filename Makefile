@@ -114,6 +114,7 @@ $(BUILD)/tests/test_worktree: $(call obj,tests/unit/gitsh.c agents/worktree.c)
 # (the workloads are in the library; the boot table holds qemu's)
 $(BUILD)/tests/test_workload: $(call obj,$(BOOT_SRC) agents/qemu.c agents/initramfs.c)
 $(BUILD)/tests/test_qemu: $(call obj,agents/qemu.c)
+$(BUILD)/tests/test_journal: $(call obj,agents/journal.c)
 $(BUILD)/tests/test_initramfs: $(call obj,agents/initramfs.c)
 $(BUILD)/tests/test_kbuild: $(call obj,agents/kbuild.c agents/kconfig_apply.c)
 $(BUILD)/tests/test_kconfig: $(call obj,agents/kconfig_apply.c)
@@ -278,7 +279,7 @@ check-guest: deps
 # $(FUZZ_BUILD)/corpus/TARGET/, a crash to $(FUZZ_BUILD)/crashes/TARGET/.
 # The same targets compiled by cc replay both folders in make check
 # (tests/unit/test_fuzz_regress.c). FUZZ_TARGETS=fuzz_conf runs one.
-FUZZ_ALL     := fuzz_api fuzz_conf fuzz_console fuzz_csv fuzz_iperf3 fuzz_kconfig fuzz_pktgen fuzz_taskwire fuzz_workload
+FUZZ_ALL     := fuzz_api fuzz_conf fuzz_console fuzz_csv fuzz_iperf3 fuzz_kconfig fuzz_pktgen fuzz_taskwire fuzz_workload fuzz_journal
 FUZZ_TARGETS ?= $(FUZZ_ALL)
 FUZZ_SECONDS ?= 30
 FUZZ_BUILD   ?= build-fuzz
@@ -289,13 +290,14 @@ DEB_FUZZ     := clang-14 libclang-rt-14-dev
 # Each target's entry point: LLVMFuzzerTestOneInput under libFuzzer, else NAME_one.
 $(BUILD)/obj/tests/fuzz/%.o: ALL_CFLAGS += -iquote tests/fuzz \
 	$(if $(FUZZ_ENGINE),,-DFUZZ_ENTRY=$(basename $(notdir $@))_one)
-$(BUILD)/tests/test_fuzz_regress: $(call obj,$(FUZZ_ALL:%=tests/fuzz/%.c) bisectd/daemon/api_req.c agents/qemu.c)
+$(BUILD)/tests/test_fuzz_regress: $(call obj,$(FUZZ_ALL:%=tests/fuzz/%.c) bisectd/daemon/api_req.c agents/qemu.c agents/journal.c)
 
 $(BUILD)/fuzz/%: $(BUILD)/obj/tests/fuzz/%.o $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -fsanitize=fuzzer -o $@ $(filter %.o,$^) $(LIB) $(LIBS)
 $(BUILD)/fuzz/fuzz_api: $(call obj,bisectd/daemon/api_req.c)
 $(BUILD)/fuzz/fuzz_console: $(call obj,agents/qemu.c)
+$(BUILD)/fuzz/fuzz_journal: $(call obj,agents/journal.c)
 
 deps-fuzz:
 	@$(MAKE) --no-print-directory deps DEB_PKGS="$(DEB_PKGS) $(DEB_FUZZ)"
