@@ -797,6 +797,36 @@ out:
 	return rc;
 }
 
+/*
+ * The boot methods with settings of their own in a mapping named after
+ * them ("kexec:"), one line each: the mapping's reader.
+ */
+static const struct boot_settings {
+	const char *boot;
+	int (*entry)(struct conf_workload *w, const struct ctx *x, const struct ynode *def, const char *where);
+} boot_settings[] = {
+	{ "kexec", kexec_entry },
+};
+
+/* The settings of w's boot; refuses another method's mapping in w. NULL with *rc 0: none. */
+static const struct boot_settings *boot_settings_of(int *rc, const struct conf_workload *w, const struct ctx *x,
+						    const struct ynode *def, const char *where)
+{
+	const struct boot_settings *mine = NULL;
+
+	*rc = 0;
+	for (size_t i = 0; i < sizeof(boot_settings) / sizeof(boot_settings[0]); i++) {
+		const struct ynode *m = ynode_get(def, boot_settings[i].boot);
+
+		if (!strcmp(boot_settings[i].boot, w->boot))
+			mine = &boot_settings[i];
+		else if (m && !*rc)
+			*rc = at(x, m, "'%s'%s holds the settings of boot %s, not of boot %s", boot_settings[i].boot,
+				 where, boot_settings[i].boot, w->boot);
+	}
+	return *rc ? NULL : mine;
+}
+
 /* The settings of a boot into the built kernel, flat or in a 'qemu' mapping. */
 static int guest_boot_entry(struct conf_workload *w, const struct ctx *x, const struct ynode *def,
 			    const char *where)
@@ -824,6 +854,7 @@ static int workload_entry(const struct ctx *x, void *elem, const struct ynode *k
 {
 	struct conf_workload *w = elem;
 	const struct workload_ops *ops;
+	const struct boot_settings *bs;
 	struct sbuf list = SBUF_INIT, list2 = SBUF_INIT;
 	char where[128], *direction = NULL, **keys = all_workload_keys();
 	int rc, places;
@@ -872,17 +903,15 @@ static int workload_entry(const struct ctx *x, void *elem, const struct ynode *k
 		strv_free(w->build);
 		w->build = NULL;
 	}
-	if (ynode_get(def, "kexec") && strcmp(w->boot, "kexec")) {
-		rc = at(x, ynode_get(def, "kexec"), "'kexec'%s holds the settings of boot kexec, not of boot %s",
-			where, w->boot);
+	bs = boot_settings_of(&rc, w, x, def, where);
+	if (rc < 0)
 		goto out;
-	}
 	if (places & WORKLOAD_GUEST) {
 		if ((rc = guest_boot_entry(w, x, def, where)) < 0)
 			goto out;
-	} else if (!strcmp(w->boot, "kexec")) {
-		/* The agent's own machine boots the built kernel and runs the argv in it. */
-		if ((rc = kexec_entry(w, x, def, where)) < 0)
+	} else if (bs) {
+		/* A boot of the built kernel that runs the argv workloads (kexec: on this machine). */
+		if ((rc = bs->entry(w, x, def, where)) < 0)
 			goto out;
 	} else if (ynode_get(def, "kernel")) {
 		names_list(&list, 0, WORKLOAD_GUEST, 0);
