@@ -119,6 +119,7 @@ jget() { python3 -c 'import json, sys; print(eval("j" + sys.argv[2], {"j": json.
 
 # agent: starts the agent kx; AGENT is its pid.
 agent() {
+	[ -f "$LAB/kx.log" ] && cat "$LAB/kx.log" >> "$LAB/kx.all.log"
 	lab_start_agent kx 0
 	AGENT=${LAB_PIDS##* }
 }
@@ -252,6 +253,10 @@ agent
 gone
 ok $? "the agent stops at once in a built kernel without a journal"
 like "$(cat "$LAB/kx.log")" "runs a built kernel .* no task is journalled" "... and says why"
+
+cat "$LAB/kx.log" >> "$LAB/kx.all.log"
+out=$(grep -E "runtime error|Sanitizer" "$LAB/kx.all.log")
+ok $([ -z "$out" ]; echo $?) "no sanitizer report from any of the agents${out:+: $out}"
 
 # --- 7. the unit that starts the agent after each boot -----------------------------
 UNIT=$TOP/etc/systemd/bisect-agent.service

@@ -136,7 +136,12 @@ static void test_bad_fields(void **state)
 	    "4 runs of a task of 3");
 	bad("samples", json_pack("[{s:f}]", "value", -1.0), "entry 0");
 	bad("claim", json_string("x"), "claim");
-	claim = json_deep_copy(json_object_get(doc(), "claim"));
+	{
+		json_t *d = doc();
+
+		claim = json_deep_copy(json_object_get(d, "claim"));
+		json_decref(d);
+	}
 	json_object_set_new(claim, "attempt", json_integer(3));
 	bad("claim", claim, "task 7 attempt 3");
 
