@@ -92,6 +92,15 @@ workloads:
       good_kernel: $KERNEL
     build_timeout: 60
     run_timeout: 30
+  slow:
+    type: command
+    boot: kexec
+    build: [install, -m, "0644", "$KERNEL", bzImage]
+    kernel_image: bzImage
+    command: [sh, -c, "echo run >> $TEST_DIR/slow.runs; sleep 3; echo throughput: 100"]
+    pattern: 'throughput: ([0-9.]+)'
+    kexec:
+      good_kernel: $KERNEL
   junk:
     type: command
     boot: kexec
@@ -182,12 +191,33 @@ job() {
 		grep -q '^201 '
 }
 
+# --- 1b. the agent restarted in the built kernel goes on from the journal's runs -----
+boot "$GOOD_LINE" 6.1.0-good good-1b
+api POST /api/v1/jobs '{"repo":"linux","good":"v1","bad":"main","workload":"slow","runs":2}' > /dev/null
+agent
+gone
+T=$(jget '["task"]')
+like "$(jget '["cmdline"]')" "^root=/dev/sda1 ro quiet bisect.build=$ID\$" \
+	"without kexec: append, the good kernel's line is reused, less BOOT_IMAGE="
+boot "$(jget '["cmdline"]')" "$RELEASE" built-1b
+agent
+for _ in $(seq 1 300); do [ "$(jget '["samples"].__len__()' 2> /dev/null)" = 1 ] && break; sleep 0.1; done
+kill -9 "$AGENT"
+gone
+is "$(jget '["state"]') $(jget '["samples"].__len__()')" "running 1" "the first run is in the journal when the agent is killed"
+agent
+is "$(task_end "$T")" "done -" "the agent restarted in the same boot finishes the task"
+is "$(q "SELECT count(*) FROM samples WHERE task_id = $T")" 2 "... with both samples"
+ok $([ "$(wc -l < "$TEST_DIR/slow.runs")" -le 3 ]; echo $?) "... without running the journalled run again ($(wc -l < "$TEST_DIR/slow.runs") runs started)"
+gone
+api POST /api/v1/jobs/2/cancel '' > /dev/null
+
 # --- 2. the wrong kernel -------------------------------------------------------
 boot "$GOOD_LINE" 6.1.0-good good-2
 job kx
 agent
 gone
-ok $? "job 2: kexec -e"
+ok $? "job 3: kexec -e"
 T=$(jget '["task"]')
 boot "root=/dev/vda ro bisect.build=$ID" 6.1.0-other built-2
 agent
@@ -219,7 +249,7 @@ ok $? "... and the machine goes back to the good kernel"
 boot "$GOOD_LINE" 6.1.0-good good-4
 job junk
 agent
-T=$(q "SELECT min(id) FROM tasks WHERE job_id = 4")
+T=$(q "SELECT min(id) FROM tasks WHERE job_id = 5")
 like "$(task_end "$T")" "^skipped kexec -l refused the built kernel: kexec: exit 1: Cannot determine the file type" \
 	"an image kexec -l cannot load is skipped with kexec's words"
 [ ! -e "$JOURNAL" ]
@@ -230,7 +260,7 @@ stop
 job kx
 agent
 gone
-ok $? "job 5: kexec -e"
+ok $? "job 6: kexec -e"
 T=$(jget '["task"]')
 # Hung, then reset: the firmware's default is the good kernel.
 boot "$GOOD_LINE" 6.1.0-good good-5
@@ -241,7 +271,7 @@ like "$(task_end "$T")" "^skipped the built kernel did not come back: the machin
 ok $? "... and its build id is remembered"
 loads=$(grep -c -- '^-l' "$KX_LOG")
 job kx
-T=$(q "SELECT min(id) FROM tasks WHERE job_id = 6")
+T=$(q "SELECT min(id) FROM tasks WHERE job_id = 7")
 like "$(task_end "$T")" "^skipped kernel $ID did not come back after an earlier kexec on this machine" \
 	"a later task of the same kernel is skipped at once"
 is "$(grep -c -- '^-l' "$KX_LOG")" "$loads" "... without a kexec"
