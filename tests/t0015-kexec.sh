@@ -36,6 +36,8 @@ cat > "$TEST_DIR/bin/kexec" <<'EOS'
 echo "$*" >> "$KX_LOG"
 case $1 in
 -l)
+	# KX_REFUSE: a kernel without CONFIG_KEXEC, as kexec-tools says it.
+	[ "$2" != "${KX_REFUSE:-}" ] || { echo "kexec_load failed: Function not implemented" >&2; exit 255; }
 	[ "$(dd if="$2" bs=1 skip=514 count=4 2> /dev/null)" = HdrS ] ||
 		{ echo "Cannot determine the file type of $2" >&2; exit 1; }
 	echo "$*" > "$KX_LOADED" ;;
@@ -46,7 +48,8 @@ case $1 in
 esac
 exit 0
 EOS
-chmod +x "$TEST_DIR/bin/kexec"
+printf '#!/bin/sh\necho "reboot $*" >> "$KX_LOG"\nkill -9 "$PPID"\n' > "$TEST_DIR/bin/reboot"
+chmod +x "$TEST_DIR/bin/kexec" "$TEST_DIR/bin/reboot"
 export PATH="$TEST_DIR/bin:$PATH"
 
 # boot CMDLINE RELEASE BOOT_ID: what the stand-in /proc says is running now.
@@ -90,6 +93,7 @@ workloads:
       append: "root=/dev/vda ro console=ttyS0"
       return_timeout: 300
       good_kernel: $KERNEL
+      reboot: ["$TEST_DIR/bin/reboot", -f]
     build_timeout: 60
     run_timeout: 30
   slow:
@@ -220,11 +224,14 @@ gone
 ok $? "job 3: kexec -e"
 T=$(jget '["task"]')
 boot "root=/dev/vda ro bisect.build=$ID" 6.1.0-other built-2
+export KX_REFUSE="$KERNEL"
 agent
 like "$(task_end "$T")" "^skipped wrong kernel: uname -r says 6.1.0-other, the built image is $RELEASE" \
 	"the wrong kernel (uname -r) is skipped"
 gone
 ok $? "... and the machine goes back to the good kernel"
+is "$(tail -n 1 "$KX_LOG")" "reboot -f" "... through the reboot command when this kernel cannot kexec"
+unset KX_REFUSE
 
 # --- 3. back after the deadline ------------------------------------------------
 boot "$GOOD_LINE" 6.1.0-good good-3
