@@ -209,7 +209,11 @@ static int settings_read(struct settings *s, json_t *def)
 
 /* --- commands ------------------------------------------------------------------- */
 
-/* Runs argv; 0 when it exited 0, else ERR_FAIL with its words (and *denied for EPERM-like refusals). */
+/*
+ * Runs argv; 0 when it exited 0, else ERR_FAIL with its words, and
+ * *denied for what is this machine's, not the image's: no permission
+ * (not root, kexec_load_disabled, lockdown), no CONFIG_KEXEC, no kexec.
+ */
 static int command(const char *const *argv, int *denied)
 {
 	struct run_opts o = RUN_OPTS_INIT;
@@ -234,7 +238,7 @@ static int command(const char *const *argv, int *denied)
 				*p = ' ';
 		if (denied)
 			*denied = strstr(words, "not permitted") || strstr(words, "ermission denied") ||
-				  (res.exited && res.status == 127);
+				  strstr(words, "not implemented") || (res.exited && res.status == 127);
 		err_set(ERR_FAIL, "%s: %s%s%s", argv[0], run_describe(&res, how, sizeof(how)),
 			tail[0] ? ": " : "", tail);
 		free(tail);
