@@ -72,6 +72,7 @@ struct agent {
 	long long task, attempt;    /* the task in hand, 0 when idle */
 	int cancel;                 /* the coordinator said to drop the task in hand */
 	int quit;                   /* the heartbeat thread should end */
+	int beat_now;               /* send the next heartbeat at once */
 	const char *phase;          /* what the task in hand is doing, for the coordinator; NULL: idle */
 	int64_t phase_t0;           /* when it started */
 	long files;                 /* files a kernel build compiled so far */
@@ -287,10 +288,11 @@ static void *heartbeat_main(void *arg)
 		int rc;
 
 		deadline_after(&until, (long)a->hb_interval * 1000);
-		while (!a->quit && pthread_cond_timedwait(&a->wake, &a->mu, &until) != ETIMEDOUT)
+		while (!a->quit && !a->beat_now && pthread_cond_timedwait(&a->wake, &a->mu, &until) != ETIMEDOUT)
 			;
 		if (a->quit)
 			break;
+		a->beat_now = 0;
 		task = a->task;
 		attempt = a->attempt;
 		timeout = a->hb_interval * 2L < 10 ? 10 : a->hb_interval * 2L;
@@ -1139,6 +1141,13 @@ static void handle_task(struct agent *a, json_t *reply, int resumed)
 	}
 	t.resumed = resumed;
 	set_current(a, t.id, t.attempt);
+	if (resumed) {
+		/* Its lease ran down while the machine rebooted: say at once that it is still ours. */
+		pthread_mutex_lock(&a->mu);
+		a->beat_now = 1;
+		pthread_cond_broadcast(&a->wake);
+		pthread_mutex_unlock(&a->mu);
+	}
 	if (!r.status) {
 		log_info("task %lld attempt %lld: job %lld, commit %.12s, %lld run%s of '%s'",
 			 t.id, t.attempt, (long long)json_integer_value(json_object_get(reply, "job")),
