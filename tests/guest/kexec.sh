@@ -18,7 +18,7 @@
 #   3. a built image that is not a kernel: kexec -l refuses it, skipped.
 # Needs qemu-system-x86_64, busybox, kexec-tools, mke2fs, sqlite3 and a
 # readable /boot/vmlinuz with its /lib/modules. TCG only (nested KVM does
-# not work here): 184 to 265 s on this loaded 2-core machine (five boots
+# not work here): 153 to 265 s on this loaded 2-core machine (five boots
 # of Debian's kernel). make check-guest runs it.
 . "$(dirname "$0")/../lib/tap.sh"
 . "$(dirname "$0")/../lib/lab.sh"
