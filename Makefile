@@ -61,7 +61,7 @@ COORD_SRC := $(addprefix bisectd/daemon/,coord.c coord_mirror.c coord_jobs.c coo
 WEB_SRC := $(addprefix bisectd/daemon/,web.c events.c web_assets.c)
 D_SRC   := $(addprefix bisectd/daemon/,bisectd.c http.c http_wait.c api.c api_req.c auth.c) $(COORD_SRC) $(WEB_SRC)
 CTL_SRC := bisectd/cli/bisectctl.c
-BOOT_SRC := agents/boot/boot.c agents/boot/none.c agents/boot/qemu.c
+BOOT_SRC := agents/boot/boot.c agents/boot/none.c agents/boot/qemu.c agents/boot/kexec.c agents/journal.c
 AG_SRC  := agents/agent.c agents/worktree.c agents/initramfs.c agents/qemu.c agents/kbuild.c \
            agents/kconfig_apply.c $(BOOT_SRC)
 UNIT    := $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test_*.c))
@@ -120,6 +120,7 @@ $(BUILD)/tests/test_worktree: $(call obj,tests/unit/gitsh.c agents/worktree.c)
 # (the workloads are in the library; the boot table holds qemu's)
 $(BUILD)/tests/test_workload: $(call obj,$(BOOT_SRC) agents/qemu.c agents/initramfs.c)
 $(BUILD)/tests/test_qemu: $(call obj,agents/qemu.c)
+$(BUILD)/tests/test_journal: $(call obj,agents/journal.c)
 $(BUILD)/tests/test_initramfs: $(call obj,agents/initramfs.c)
 $(BUILD)/tests/test_kbuild: $(call obj,agents/kbuild.c agents/kconfig_apply.c)
 $(BUILD)/tests/test_kconfig: $(call obj,agents/kconfig_apply.c)
@@ -200,7 +201,7 @@ DEB_PKGS := build-essential pkg-config git libcurl4-openssl-dev libsqlite3-dev \
             libcmocka-dev gnuplot-nox python3 python3-scipy perl curl sqlite3 \
             util-linux procps flex bison bc \
             qemu-system-x86 busybox-static iperf3 cpio iproute2 linux-image-amd64 linux-perf \
-            libzmq3-dev
+            libzmq3-dev kexec-tools e2fsprogs
 
 # The kernel lab's tools (make check-kernel, make demo-kernel): a kernel
 # source tree to make a history from, and what building it needs.
@@ -307,7 +308,7 @@ check-guest: deps
 # The same targets compiled by cc replay both folders in make check
 # (tests/unit/test_fuzz_regress.c). FUZZ_TARGETS=fuzz_conf runs one.
 FUZZ_ALL     := fuzz_api fuzz_conf fuzz_console fuzz_csv fuzz_iperf3 fuzz_kconfig fuzz_pktgen fuzz_taskwire fuzz_workload \
-               fuzz_trex fuzz_perfreport
+               fuzz_trex fuzz_perfreport fuzz_journal
 FUZZ_TARGETS ?= $(FUZZ_ALL)
 FUZZ_SECONDS ?= 30
 FUZZ_BUILD   ?= build-fuzz
@@ -318,13 +319,14 @@ DEB_FUZZ     := clang-14 libclang-rt-14-dev
 # Each target's entry point: LLVMFuzzerTestOneInput under libFuzzer, else NAME_one.
 $(BUILD)/obj/tests/fuzz/%.o: ALL_CFLAGS += -iquote tests/fuzz \
 	$(if $(FUZZ_ENGINE),,-DFUZZ_ENTRY=$(basename $(notdir $@))_one)
-$(BUILD)/tests/test_fuzz_regress: $(call obj,$(FUZZ_ALL:%=tests/fuzz/%.c) bisectd/daemon/api_req.c agents/qemu.c)
+$(BUILD)/tests/test_fuzz_regress: $(call obj,$(FUZZ_ALL:%=tests/fuzz/%.c) bisectd/daemon/api_req.c agents/qemu.c agents/journal.c)
 
 $(BUILD)/fuzz/%: $(BUILD)/obj/tests/fuzz/%.o $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -fsanitize=fuzzer -o $@ $(filter %.o,$^) $(LIB) $(LIBS)
 $(BUILD)/fuzz/fuzz_api: $(call obj,bisectd/daemon/api_req.c)
 $(BUILD)/fuzz/fuzz_console: $(call obj,agents/qemu.c)
+$(BUILD)/fuzz/fuzz_journal: $(call obj,agents/journal.c)
 
 deps-fuzz:
 	@$(MAKE) --no-print-directory deps DEB_PKGS="$(DEB_PKGS) $(DEB_FUZZ)"

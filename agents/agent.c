@@ -29,6 +29,7 @@
 #include "gitx.h"
 #include "jsonx.h"
 #include "kbuild.h"
+#include "kexec.h"
 #include "log.h"
 #include "perfreport.h"
 #include "run.h"
@@ -72,6 +73,7 @@ struct agent {
 	long long task, attempt;    /* the task in hand, 0 when idle */
 	int cancel;                 /* the coordinator said to drop the task in hand */
 	int quit;                   /* the heartbeat thread should end */
+	int beat_now;               /* send the next heartbeat at once */
 	const char *phase;          /* what the task in hand is doing, for the coordinator; NULL: idle */
 	int64_t phase_t0;           /* when it started */
 	long files;                 /* files a kernel build compiled so far */
@@ -92,6 +94,8 @@ struct task {
 	long long build_timeout;
 	json_t *def;                /* the workload definition; borrowed from the claim reply */
 	const char *profile;        /* a profile task's role ("parent", "culprit"); NULL: measure */
+	json_t *claim;              /* the claim reply; borrowed */
+	int resumed;                /* carried on from the journal after a kexec: built already */
 };
 
 struct result {
@@ -287,10 +291,11 @@ static void *heartbeat_main(void *arg)
 		int rc;
 
 		deadline_after(&until, (long)a->hb_interval * 1000);
-		while (!a->quit && pthread_cond_timedwait(&a->wake, &a->mu, &until) != ETIMEDOUT)
+		while (!a->quit && !a->beat_now && pthread_cond_timedwait(&a->wake, &a->mu, &until) != ETIMEDOUT)
 			;
 		if (a->quit)
 			break;
+		a->beat_now = 0;
 		task = a->task;
 		attempt = a->attempt;
 		timeout = a->hb_interval * 2L < 10 ? 10 : a->hb_interval * 2L;
@@ -1021,7 +1026,7 @@ static int run_task(struct agent *a, const struct task *t, struct result *r)
 	const struct boot_ops *boot = boot_find(t->boot);
 	char *dir = xasprintf("%s/%s", a->repos, t->repo_name), *image_dir = NULL;
 	char *scratch = xasprintf("%s/%s", a->conf.workdir, t->boot), *perf_data = NULL;
-	struct boot_task bt = { t->def, wl, dir, scratch, (int)t->runs, a->conf.cpu, NULL };
+	struct boot_task bt = { t->def, wl, dir, scratch, (int)t->runs, a->conf.cpu, NULL, t->claim };
 	struct boot_result br = { 0 };
 	void *session = NULL;
 	int started = 0, rc = 0;
@@ -1049,6 +1054,9 @@ static int run_task(struct agent *a, const struct task *t, struct result *r)
 	if (t->profile && profile_prepare(a, t, r, &perf_data) < 0)
 		goto out;
 	bt.perf_data = perf_data;
+	/* Built and booted before the kexec: its start() finds the journal. */
+	if (t->resumed)
+		goto boot;
 
 	/* Checkout and build hold the lock shared: no neighbour measures meanwhile. */
 	if (abandoned(a, t)) {
@@ -1081,6 +1089,7 @@ static int run_task(struct agent *a, const struct task *t, struct result *r)
 		bt.srcdir = image_dir;
 
 	/* Boot once, run N times, stop. */
+boot:
 	if (abandoned(a, t)) {
 		rc = ERR_CONFLICT;
 		goto out;
@@ -1177,6 +1186,7 @@ static int task_parse(struct task *t, json_t *reply)
 	t->build_timeout = w.build_timeout;
 	t->def = w.workload;
 	t->profile = w.profile;
+	t->claim = reply;
 	return 0;
 }
 
@@ -1200,8 +1210,8 @@ static json_t *result_json(struct agent *a, const struct task *t, struct result 
 	return j;
 }
 
-/* Runs a claimed task and delivers its result through the spool. */
-static void handle_task(struct agent *a, json_t *reply)
+/* Runs a claimed task (resumed: one the kexec journal carried over) and delivers its result through the spool. */
+static void handle_task(struct agent *a, json_t *reply, int resumed)
 {
 	struct task t;
 	struct result r = { 0 };
@@ -1217,7 +1227,15 @@ static void handle_task(struct agent *a, json_t *reply)
 		result_set(&r, "failed", "agent cannot use the task: %s", err_msg());
 		log_error("task %lld: %s", t.id, r.error);
 	}
+	t.resumed = resumed;
 	set_current(a, t.id, t.attempt);
+	if (resumed) {
+		/* Its lease ran down while the machine rebooted: say at once that it is still ours. */
+		pthread_mutex_lock(&a->mu);
+		a->beat_now = 1;
+		pthread_cond_broadcast(&a->wake);
+		pthread_mutex_unlock(&a->mu);
+	}
 	if (!r.status) {
 		log_info("task %lld attempt %lld: job %lld, commit %.12s, %lld run%s of '%s'",
 			 t.id, t.attempt, (long long)json_integer_value(json_object_get(reply, "job")),
@@ -1296,7 +1314,7 @@ static void agent_loop(struct agent *a, int registered)
 			if (rc == 0 && status == 200 && json_is_object(reply)) {
 				note_clear(&n, "claim: coordinator answers again");
 				backoff = BACKOFF_FIRST_MS;
-				handle_task(a, reply);
+				handle_task(a, reply, 0);
 			} else if (rc == 0 && status == 204) {
 				note_clear(&n, "claim: coordinator answers again");
 				backoff = BACKOFF_FIRST_MS;
@@ -1320,6 +1338,26 @@ static void agent_loop(struct agent *a, int registered)
 		}
 	}
 	free(path);
+}
+
+/*
+ * A task a kexec left in the journal (agents/boot/kexec.h) is carried on
+ * before anything is claimed; then the machine goes back to its
+ * known-good kernel. The heartbeats name it from now on: its lease
+ * lives on if the reboot took less than the lease.
+ */
+static void resume_kexec(struct agent *a)
+{
+	json_t *claim = NULL;
+
+	if (kexec_journal_claim(&claim, a->conf.workdir) < 0)
+		fatal("%s", err_msg());
+	if (!claim)
+		return;
+	handle_task(a, claim, 1);
+	json_decref(claim);
+	if (!stopping && kexec_finish(a->conf.workdir) < 0)
+		fatal("kexec: %s", err_msg());
 }
 
 /* --- start-up ---------------------------------------------------------------- */
@@ -1469,6 +1507,7 @@ int main(int argc, char **argv)
 	if (load_token(&a) == 0 && register_agent(&a) == 0) {
 		if (pthread_create(&hb_thread, NULL, heartbeat_main, &a))
 			fatal("cannot start a thread");
+		resume_kexec(&a);
 		/* Nothing lost: what a crash left in the spool goes first. */
 		spool_flush(&a, UPLOAD_TRIES);
 		agent_loop(&a, 1);

@@ -27,6 +27,8 @@ struct boot_task {
 	int cpu;                        /* pin the runs (or the guest) to this host CPU; -1: none */
 	const char *perf_data;          /* a profile task: record each run under perf into this file
 					 * (methods.c's boot_method_profiles()); NULL: measure only */
+	json_t *claim;                  /* the claim reply (taskwire.h); borrowed: what a method whose
+					 * task outlives the process (kexec) journals */
 };
 
 /* What start() says besides its code. */

@@ -50,12 +50,15 @@ static const char *const repo_keys[] = { "url", NULL };
 /* A workload's common keys; each kind's own (workload.h) follow them. */
 static const char *const workload_keys[] = {
 	"type", "boot", "build", "direction", "build_timeout", "run_timeout", "kernel_image", "qemu",
-	"memory_mb", "cpus", "append", "boot_timeout", "kernel", "profile", NULL
+	"memory_mb", "cpus", "append", "boot_timeout", "kernel", "profile", "kexec", NULL
 };
 static const char *const kernel_keys[] = { "base", "fragments", "target", "make_args", NULL };
 static const char *const kernel_bases[] = { "tinyconfig", "defconfig", "allnoconfig", NULL };
 static const char *const qemu_keys[] = {
 	"kernel_image", "memory_mb", "cpus", "append", "boot_timeout", NULL
+};
+static const char *const kexec_keys[] = {
+	"append", "initrd", "return_timeout", "good_kernel", "good_initrd", "reboot", NULL
 };
 
 static const char *const pool_keys[] = { "labels", NULL };
@@ -737,6 +740,107 @@ static int check_params(struct conf_workload *w, const struct workload_ops *ops,
 	return rc;
 }
 
+/*
+ * Boot kexec's settings, in a 'kexec' mapping, into w->kexec as the agent
+ * reads them (agents/boot/kexec.c): its append (the pool's whole command
+ * line; none: the running kernel's is reused) goes where qemu's does, so
+ * that the job's variant follows it.
+ */
+static int kexec_entry(struct conf_workload *w, const struct ctx *x, const struct ynode *def,
+		       const char *where)
+{
+	const struct ynode *m = ynode_get(def, "kexec");
+	char kwhere[160], *initrd = NULL, *good = NULL, *good_initrd = NULL, **reboot = NULL;
+	int rc, ret = 300;
+
+	if ((rc = get_str(&w->kernel_image, x, def, "kernel_image", where, 0)) < 0 ||
+	    (rc = get_str(&w->append, x, def, "append", where, 1)) < 0 ||
+	    (rc = kernel_entry(w, x, def, where)) < 0)
+		return rc;
+	w->kexec = json_object();
+	if (!m || ynode_is_null(m))
+		goto done;
+	if (m->kind != YNODE_MAP)
+		return at(x, m, "'kexec'%s must be a mapping of keys, not %s", where, ynode_kind_name(m->kind));
+	snprintf(kwhere, sizeof(kwhere), " in the kexec settings of workload '%s'", w->name);
+	if ((rc = check_keys(x, m, kexec_keys, kwhere)) < 0 ||
+	    (rc = get_str(&w->append, x, m, "append", kwhere, 1)) < 0 ||
+	    (rc = get_str(&initrd, x, m, "initrd", kwhere, 1)) < 0 ||
+	    (rc = get_int(&ret, x, m, "return_timeout", kwhere, 10, 86400)) < 0 ||
+	    (rc = get_str(&good, x, m, "good_kernel", kwhere, 1)) < 0 ||
+	    (rc = get_str(&good_initrd, x, m, "good_initrd", kwhere, 1)) < 0 ||
+	    (rc = get_strv(&reboot, x, m, "reboot", kwhere, 0)) < 0)
+		goto out;
+	if ((good && good[0] != '/') || (good_initrd && good_initrd[0] != '/')) {
+		rc = at(x, ynode_get(m, good && good[0] != '/' ? "good_kernel" : "good_initrd"),
+			"'%s'%s must be an absolute path on the agent",
+			good && good[0] != '/' ? "good_kernel" : "good_initrd", kwhere);
+		goto out;
+	}
+	if (good_initrd && !good) {
+		rc = at(x, ynode_get(m, "good_initrd"), "'good_initrd'%s goes with a good_kernel", kwhere);
+		goto out;
+	}
+	if (reboot && (!reboot[0] || !reboot[0][0])) {
+		rc = at(x, ynode_get(m, "reboot"), "'reboot'%s must be a command (an argv), not empty", kwhere);
+		goto out;
+	}
+	if (ynode_get(m, "append"))
+		json_object_set_new(w->kexec, "append", json_string(w->append ? w->append : ""));
+	if (initrd)
+		json_object_set_new(w->kexec, "initrd", json_string(initrd));
+	if (good)
+		json_object_set_new(w->kexec, "good_kernel", json_string(good));
+	if (good_initrd)
+		json_object_set_new(w->kexec, "good_initrd", json_string(good_initrd));
+	if (reboot) {
+		json_t *a = json_array();
+
+		for (char **p = reboot; *p; p++)
+			json_array_append_new(a, json_string(*p));
+		json_object_set_new(w->kexec, "reboot", a);
+	}
+done:
+	json_object_set_new(w->kexec, "return_timeout", json_integer(ret));
+	rc = 0;
+out:
+	free(initrd);
+	free(good);
+	free(good_initrd);
+	strv_free(reboot);
+	return rc;
+}
+
+/*
+ * The boot methods with settings of their own in a mapping named after
+ * them ("kexec:"), one line each: the mapping's reader.
+ */
+static const struct boot_settings {
+	const char *boot;
+	int (*entry)(struct conf_workload *w, const struct ctx *x, const struct ynode *def, const char *where);
+} boot_settings[] = {
+	{ "kexec", kexec_entry },
+};
+
+/* The settings of w's boot; refuses another method's mapping in w. NULL with *rc 0: none. */
+static const struct boot_settings *boot_settings_of(int *rc, const struct conf_workload *w, const struct ctx *x,
+						    const struct ynode *def, const char *where)
+{
+	const struct boot_settings *mine = NULL;
+
+	*rc = 0;
+	for (size_t i = 0; i < sizeof(boot_settings) / sizeof(boot_settings[0]); i++) {
+		const struct ynode *m = ynode_get(def, boot_settings[i].boot);
+
+		if (!strcmp(boot_settings[i].boot, w->boot))
+			mine = &boot_settings[i];
+		else if (m && !*rc)
+			*rc = at(x, m, "'%s'%s holds the settings of boot %s, not of boot %s", boot_settings[i].boot,
+				 where, boot_settings[i].boot, w->boot);
+	}
+	return *rc ? NULL : mine;
+}
+
 /* The settings of a boot into the built kernel, flat or in a 'qemu' mapping. */
 static int guest_boot_entry(struct conf_workload *w, const struct ctx *x, const struct ynode *def,
 			    const char *where)
@@ -764,6 +868,7 @@ static int workload_entry(const struct ctx *x, void *elem, const struct ynode *k
 {
 	struct conf_workload *w = elem;
 	const struct workload_ops *ops;
+	const struct boot_settings *bs;
 	struct sbuf list = SBUF_INIT, list2 = SBUF_INIT;
 	char where[128], *direction = NULL, **keys = all_workload_keys();
 	int rc, places;
@@ -819,8 +924,15 @@ static int workload_entry(const struct ctx *x, void *elem, const struct ynode *k
 		strv_free(w->build);
 		w->build = NULL;
 	}
+	bs = boot_settings_of(&rc, w, x, def, where);
+	if (rc < 0)
+		goto out;
 	if (places & WORKLOAD_GUEST) {
 		if ((rc = guest_boot_entry(w, x, def, where)) < 0)
+			goto out;
+	} else if (bs) {
+		/* A boot of the built kernel that runs the argv workloads (kexec: on this machine). */
+		if ((rc = bs->entry(w, x, def, where)) < 0)
 			goto out;
 	} else if (ynode_get(def, "kernel")) {
 		names_list(&list, 0, WORKLOAD_GUEST, 0);
@@ -880,6 +992,10 @@ json_t *conf_workload_def_job(const struct conf_workload *w, const char *append,
 		json_object_set_new(j, "memory_mb", json_integer(w->memory_mb));
 		json_object_set_new(j, "cpus", json_integer(w->cpus));
 		json_object_set_new(j, "boot_timeout", json_integer(w->boot_timeout));
+	}
+	if (w->kexec) {
+		json_object_set_new(j, "kernel_image", json_string(w->kernel_image));
+		json_object_set_new(j, "kexec", json_deep_copy(w->kexec));
 	}
 	/* The job's variant after the workload's own parameters: the later one wins. */
 	if (own && append)
@@ -1099,6 +1215,7 @@ void conf_bisectd_release(struct conf_bisectd *c)
 		free(w->unit);
 		free(w->kernel_image);
 		free(w->append);
+		json_decref(w->kexec);
 		json_decref(w->params);
 	}
 	for (size_t i = 0; i < c->nr_pools; i++) {

@@ -60,6 +60,8 @@ struct conf_workload {
 	int cpus;            /* guest CPUs, default 2 */
 	char *append;        /* extra kernel command line ("mitigations=off"); NULL: none */
 	int boot_timeout;    /* seconds from QEMU's start to the guest's READY, default 120 */
+	/* Boot kexec's 'kexec' mapping as the agent reads it (agents/boot/kexec.c); NULL for other boots. */
+	json_t *kexec;
 
 	/* The kind's own keys (its ops->keys), checked, defaults filled in; owned. */
 	json_t *params;

@@ -7,6 +7,8 @@
  *           [--append ARGS] [--boot-timeout S] [--run-timeout S]
  *           [--udp] [--streams N] [--time S] [--bitrate B] [--length N]
  *           [--no-iperf3] [--init FILE] [--gzip] [--perf PERF]
+ *   qemu-boot initramfs OUT INIT_FILE [--program P]... [--modules-dir D]
+ *           [--module M]...
  *
  * run builds D/initramfs (busybox, iperf3 unless --no-iperf3, and the
  * iperf3 /init of qemu_init_script(), or FILE's text with --init), boots
@@ -18,6 +20,12 @@
  * that perf in the guest as a profile task does (qemu_script_opts.perf)
  * and adds profile_rc (perf report's status, -1: no report on the console)
  * and profile_rows (perfreport_parse's symbols), the report in D/profile.txt.
+ *
+ * initramfs writes OUT (uncompressed) as initramfs_build() makes it:
+ * busybox, INIT_FILE as /init, each program with its libraries at its host
+ * path, the modules with what they need from D (listed in load order in
+ * /etc/bisect-modules), for a guest whose /init the test writes itself
+ * (tests/guest/kexec.sh). Exit 0, or 1 with the reason.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -232,6 +240,51 @@ out:
 	return ret;
 }
 
+static int cmd_initramfs(int argc, char **argv)
+{
+	struct initramfs_spec spec = INITRAMFS_SPEC_INIT;
+	const char **progs = xcalloc((size_t)argc + 1, sizeof(*progs));
+	const char **mods = xcalloc((size_t)argc + 1, sizeof(*mods));
+	size_t np = 0, nm = 0;
+	char *init = NULL;
+	size_t len = 0;
+	int ret = 1;
+
+	if (argc < 3)
+		goto out;
+	for (int i = 3; i < argc; i++) {
+		if (i + 1 >= argc)
+			goto out;
+		if (!strcmp(argv[i], "--program"))
+			progs[np++] = argv[++i];
+		else if (!strcmp(argv[i], "--module"))
+			mods[nm++] = argv[++i];
+		else if (!strcmp(argv[i], "--modules-dir"))
+			spec.modules_dir = argv[++i];
+		else
+			goto out;
+	}
+	if (file_read(&init, &len, argv[2], 1 << 20) < 0) {
+		fprintf(stderr, "qemu-boot: %s\n", err_msg());
+		goto out;
+	}
+	spec.init = init;
+	spec.programs = np ? progs : NULL;
+	spec.modules = nm ? mods : NULL;
+	if (initramfs_build(argv[1], &spec) < 0) {
+		fprintf(stderr, "qemu-boot: initramfs: %s\n", err_msg());
+		goto out;
+	}
+	ret = 0;
+out:
+	if (argc < 3)
+		usage();
+	free(progs);
+	free(mods);
+	free(init);
+	return ret;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2)
@@ -240,5 +293,7 @@ int main(int argc, char **argv)
 		return cmd_probe(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "run"))
 		return cmd_run(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "initramfs"))
+		return cmd_initramfs(argc - 1, argv + 1);
 	return usage();
 }

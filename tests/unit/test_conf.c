@@ -438,7 +438,7 @@ static void test_workload_typo(void **state)
 	assert_string_equal(err_msg(),
 		"t.yaml:4:5: unknown key 'comand' in workload 'bench' (expected one of: type, boot, "
 		"build, direction, build_timeout, run_timeout, kernel_image, qemu, memory_mb, cpus, append, "
-		"boot_timeout, kernel, profile, command, pattern, unit, iperf3, metric, count, pkt_size, clsact_bpf, "
+		"boot_timeout, kernel, profile, kexec, command, pattern, unit, iperf3, metric, count, pkt_size, clsact_bpf, "
 		"server, sync_port, traffic_profile, ports, rate, duration, user, rpc_timeout)");
 	expect_b_error("workloads:\n  w:\n    type: iperf3\n    boot: qemu\n    qemu:\n      memory: 1\n",
 		       "t.yaml:6:7: ", "unknown key 'memory' in the qemu settings of workload 'w'");
@@ -523,8 +523,8 @@ static void test_bad_values(void **state)
 		       "t.yaml:5:16: ", "'direction' in workload 'w' must be 'higher' or 'lower', not 'up'");
 	expect_b_error("workloads:\n  w:\n    type: iperf\n    command: [./b]\n    pattern: 'x(.)'\n",
 		       "t.yaml:3:11: ", "'type' in workload 'w' must be 'command', 'iperf3', 'pktgen' or 'trex'");
-	expect_b_error("workloads:\n  w:\n    boot: kexec\n    command: [./b]\n    pattern: 'x(.)'\n",
-		       "t.yaml:3:11: ", "'boot' in workload 'w' must be 'none' or 'qemu'");
+	expect_b_error("workloads:\n  w:\n    boot: pxe\n    command: [./b]\n    pattern: 'x(.)'\n",
+		       "t.yaml:3:11: ", "'boot' in workload 'w' must be 'none', 'qemu' or 'kexec', not 'pxe'");
 	expect_b_error("workloads:\n  w:\n    boot: qemu\n    command: [./b]\n    pattern: 'x(.)'\n",
 		       "t.yaml:3:11: ", "'boot: qemu' in workload 'w' needs type iperf3 or pktgen");
 	expect_b_error("log_level: loud\n", "t.yaml:1:12: ", "'log_level' must be one of debug, info, warn, error");
@@ -611,6 +611,62 @@ static void test_qemu_workloads(void **state)
 		       "t.yaml:5:14: ", "'command' in workload 'w' is for type command, not pktgen");
 	expect_b_error("workloads:\n  w:\n    type: pktgen\n    boot: qemu\n    qemu:\n      cpus: 0\n",
 		       "t.yaml:6:13: ", "'cpus' in the qemu settings of workload 'w' must be an integer from 1 to 64");
+}
+
+/* Boot kexec: its 'kexec' mapping reaches the definition the agent reads; bad settings are refused. */
+static void test_kexec_workloads(void **state)
+{
+	struct conf_bisectd c;
+	const struct conf_workload *w;
+	json_t *def, *k;
+
+	(void)state;
+	assert_int_equal(parse_b(&c,
+		"workloads:\n"
+		"  kx:\n"
+		"    boot: kexec\n"
+		"    build: [make, bzImage]\n"
+		"    command: [./bench]\n"
+		"    pattern: 'x: ([0-9]+)'\n"
+		"    kexec:\n"
+		"      append: root=/dev/sda2 ro\n"
+		"      return_timeout: 120\n"
+		"      good_kernel: /boot/vmlinuz-good\n"
+		"      reboot: [reboot, -f]\n"
+		"  plain:\n"
+		"    boot: kexec\n"
+		"    command: [./bench]\n"
+		"    pattern: 'x: ([0-9]+)'\n"), 0);
+	w = conf_workload_find(&c, "kx");
+	def = conf_workload_def(w, "mitigations=off");
+	assert_string_equal(json_string_value(json_object_get(def, "append")), "root=/dev/sda2 ro mitigations=off");
+	assert_string_equal(json_string_value(json_object_get(def, "kernel_image")), "arch/x86/boot/bzImage");
+	k = json_object_get(def, "kexec");
+	assert_string_equal(json_string_value(json_object_get(k, "append")), "root=/dev/sda2 ro");
+	assert_int_equal(json_integer_value(json_object_get(k, "return_timeout")), 120);
+	assert_string_equal(json_string_value(json_object_get(k, "good_kernel")), "/boot/vmlinuz-good");
+	assert_int_equal(json_array_size(json_object_get(k, "reboot")), 2);
+	assert_null(json_object_get(def, "memory_mb"));
+	json_decref(def);
+	/* No mapping: the running kernel's line is reused (no kexec.append), the default deadline. */
+	def = conf_workload_def(conf_workload_find(&c, "plain"), NULL);
+	k = json_object_get(def, "kexec");
+	assert_null(json_object_get(k, "append"));
+	assert_int_equal(json_integer_value(json_object_get(k, "return_timeout")), 300);
+	json_decref(def);
+	conf_bisectd_release(&c);
+
+	expect_b_error("workloads:\n  w:\n    boot: kexec\n    command: [x]\n    pattern: 'x'\n    kexec:\n"
+		       "      return_timeout: 5\n", "t.yaml:7:23: ",
+		       "'return_timeout' in the kexec settings of workload 'w' must be an integer from 10 to 86400");
+	expect_b_error("workloads:\n  w:\n    boot: kexec\n    command: [x]\n    pattern: 'x'\n    kexec:\n"
+		       "      good_kernel: vmlinuz\n", "t.yaml:7:20: ", "must be an absolute path on the agent");
+	expect_b_error("workloads:\n  w:\n    boot: kexec\n    command: [x]\n    pattern: 'x'\n    kexec:\n"
+		       "      initrd: a\n      cpus: 2\n", "t.yaml:8:7: ", "unknown key 'cpus' in the kexec settings");
+	expect_b_error("workloads:\n  w:\n    boot: none\n    command: [x]\n    pattern: 'x'\n    kexec:\n"
+		       "      initrd: a\n", "t.yaml:7:7: ", "'kexec' in workload 'w' holds the settings of boot kexec");
+	expect_b_error("workloads:\n  w:\n    type: iperf3\n    boot: kexec\n", "t.yaml:4:11: ",
+		       "workload 'w' of type iperf3 needs 'boot: qemu' (it runs inside the built kernel)");
 }
 
 /* The kernel build: fragments read from kconfig_dir at load, and every way to get it wrong. */
@@ -893,6 +949,7 @@ int main(void)
 		cmocka_unit_test(test_missing_required),
 		cmocka_unit_test(test_bad_values),
 		cmocka_unit_test(test_qemu_workloads),
+		cmocka_unit_test(test_kexec_workloads),
 		cmocka_unit_test(test_kernel_workloads),
 		cmocka_unit_test(test_bad_pattern),
 		cmocka_unit_test(test_yaml_syntax),

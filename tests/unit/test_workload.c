@@ -137,7 +137,7 @@ static json_t *def_new(const char *script, const char *pattern)
 static int run_on(struct run_sample *s, json_t *def, const char *srcdir, int cpu)
 {
 	const struct workload_ops *ops = workload_find("command");
-	struct boot_task bt = { def, ops, srcdir, NULL, 1, cpu, NULL };
+	struct boot_task bt = { def, ops, srcdir, NULL, 1, cpu, NULL, NULL };
 
 	assert_non_null(ops);
 	return boot_find("none")->run(s, NULL, &bt, 1);
@@ -152,7 +152,7 @@ static void run_one(struct run_sample *s, json_t *def, const char *srcdir)
 static int prepare(json_t *def)
 {
 	const struct workload_ops *ops = workload_find("command");
-	struct boot_task bt = { def, ops, NULL, NULL, 1, -1, NULL };
+	struct boot_task bt = { def, ops, NULL, NULL, 1, -1, NULL, NULL };
 	int rc = workload_check_msg(ops, def);
 
 	return rc ? rc : boot_find("none")->prepare(&bt);

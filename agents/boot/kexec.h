@@ -1,0 +1,34 @@
+/*
+ * kexec: what the agent's start-up asks of boot kexec (kexec.c), whose
+ * task outlives the process: start() journals the task (journal.h) and
+ * kexec -e's into the built kernel; the agent started after that boot
+ * takes the task from the journal, runs it through the same start(),
+ * run() and stop() (start() then checks the running kernel instead of
+ * booting one), delivers its result, and kexec_finish() takes the
+ * machine back to its known-good kernel.
+ */
+#ifndef AGENT_BOOT_KEXEC_H
+#define AGENT_BOOT_KEXEC_H
+
+#include <jansson.h>
+
+/*
+ * The claim reply of the task the journal under agent_workdir holds, into
+ * *claim (a new reference, the caller's), or NULL when there is none. A
+ * journal that cannot be read is set aside (logged) and counts as none.
+ * ERR_CONFLICT when the machine runs a built kernel (its command line
+ * has a bisect.build= marker) and there is no journal: the agent must not
+ * claim tasks in it.
+ */
+int kexec_journal_claim(json_t **claim, const char *agent_workdir);
+
+/*
+ * After the journal's task was delivered (or spooled): clears the journal
+ * and, when the running kernel is a built one, takes the machine back to
+ * the known-good kernel (kexec back into the definition's good_kernel, or
+ * its reboot command). Returns only when it did not reboot: 0 when there
+ * was no need, else a code with err_msg().
+ */
+int kexec_finish(const char *agent_workdir);
+
+#endif
