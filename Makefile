@@ -60,7 +60,7 @@ COORD_SRC := $(addprefix bisectd/daemon/,coord.c coord_mirror.c coord_jobs.c coo
 WEB_SRC := $(addprefix bisectd/daemon/,web.c events.c web_assets.c)
 D_SRC   := $(addprefix bisectd/daemon/,bisectd.c http.c http_wait.c api.c api_req.c auth.c) $(COORD_SRC) $(WEB_SRC)
 CTL_SRC := bisectd/cli/bisectctl.c
-BOOT_SRC := agents/boot/boot.c agents/boot/none.c agents/boot/qemu.c
+BOOT_SRC := agents/boot/boot.c agents/boot/none.c agents/boot/qemu.c agents/boot/ssh.c
 AG_SRC  := agents/agent.c agents/worktree.c agents/initramfs.c agents/qemu.c agents/kbuild.c \
            agents/kconfig_apply.c $(BOOT_SRC)
 UNIT    := $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test_*.c))
@@ -133,6 +133,11 @@ QEMU_HELPER := $(BUILD)/tests/qemu-boot
 $(QEMU_HELPER): $(BUILD)/obj/tests/lib/qemu-boot.o $(call obj,$(filter-out agents/agent.c,$(AG_SRC))) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
+# tests/t0014-ssh.sh builds its device's initramfs (busybox, dropbear) through this one.
+SSH_HELPER := $(BUILD)/tests/mkinitramfs
+$(SSH_HELPER): $(BUILD)/obj/tests/lib/mkinitramfs.o $(call obj,agents/initramfs.c) $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
 
 # --- benchmark ------------------------------------------------------------
 
@@ -187,7 +192,8 @@ DEB_PKGS := build-essential pkg-config git libcurl4-openssl-dev libsqlite3-dev \
             libgit2-dev libyaml-dev libmicrohttpd-dev libjansson-dev libgnutls28-dev \
             libcmocka-dev gnuplot-nox python3 python3-scipy perl curl sqlite3 \
             util-linux procps flex bison bc \
-            qemu-system-x86 busybox-static iperf3 cpio iproute2 linux-image-amd64
+            qemu-system-x86 busybox-static iperf3 cpio iproute2 linux-image-amd64 \
+            openssh-client dropbear-bin
 
 # The kernel lab's tools (make check-kernel, make demo-kernel): a kernel
 # source tree to make a history from, and what building it needs.
@@ -235,11 +241,11 @@ export UBSAN_OPTIONS = print_stacktrace=1:halt_on_error=1
 unit: $(UNIT_BIN)
 	CMOCKA_MESSAGE_OUTPUT=TAP prove $(PROVE_FLAGS) $(UNIT_BIN)
 
-integration: $(PROGS) $(QEMU_HELPER) $(BUILD)/bench-api
+integration: $(PROGS) $(QEMU_HELPER) $(SSH_HELPER) $(BUILD)/bench-api
 	BUILD=$(abspath $(BUILD)) prove $(PROVE_FLAGS) tests/t[0-9]*.sh
 
 # Unit and integration tests in one prove run: one summary at the end.
-check-one: $(UNIT_BIN) $(PROGS) $(QEMU_HELPER) $(BUILD)/bench-api
+check-one: $(UNIT_BIN) $(PROGS) $(QEMU_HELPER) $(SSH_HELPER) $(BUILD)/bench-api
 	CMOCKA_MESSAGE_OUTPUT=TAP BUILD=$(abspath $(BUILD)) prove $(PROVE_FLAGS) $(UNIT_BIN) tests/t[0-9]*.sh
 
 check: deps
@@ -266,7 +272,7 @@ check-kernel: deps-kernel
 # a guest, xdp-bench and perf in a guest). Minutes each, so not part of
 # make check; each test says what it needs and skips without it.
 check-guest: deps
-	$(MAKE) WERROR=1 all $(QEMU_HELPER)
+	$(MAKE) WERROR=1 all $(QEMU_HELPER) $(SSH_HELPER)
 	BUILD=$(abspath $(BUILD)) prove $(PROVE_FLAGS) tests/guest/*.sh
 
 # --- fuzz -----------------------------------------------------------------

@@ -13,7 +13,8 @@
 /* One line per method: its name (its file, and boot_NAME in it) and the workloads it runs. */
 #define BOOT_METHODS(X)                 \
 	X(none, WORKLOAD_HOST)          \
-	X(qemu, WORKLOAD_GUEST)
+	X(qemu, WORKLOAD_GUEST)         \
+	X(ssh, WORKLOAD_HOST | BOOT_KERNEL)
 
 #define DECLARE(name, places) extern const struct boot_ops boot_##name __attribute__((weak));
 BOOT_METHODS(DECLARE)
