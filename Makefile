@@ -133,9 +133,13 @@ QEMU_HELPER := $(BUILD)/tests/qemu-boot
 $(QEMU_HELPER): $(BUILD)/obj/tests/lib/qemu-boot.o $(call obj,$(filter-out agents/agent.c,$(AG_SRC))) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
-# tests/t0014-ssh.sh builds its device's initramfs (busybox, dropbear) through this one.
-SSH_HELPER := $(BUILD)/tests/mkinitramfs
-$(SSH_HELPER): $(BUILD)/obj/tests/lib/mkinitramfs.o $(call obj,agents/initramfs.c) $(LIB)
+# tests/t0014-ssh.sh builds its device's initramfs (busybox, dropbear) and runs
+# one task's boot through boot ssh with these two.
+SSH_HELPER := $(BUILD)/tests/mkinitramfs $(BUILD)/tests/boot-task
+$(BUILD)/tests/mkinitramfs: $(BUILD)/obj/tests/lib/mkinitramfs.o $(call obj,agents/initramfs.c) $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
+$(BUILD)/tests/boot-task: $(BUILD)/obj/tests/lib/boot-task.o $(call obj,$(filter-out agents/agent.c,$(AG_SRC))) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
 

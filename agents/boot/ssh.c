@@ -278,7 +278,7 @@ static void ssh_describe(char *buf, size_t n, const struct run_result *res)
 		last_line(line, sizeof(line), res->out);
 	run_describe(res, how, sizeof(how));
 	if (res->exited && res->status == 255)
-		snprintf(buf, n, "ssh: %s", *line ? line : "failed (exit 255)");
+		snprintf(buf, n, "%s%s", strncmp(line, "ssh: ", 5) ? "ssh: " : "", *line ? line : "failed (exit 255)");
 	else
 		snprintf(buf, n, "%s%s%s", how, *line ? ": " : "", line);
 }
