@@ -811,9 +811,10 @@ static int ssh_entry(struct conf_workload *w, const struct ctx *x, const struct 
 		rc = at(x, ynode_get(m, "user"), "'user'%s must be a login name of A-Z a-z 0-9 . _ -", swhere);
 		goto out;
 	}
-	if (!kh || kh[0] != '/') {
+	/* ssh -o reads a value with spaces as a list of files. */
+	if (!kh || kh[0] != '/' || strpbrk(kh, " \t\n")) {
 		rc = at(x, kh ? ynode_get(m, "known_hosts") : m, "'known_hosts'%s %s", swhere,
-			kh ? "must be an absolute path on the agent"
+			kh ? "must be an absolute path on the agent, without spaces"
 			   : "is required: the agent's file of the device's host key (ssh checks it strictly)");
 		goto out;
 	}
