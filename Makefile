@@ -61,7 +61,8 @@ COORD_SRC := $(addprefix bisectd/daemon/,coord.c coord_mirror.c coord_jobs.c coo
 WEB_SRC := $(addprefix bisectd/daemon/,web.c events.c web_assets.c)
 D_SRC   := $(addprefix bisectd/daemon/,bisectd.c http.c http_wait.c api.c api_req.c auth.c) $(COORD_SRC) $(WEB_SRC)
 CTL_SRC := bisectd/cli/bisectctl.c
-BOOT_SRC := agents/boot/boot.c agents/boot/none.c agents/boot/qemu.c agents/boot/kexec.c agents/journal.c
+BOOT_SRC := agents/boot/boot.c agents/boot/none.c agents/boot/qemu.c agents/boot/kexec.c agents/journal.c \
+            agents/boot/ssh.c
 AG_SRC  := agents/agent.c agents/worktree.c agents/initramfs.c agents/qemu.c agents/kbuild.c \
            agents/kconfig_apply.c $(BOOT_SRC)
 UNIT    := $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test_*.c))
@@ -140,6 +141,15 @@ QEMU_HELPER := $(BUILD)/tests/qemu-boot
 $(QEMU_HELPER): $(BUILD)/obj/tests/lib/qemu-boot.o $(call obj,$(filter-out agents/agent.c,$(AG_SRC))) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
+# tests/t0014-ssh.sh builds its device's initramfs (busybox, dropbear) and runs
+# one task's boot through boot ssh with these two.
+SSH_HELPER := $(BUILD)/tests/mkinitramfs $(BUILD)/tests/boot-task
+$(BUILD)/tests/mkinitramfs: $(BUILD)/obj/tests/lib/mkinitramfs.o $(call obj,agents/initramfs.c) $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
+$(BUILD)/tests/boot-task: $(BUILD)/obj/tests/lib/boot-task.o $(call obj,$(filter-out agents/agent.c,$(AG_SRC))) $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
 
 # tests/t0016-trex.sh: a stand-in TRex server speaking its protocol.
 TREX_STANDIN := $(BUILD)/tests/trex-standin
@@ -201,7 +211,7 @@ DEB_PKGS := build-essential pkg-config git libcurl4-openssl-dev libsqlite3-dev \
             libcmocka-dev gnuplot-nox python3 python3-scipy perl curl sqlite3 \
             util-linux procps flex bison bc \
             qemu-system-x86 busybox-static iperf3 cpio iproute2 linux-image-amd64 linux-perf \
-            libzmq3-dev kexec-tools e2fsprogs
+            libzmq3-dev kexec-tools e2fsprogs openssh-client dropbear-bin
 
 # The kernel lab's tools (make check-kernel, make demo-kernel): a kernel
 # source tree to make a history from, and what building it needs.
@@ -249,14 +259,14 @@ export UBSAN_OPTIONS = print_stacktrace=1:halt_on_error=1
 unit: $(UNIT_BIN)
 	CMOCKA_MESSAGE_OUTPUT=TAP prove $(PROVE_FLAGS) $(UNIT_BIN)
 
-integration: $(PROGS) $(QEMU_HELPER) $(BUILD)/bench-api $(TREX_STANDIN)
+integration: $(PROGS) $(QEMU_HELPER) $(SSH_HELPER) $(BUILD)/bench-api $(TREX_STANDIN)
 	BUILD=$(abspath $(BUILD)) prove $(PROVE_FLAGS) tests/t[0-9]*.sh
 
 # Unit and integration tests in one prove run: one summary at the end.
 # TESTS picks the integration tests (all by default).
 INT_TESTS := $(sort $(wildcard tests/t[0-9]*.sh))
 TESTS     ?= $(INT_TESTS)
-TEST_BINS := $(UNIT_BIN) $(PROGS) $(QEMU_HELPER) $(BUILD)/bench-api $(TREX_STANDIN)
+TEST_BINS := $(UNIT_BIN) $(PROGS) $(QEMU_HELPER) $(SSH_HELPER) $(BUILD)/bench-api $(TREX_STANDIN)
 test-bins: $(TEST_BINS)
 check-one: $(TEST_BINS)
 	CMOCKA_MESSAGE_OUTPUT=TAP BUILD=$(abspath $(BUILD)) prove $(PROVE_FLAGS) $(UNIT_BIN) $(TESTS)
@@ -295,7 +305,7 @@ check-kernel: deps-kernel
 # a guest, xdp-bench and perf in a guest). Minutes each, so not part of
 # make check; each test says what it needs and skips without it.
 check-guest: deps
-	$(MAKE) WERROR=1 all $(QEMU_HELPER)
+	$(MAKE) WERROR=1 all $(QEMU_HELPER) $(SSH_HELPER)
 	BUILD=$(abspath $(BUILD)) prove $(PROVE_FLAGS) tests/guest/*.sh
 
 # --- fuzz -----------------------------------------------------------------

@@ -11,9 +11,17 @@
 
 struct boot_ops;
 
+/*
+ * Beside a method's places: it boots the built kernel, so its workloads
+ * may build one ('kernel') and take a kernel command line ('append') even
+ * though their runs are argv (ssh's device, kexec). WORKLOAD_GUEST boots
+ * one too.
+ */
+#define BOOT_KERNEL 0x100
+
 struct boot_method {
 	const char *name;               /* the definition's "boot" */
-	int places;                     /* the workloads it runs: WORKLOAD_HOST or WORKLOAD_GUEST */
+	int places;                     /* the workloads it runs: WORKLOAD_HOST or WORKLOAD_GUEST; BOOT_KERNEL */
 	const struct boot_ops *ops;     /* agents/boot/NAME.c's; NULL where it is not linked (bisectd) */
 };
 

@@ -12,6 +12,7 @@
 #include "coord_internal.h"
 #include "err.h"
 #include "log.h"
+#include "methods.h"
 #include "policy.h"
 #include "util.h"
 #include "workload.h"
@@ -81,8 +82,8 @@ int coord_job_create(struct coord *s, json_t **reply, const struct job_request *
 	sbuf_release(&names);
 	if (rc)
 		return rc;
-	if (req->append && !(conf_boot_places(w->boot) & WORKLOAD_GUEST))
-		return err_set(ERR_INVALID, "field 'append' is a kernel command line for boot qemu; workload '%s' "
+	if (req->append && !(conf_boot_places(w->boot) & (WORKLOAD_GUEST | BOOT_KERNEL)))
+		return err_set(ERR_INVALID, "field 'append' is a kernel command line for boot qemu, ssh or kexec; workload '%s' "
 			       "boots %s", w->name, w->boot);
 	if (req->config && !w->kernel)
 		return err_set(ERR_INVALID, "field 'config' sets options of the kernel a workload builds; workload "

@@ -50,7 +50,7 @@ static const char *const repo_keys[] = { "url", NULL };
 /* A workload's common keys; each kind's own (workload.h) follow them. */
 static const char *const workload_keys[] = {
 	"type", "boot", "build", "direction", "build_timeout", "run_timeout", "kernel_image", "qemu",
-	"memory_mb", "cpus", "append", "boot_timeout", "kernel", "profile", "kexec", NULL
+	"memory_mb", "cpus", "append", "boot_timeout", "kernel", "profile", "kexec", "ssh", NULL
 };
 static const char *const kernel_keys[] = { "base", "fragments", "target", "make_args", NULL };
 static const char *const kernel_bases[] = { "tinyconfig", "defconfig", "allnoconfig", NULL };
@@ -59,6 +59,12 @@ static const char *const qemu_keys[] = {
 };
 static const char *const kexec_keys[] = {
 	"append", "initrd", "return_timeout", "good_kernel", "good_initrd", "reboot", NULL
+};
+
+/* boot ssh's settings: an 'ssh' mapping (docs/LAB.md). */
+static const char *const ssh_keys[] = {
+	"host", "user", "port", "identity", "known_hosts", "connect_timeout", "dir", "copy", "install",
+	"power_cycle", "restore", "console", "boot_timeout", "power_tries", "good_kernel", NULL
 };
 
 static const char *const pool_keys[] = { "labels", NULL };
@@ -740,6 +746,167 @@ static int check_params(struct conf_workload *w, const struct workload_ops *ops,
 	return rc;
 }
 
+/* A sequence of strings into obj[key] as a JSON array; absent: nothing. */
+static int ssh_argv(json_t *obj, const struct ctx *x, const struct ynode *map, const char *key,
+		    const char *where, int required, const struct ynode *at_node)
+{
+	char **v = NULL;
+	json_t *a;
+	int rc;
+
+	if ((rc = get_strv(&v, x, map, key, where, 0)) < 0)
+		return rc;
+	if (!v || !v[0]) {
+		strv_free(v);
+		if (required)
+			return at(x, ynode_get(map, key) ? ynode_get(map, key) : at_node,
+				  "'%s'%s is required: %s", key, where,
+				  !strcmp(key, "install") ? "the argv run on the device to install {kernel}"
+				  : "the argv run on the agent to power-cycle the device");
+		return 0;
+	}
+	a = json_array();
+	for (char **p = v; *p; p++)
+		json_array_append_new(a, json_string(*p));
+	json_object_set_new(obj, key, a);
+	strv_free(v);
+	return 0;
+}
+
+/*
+ * boot ssh's 'ssh' mapping into w->ssh, the definition's "ssh" object:
+ * the device, how to reach it, and the commands that install, power-cycle
+ * and restore it (agents/boot/ssh.c runs them).
+ */
+static int ssh_entry(struct conf_workload *w, const struct ctx *x, const struct ynode *def,
+		     const struct ynode *key, const char *where)
+{
+	const struct ynode *m = ynode_get(def, "ssh");
+	char *host = NULL, *user = NULL, *identity = NULL, *kh = NULL, *dir = NULL, *good = NULL, **copy = NULL;
+	int port = 22, cto = 10, bto = 300, tries = 2, rc;
+	char swhere[160];
+	json_t *o;
+
+	if (strcmp(w->boot, "ssh")) {
+		if (m)
+			return at(x, m, "'ssh'%s holds the settings of boot ssh; this workload boots %s", where,
+				  w->boot);
+		return 0;
+	}
+	if (!m || ynode_is_null(m))
+		return at(x, key, "workload '%s' boots ssh but has no 'ssh' mapping (host, known_hosts, "
+			  "install, power_cycle)", w->name);
+	if (m->kind != YNODE_MAP)
+		return at(x, m, "'ssh'%s must be a mapping of keys, not %s", where, ynode_kind_name(m->kind));
+	snprintf(swhere, sizeof(swhere), " in the ssh settings of workload '%s'", w->name);
+	o = json_object();
+	if ((rc = check_keys(x, m, ssh_keys, swhere)) < 0 ||
+	    (rc = get_str(&host, x, m, "host", swhere, 0)) < 0 ||
+	    (rc = get_str(&user, x, m, "user", swhere, 0)) < 0 ||
+	    (rc = get_int(&port, x, m, "port", swhere, 1, 65535)) < 0 ||
+	    (rc = get_str(&identity, x, m, "identity", swhere, 0)) < 0 ||
+	    (rc = get_str(&kh, x, m, "known_hosts", swhere, 0)) < 0 ||
+	    (rc = get_int(&cto, x, m, "connect_timeout", swhere, 1, 300)) < 0 ||
+	    (rc = get_str(&dir, x, m, "dir", swhere, 0)) < 0 ||
+	    (rc = get_strv(&copy, x, m, "copy", swhere, 0)) < 0 ||
+	    (rc = get_int(&bto, x, m, "boot_timeout", swhere, 1, 7200)) < 0 ||
+	    (rc = get_int(&tries, x, m, "power_tries", swhere, 1, 10)) < 0 ||
+	    (rc = get_str(&good, x, m, "good_kernel", swhere, 0)) < 0 ||
+	    (rc = ssh_argv(o, x, m, "install", swhere, 1, m)) < 0 ||
+	    (rc = ssh_argv(o, x, m, "power_cycle", swhere, 1, m)) < 0 ||
+	    (rc = ssh_argv(o, x, m, "restore", swhere, 0, m)) < 0 ||
+	    (rc = ssh_argv(o, x, m, "console", swhere, 0, m)) < 0)
+		goto out;
+	/* Words ssh would take for its own options, or a remote shell would split. */
+	if (!host || host[0] == '-' || strpbrk(host, " \t\n@'\"\\;") || strlen(host) > 255) {
+		rc = at(x, host ? ynode_get(m, "host") : m, "'host'%s %s", swhere,
+			host ? "must be a host name or address (no spaces, quotes, '@' or leading '-')"
+			     : "is required: the device's host name or address");
+		goto out;
+	}
+	if (user && (!name_ok(user, strlen(user), NULL) || user[0] == '-')) {
+		rc = at(x, ynode_get(m, "user"), "'user'%s must be a login name of A-Z a-z 0-9 . _ -", swhere);
+		goto out;
+	}
+	/* ssh -o reads a value with spaces as a list of files. */
+	if (!kh || kh[0] != '/' || strpbrk(kh, " \t\n")) {
+		rc = at(x, kh ? ynode_get(m, "known_hosts") : m, "'known_hosts'%s %s", swhere,
+			kh ? "must be an absolute path on the agent, without spaces"
+			   : "is required: the agent's file of the device's host key (ssh checks it strictly)");
+		goto out;
+	}
+	if (identity && identity[0] != '/') {
+		rc = at(x, ynode_get(m, "identity"), "'identity'%s must be an absolute path on the agent", swhere);
+		goto out;
+	}
+	if (dir && (dir[0] != '/' || strchr(dir, '\n') || strlen(dir) > 256)) {
+		rc = at(x, ynode_get(m, "dir"), "'dir'%s must be an absolute path on the device", swhere);
+		goto out;
+	}
+	for (size_t i = 0; copy && copy[i]; i++) {
+		const char *base = strrchr(copy[i], '/') ? strrchr(copy[i], '/') + 1 : copy[i];
+
+		if (i >= 8 || !path_inside(copy[i]) || strlen(copy[i]) > 256 ||
+		    !name_ok(base, strlen(base), "+") || !strcmp(base, "kernel")) {
+			rc = at(x, ynode_get(m, "copy")->items[i], "'copy'%s: '%s' must be a path inside the build "
+				"output with a plain file name other than 'kernel' (at most 8 of them)", swhere,
+				copy[i]);
+			goto out;
+		}
+	}
+	json_object_set_new(o, "host", json_string(host));
+	json_object_set_new(o, "user", json_string(user ? user : "root"));
+	json_object_set_new(o, "port", json_integer(port));
+	if (identity)
+		json_object_set_new(o, "identity", json_string(identity));
+	json_object_set_new(o, "known_hosts", json_string(kh));
+	json_object_set_new(o, "connect_timeout", json_integer(cto));
+	json_object_set_new(o, "dir", json_string(dir ? dir : "/tmp/bisect"));
+	if (copy) {
+		json_t *a = json_array();
+
+		for (char **p = copy; *p; p++)
+			json_array_append_new(a, json_string(*p));
+		json_object_set_new(o, "copy", a);
+	}
+	json_object_set_new(o, "boot_timeout", json_integer(bto));
+	json_object_set_new(o, "power_tries", json_integer(tries));
+	if (good)
+		json_object_set_new(o, "good_kernel", json_string(good));
+	json_decref(w->ssh);
+	w->ssh = o;
+	o = NULL;
+	rc = 0;
+out:
+	json_decref(o);
+	free(host);
+	free(user);
+	free(identity);
+	free(kh);
+	free(dir);
+	free(good);
+	strv_free(copy);
+	return rc;
+}
+
+/* A boot into the built kernel that runs argv workloads (ssh): its image, command line and build. */
+static int kernel_boot_entry(struct conf_workload *w, const struct ctx *x, const struct ynode *def,
+			     const char *where)
+{
+	static const char *const guest_only[] = { "qemu", "memory_mb", "cpus", "boot_timeout", NULL };
+	int rc;
+
+	for (const char *const *k = guest_only; *k; k++)
+		if (ynode_get(def, *k))
+			return at(x, ynode_get(def, *k), "'%s'%s is a setting of boot qemu, not of boot %s", *k,
+				  where, w->boot);
+	if ((rc = get_str(&w->kernel_image, x, def, "kernel_image", where, 0)) < 0 ||
+	    (rc = get_str(&w->append, x, def, "append", where, 1)) < 0 ||
+	    (rc = kernel_entry(w, x, def, where)) < 0)
+		return rc;
+	return 0;
+}
+
 /*
  * Boot kexec's settings, in a 'kexec' mapping, into w->kexec as the agent
  * reads them (agents/boot/kexec.c): its append (the pool's whole command
@@ -753,10 +920,6 @@ static int kexec_entry(struct conf_workload *w, const struct ctx *x, const struc
 	char kwhere[160], *initrd = NULL, *good = NULL, *good_initrd = NULL, **reboot = NULL;
 	int rc, ret = 300;
 
-	if ((rc = get_str(&w->kernel_image, x, def, "kernel_image", where, 0)) < 0 ||
-	    (rc = get_str(&w->append, x, def, "append", where, 1)) < 0 ||
-	    (rc = kernel_entry(w, x, def, where)) < 0)
-		return rc;
 	w->kexec = json_object();
 	if (!m || ynode_is_null(m))
 		goto done;
@@ -930,9 +1093,9 @@ static int workload_entry(const struct ctx *x, void *elem, const struct ynode *k
 	if (places & WORKLOAD_GUEST) {
 		if ((rc = guest_boot_entry(w, x, def, where)) < 0)
 			goto out;
-	} else if (bs) {
-		/* A boot of the built kernel that runs the argv workloads (kexec: on this machine). */
-		if ((rc = bs->entry(w, x, def, where)) < 0)
+	} else if (places & BOOT_KERNEL) {
+		/* A boot of the built kernel that runs the argv workloads (ssh: a device; kexec: this machine). */
+		if ((rc = kernel_boot_entry(w, x, def, where)) < 0 || (bs && (rc = bs->entry(w, x, def, where)) < 0))
 			goto out;
 	} else if (ynode_get(def, "kernel")) {
 		names_list(&list, 0, WORKLOAD_GUEST, 0);
@@ -955,7 +1118,8 @@ static int workload_entry(const struct ctx *x, void *elem, const struct ynode *k
 		}
 		goto out;
 	}
-	if ((rc = foreign_keys(ops, x, def, where)) < 0 ||
+	if ((rc = ssh_entry(w, x, def, key, where)) < 0 ||
+	    (rc = foreign_keys(ops, x, def, where)) < 0 ||
 	    (rc = own_params(w, ops, x, def, where)) < 0)
 		goto out;
 	rc = check_params(w, ops, x, key, def, where);
@@ -992,11 +1156,13 @@ json_t *conf_workload_def_job(const struct conf_workload *w, const char *append,
 		json_object_set_new(j, "memory_mb", json_integer(w->memory_mb));
 		json_object_set_new(j, "cpus", json_integer(w->cpus));
 		json_object_set_new(j, "boot_timeout", json_integer(w->boot_timeout));
-	}
-	if (w->kexec) {
+	} else if (conf_boot_places(w->boot) & BOOT_KERNEL) {
 		json_object_set_new(j, "kernel_image", json_string(w->kernel_image));
-		json_object_set_new(j, "kexec", json_deep_copy(w->kexec));
 	}
+	if (w->kexec)
+		json_object_set_new(j, "kexec", json_deep_copy(w->kexec));
+	if (w->ssh)
+		json_object_set_new(j, "ssh", json_deep_copy(w->ssh));
 	/* The job's variant after the workload's own parameters: the later one wins. */
 	if (own && append)
 		line = xasprintf("%s %s", own, append);
@@ -1217,6 +1383,7 @@ void conf_bisectd_release(struct conf_bisectd *c)
 		free(w->append);
 		json_decref(w->kexec);
 		json_decref(w->params);
+		json_decref(w->ssh);
 	}
 	for (size_t i = 0; i < c->nr_pools; i++) {
 		free(c->pools[i].name);

@@ -44,7 +44,7 @@ struct conf_kernel {
 struct conf_workload {
 	char *name;
 	char *type;          /* a kind of workload_find(): "command" (default), "iperf3", "pktgen" */
-	char *boot;          /* a boot method of conf_boot_places(): "none" (default), "qemu" */
+	char *boot;          /* a boot method of conf_boot_places(): "none" (default), "qemu", "ssh" */
 	char **build;        /* argv, NULL-terminated; NULL: nothing to build */
 	struct conf_kernel *kernel; /* a kernel build in place of build; NULL: none (a guest boot only) */
 	char *unit;          /* the metric's unit: "ops/s" by default, or the kind's own (its metric) */
@@ -65,6 +65,8 @@ struct conf_workload {
 
 	/* The kind's own keys (its ops->keys), checked, defaults filled in; owned. */
 	json_t *params;
+	/* boot ssh: the 'ssh' mapping as the definition's "ssh" object (docs/LAB.md); NULL otherwise. */
+	json_t *ssh;
 };
 
 /*

@@ -170,6 +170,9 @@ int run_cmd(struct run_result *res, const struct run_opts *o)
 				break;
 			wait_ms = (int)(drain_until - now);
 		}
+		/* Cancelled from another thread: now is its deadline. */
+		if (o->cancel && __atomic_load_n(o->cancel, __ATOMIC_ACQUIRE) && kill_at < 0 && !term_sent)
+			kill_at = now;
 		if (kill_at >= 0) {
 			if (now >= kill_at) {
 				if (!term_sent) {

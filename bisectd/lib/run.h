@@ -25,8 +25,10 @@ struct run_opts {
 	/* Called with output as it arrives (stream 1 or 2), before capture; may be NULL. */
 	void (*on_output)(void *arg, int stream, const char *data, size_t n);
 	void *arg;
+	/* When another thread sets *cancel, the child is stopped as at its deadline; may be NULL. */
+	const int *cancel;
 };
-#define RUN_OPTS_INIT { NULL, NULL, NULL, 0, 1 << 20, -1, NULL, NULL, NULL }
+#define RUN_OPTS_INIT { NULL, NULL, NULL, 0, 1 << 20, -1, NULL, NULL, NULL, NULL }
 
 struct run_result {
 	int exited;        /* 1 when it exited normally */

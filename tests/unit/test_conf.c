@@ -438,7 +438,7 @@ static void test_workload_typo(void **state)
 	assert_string_equal(err_msg(),
 		"t.yaml:4:5: unknown key 'comand' in workload 'bench' (expected one of: type, boot, "
 		"build, direction, build_timeout, run_timeout, kernel_image, qemu, memory_mb, cpus, append, "
-		"boot_timeout, kernel, profile, kexec, command, pattern, unit, iperf3, metric, count, pkt_size, clsact_bpf, "
+		"boot_timeout, kernel, profile, kexec, ssh, command, pattern, unit, iperf3, metric, count, pkt_size, clsact_bpf, "
 		"server, sync_port, traffic_profile, ports, rate, duration, user, rpc_timeout)");
 	expect_b_error("workloads:\n  w:\n    type: iperf3\n    boot: qemu\n    qemu:\n      memory: 1\n",
 		       "t.yaml:6:7: ", "unknown key 'memory' in the qemu settings of workload 'w'");
@@ -524,7 +524,7 @@ static void test_bad_values(void **state)
 	expect_b_error("workloads:\n  w:\n    type: iperf\n    command: [./b]\n    pattern: 'x(.)'\n",
 		       "t.yaml:3:11: ", "'type' in workload 'w' must be 'command', 'iperf3', 'pktgen' or 'trex'");
 	expect_b_error("workloads:\n  w:\n    boot: pxe\n    command: [./b]\n    pattern: 'x(.)'\n",
-		       "t.yaml:3:11: ", "'boot' in workload 'w' must be 'none', 'qemu' or 'kexec', not 'pxe'");
+		       "t.yaml:3:11: ", "'boot' in workload 'w' must be 'none', 'qemu', 'kexec' or 'ssh', not 'pxe'");
 	expect_b_error("workloads:\n  w:\n    boot: qemu\n    command: [./b]\n    pattern: 'x(.)'\n",
 		       "t.yaml:3:11: ", "'boot: qemu' in workload 'w' needs type iperf3 or pktgen");
 	expect_b_error("log_level: loud\n", "t.yaml:1:12: ", "'log_level' must be one of debug, info, warn, error");
@@ -536,6 +536,74 @@ static void test_bad_values(void **state)
 	expect_a_error("name: 'x y'\nworkdir: /w\n", "a.yaml:1:7: ", "'name' must be 1 to 64 characters");
 	expect_a_error("coordinator: 127.0.0.1:7878\nname: a\nworkdir: /w\n", "a.yaml:1:14: ",
 		       "'coordinator' must be a URL");
+}
+
+/* boot ssh: the device's settings in an 'ssh' mapping, sent as the definition's "ssh" object. */
+static void test_ssh_workloads(void **state)
+{
+	static const char head[] = "workloads:\n  w:\n    boot: ssh\n    command: [./b]\n    pattern: 'x(.)'\n";
+	struct conf_bisectd c;
+	const struct conf_workload *w;
+	json_t *def, *o;
+	char text[1024];
+
+	(void)state;
+	assert_int_equal(parse_b(&c,
+		"workloads:\n"
+		"  dut:\n"
+		"    type: command\n"
+		"    boot: ssh\n"
+		"    build: [make, bzImage]\n"
+		"    kernel_image: out/bzImage\n"
+		"    append: mitigations=off\n"
+		"    command: [./bench]\n"
+		"    pattern: 'ops: ([0-9.]+)'\n"
+		"    ssh:\n"
+		"      host: dut1.lab\n"
+		"      known_hosts: /etc/bisect/known_hosts\n"
+		"      copy: [modules.tar.gz]\n"
+		"      install: [/usr/local/sbin/install-kernel, '{kernel}', '{cmdline}']\n"
+		"      power_cycle: [ipmitool, -H, dut1-bmc, chassis, power, cycle]\n"
+		"      power_tries: 3\n"), 0);
+	w = conf_workload_find(&c, "dut");
+	assert_string_equal(w->boot, "ssh");
+	def = conf_workload_def(w, "quiet");
+	assert_string_equal(json_string_value(json_object_get(def, "kernel_image")), "out/bzImage");
+	assert_string_equal(json_string_value(json_object_get(def, "append")), "mitigations=off quiet");
+	assert_null(json_object_get(def, "memory_mb"));
+	o = json_object_get(def, "ssh");
+	assert_string_equal(json_string_value(json_object_get(o, "host")), "dut1.lab");
+	assert_string_equal(json_string_value(json_object_get(o, "user")), "root");
+	assert_int_equal(json_integer_value(json_object_get(o, "port")), 22);
+	assert_string_equal(json_string_value(json_object_get(o, "dir")), "/tmp/bisect");
+	assert_int_equal(json_integer_value(json_object_get(o, "boot_timeout")), 300);
+	assert_int_equal(json_integer_value(json_object_get(o, "power_tries")), 3);
+	assert_int_equal(json_array_size(json_object_get(o, "install")), 3);
+	assert_string_equal(json_string_value(json_array_get(json_object_get(o, "power_cycle"), 0)), "ipmitool");
+	assert_null(json_object_get(o, "restore"));
+	assert_null(json_object_get(o, "identity"));
+	json_decref(def);
+	conf_bisectd_release(&c);
+
+	expect_b_error(head, "t.yaml:2:3: ", "workload 'w' boots ssh but has no 'ssh' mapping");
+	snprintf(text, sizeof(text), "%s    ssh:\n      host: h\n      install: [i]\n      power_cycle: [p]\n", head);
+	expect_b_error(text, "t.yaml:7:7: ", "'known_hosts' in the ssh settings of workload 'w' is required");
+	snprintf(text, sizeof(text), "%s    ssh:\n      host: h\n      known_hosts: /k\n      power_cycle: [p]\n", head);
+	expect_b_error(text, "t.yaml:7:7: ", "'install' in the ssh settings of workload 'w' is required");
+	snprintf(text, sizeof(text), "%s    ssh:\n      host: '-oProxyCommand=x'\n      known_hosts: /k\n"
+		 "      install: [i]\n      power_cycle: [p]\n", head);
+	expect_b_error(text, "t.yaml:7:13: ", "'host' in the ssh settings of workload 'w' must be a host name");
+	snprintf(text, sizeof(text), "%s    ssh:\n      host: h\n      known_hosts: /k\n      install: [i]\n"
+		 "      power_cycle: [p]\n      copy: [../x]\n", head);
+	expect_b_error(text, "t.yaml:11:14: ", "'copy' in the ssh settings of workload 'w': '../x' must be a path");
+	snprintf(text, sizeof(text), "%s    ssh:\n      host: h\n      hots: x\n", head);
+	expect_b_error(text, "t.yaml:8:7: ", "unknown key 'hots' in the ssh settings of workload 'w'");
+	snprintf(text, sizeof(text), "%s    memory_mb: 64\n    ssh:\n      host: h\n", head);
+	expect_b_error(text, "t.yaml:6:16: ", "'memory_mb' in workload 'w' is a setting of boot qemu, not of boot ssh");
+	expect_b_error("workloads:\n  w:\n    command: [./b]\n    pattern: 'x(.)'\n    ssh:\n      host: h\n",
+		       "t.yaml:6:7: ", "'ssh' in workload 'w' holds the settings of boot ssh; this workload boots none");
+	expect_b_error("workloads:\n  w:\n    type: iperf3\n    boot: ssh\n    ssh:\n      host: h\n",
+		       "t.yaml:4:11: ", "workload 'w' of type iperf3 needs 'boot: qemu'");
 }
 
 static void test_qemu_workloads(void **state)
@@ -950,6 +1018,7 @@ int main(void)
 		cmocka_unit_test(test_bad_values),
 		cmocka_unit_test(test_qemu_workloads),
 		cmocka_unit_test(test_kexec_workloads),
+		cmocka_unit_test(test_ssh_workloads),
 		cmocka_unit_test(test_kernel_workloads),
 		cmocka_unit_test(test_bad_pattern),
 		cmocka_unit_test(test_yaml_syntax),

@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <sched.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -148,6 +149,34 @@ static void test_timeout(void **state)
 	assert_true(res.wall_ms < 200 + 2000);
 	assert_false(run_ok(&res));
 	assert_true(strncmp(run_describe(&res, buf, sizeof(buf)), "timed out after ", 16) == 0);
+	run_result_release(&res);
+}
+
+/* Cancelled from another thread (boot ssh's console): stopped as at a deadline, output kept. */
+static void *cancel_later(void *arg)
+{
+	usleep(300 * 1000);
+	__atomic_store_n((int *)arg, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static void test_cancel(void **state)
+{
+	const char *argv[] = { "sh", "-c", "echo started; sleep 30; echo never", NULL };
+	struct run_opts o = RUN_OPTS_INIT;
+	struct run_result res;
+	pthread_t th;
+	int cancel = 0;
+
+	(void)state;
+	o.cancel = &cancel;
+	assert_int_equal(pthread_create(&th, NULL, cancel_later, &cancel), 0);
+	run(&res, &o, argv);
+	pthread_join(th, NULL);
+	assert_int_equal(res.timed_out, 1);
+	assert_int_equal(res.exited, 0);
+	assert_int_equal(res.status, SIGTERM);
+	assert_string_equal(res.out, "started\n");
 	run_result_release(&res);
 }
 
@@ -383,6 +412,7 @@ int main(void)
 		cmocka_unit_test(test_missing_program),
 		cmocka_unit_test(test_timeout),
 		cmocka_unit_test(test_timeout_kill),
+		cmocka_unit_test(test_cancel),
 		cmocka_unit_test(test_group_killed),
 		cmocka_unit_test(test_background_grandchild),
 		cmocka_unit_test(test_output_bound),

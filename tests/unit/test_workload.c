@@ -315,6 +315,10 @@ static void test_boot_find(void **state)
 	assert_non_null(b = boot_find("qemu"));
 	assert_string_equal(b->name, "qemu");
 	assert_int_equal(boot_method_find("qemu")->places, WORKLOAD_GUEST);
+	/* ssh boots the built kernel on a device and runs argv workloads there */
+	assert_non_null(b = boot_find("ssh"));
+	assert_string_equal(b->name, "ssh");
+	assert_int_equal(boot_method_find("ssh")->places, WORKLOAD_HOST | BOOT_KERNEL);
 	assert_null(boot_find("x"));
 	assert_null(boot_find(""));
 	assert_null(boot_find(NULL));
@@ -340,7 +344,8 @@ static void test_tables_agree(void **state)
 		assert_string_equal(b->name, m[i].name);
 		assert_true(b->start && b->run && b->stop);
 		assert_int_equal(conf_boot_places(m[i].name), m[i].places);
-		assert_true(m[i].places == WORKLOAD_HOST || m[i].places == WORKLOAD_GUEST);
+		assert_true((m[i].places & ~BOOT_KERNEL) == WORKLOAD_HOST ||
+			    (m[i].places & ~BOOT_KERNEL) == WORKLOAD_GUEST);
 	}
 	assert_null(boot_find("kexec-not-yet"));
 	assert_int_equal(conf_boot_places("x"), 0);

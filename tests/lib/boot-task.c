@@ -1,0 +1,98 @@
+/*
+ * boot-task: one task's boot through a boot method, as the agent runs it
+ * (agents/agent.c's run_task() without the coordinator, the checkout and
+ * the build), for tests/t0014-ssh.sh:
+ *
+ *   boot-task BISECTD.yaml WORKLOAD SRCDIR WORKDIR RUNS [APPEND]
+ *
+ * The workload's definition is the one bisectd sends (conf_workload_def()
+ * of the loaded config, APPEND as the job's variant), checked again as the
+ * agent does; SRCDIR is the build output. Prints key=value lines: status,
+ * error, then "run I value=V unit=U error=E" per run, then the console's
+ * tail as "# " lines. Exit 0 when the task would be uploaded as ok, 2 for
+ * skipped or failed, 1 for a usage or config error.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "boot.h"
+#include "conf.h"
+#include "err.h"
+#include "methods.h"
+#include "util.h"
+#include "workload.h"
+
+static void print_lines(const char *prefix, const char *s)
+{
+	char *copy = xstrdup(s ? s : ""), *save = NULL;
+
+	for (char *l = strtok_r(copy, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
+		printf("%s%s\n", prefix, l);
+	free(copy);
+}
+
+int main(int argc, char **argv)
+{
+	struct conf_bisectd c;
+	const struct conf_workload *w;
+	const struct workload_ops *wl;
+	const struct boot_ops *boot;
+	struct boot_result br = { 0 };
+	struct boot_task bt;
+	void *session = NULL;
+	json_t *def;
+	int rc = 2, runs;
+
+	if (argc < 6) {
+		fprintf(stderr, "usage: boot-task BISECTD.yaml WORKLOAD SRCDIR WORKDIR RUNS [APPEND]\n");
+		return 1;
+	}
+	if (conf_bisectd_load(&c, argv[1]) < 0) {
+		fprintf(stderr, "boot-task: %s\n", err_msg());
+		return 1;
+	}
+	if (!(w = conf_workload_find(&c, argv[2]))) {
+		fprintf(stderr, "boot-task: no workload '%s'\n", argv[2]);
+		conf_bisectd_release(&c);
+		return 1;
+	}
+	def = conf_workload_def(w, argc > 6 ? argv[6] : NULL);
+	wl = workload_find(w->type);
+	boot = boot_find(w->boot);
+	runs = atoi(argv[5]);
+	bt = (struct boot_task){ def, wl, argv[3], argv[4], runs, -1, NULL, NULL };
+	if (!wl || !boot || !(wl->places & boot_method_find(w->boot)->places)) {
+		printf("status=failed\nerror=boot %s does not run type %s\n", w->boot, w->type);
+		goto out;
+	}
+	if (workload_check_msg(wl, def) < 0 || (boot->prepare && boot->prepare(&bt) < 0)) {
+		printf("status=failed\nerror=%s\n", err_msg());
+		goto out;
+	}
+	if (boot->start(&session, &br, &bt) < 0) {
+		printf("status=%s\n", br.status ? br.status : "failed");
+		print_lines("error=", br.error);
+		print_lines("# ", br.log_tail);
+		goto out;
+	}
+	printf("status=ok\n");
+	for (int i = 1; i <= runs; i++) {
+		struct run_sample s;
+
+		if (boot->run(&s, session, &bt, i) < 0) {
+			memset(&s, 0, sizeof(s));
+			snprintf(s.error, sizeof(s.error), "%s", err_msg());
+		}
+		printf("run %d value=%g unit=%s error=%s\n", i, s.value, s.unit, s.error);
+		json_decref(s.extra);
+	}
+	boot->stop(session, &bt);
+	rc = 0;
+out:
+	boot_result_release(&br);
+	json_decref(def);
+	conf_bisectd_release(&c);
+	fflush(stdout);
+	return rc;
+}
