@@ -141,7 +141,7 @@ QEMU_HELPER := $(BUILD)/tests/qemu-boot
 $(QEMU_HELPER): $(BUILD)/obj/tests/lib/qemu-boot.o $(call obj,$(filter-out agents/agent.c,$(AG_SRC))) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
-# tests/t0014-ssh.sh builds its device's initramfs (busybox, dropbear) and runs
+# tests/t0103-ssh.sh builds its device's initramfs (busybox, dropbear) and runs
 # one task's boot through boot ssh with these two.
 SSH_HELPER := $(BUILD)/tests/mkinitramfs $(BUILD)/tests/boot-task
 $(BUILD)/tests/mkinitramfs: $(BUILD)/obj/tests/lib/mkinitramfs.o $(call obj,agents/initramfs.c) $(LIB)

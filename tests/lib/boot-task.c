@@ -1,7 +1,7 @@
 /*
  * boot-task: one task's boot through a boot method, as the agent runs it
  * (agents/agent.c's run_task() without the coordinator, the checkout and
- * the build), for tests/t0014-ssh.sh:
+ * the build), for tests/t0103-ssh.sh:
  *
  *   boot-task BISECTD.yaml WORKLOAD SRCDIR WORKDIR RUNS [APPEND]
  *

@@ -1,6 +1,6 @@
 /*
  * mkinitramfs: an initramfs from the shell through agents/initramfs.c, for
- * the tests that need a guest of their own (tests/t0014-ssh.sh: a device
+ * the tests that need a guest of their own (tests/t0103-ssh.sh: a device
  * under test with busybox, dropbear and the virtio_net module):
  *
  *   mkinitramfs OUT --init FILE [--program P]... [--file GUEST=HOST]...

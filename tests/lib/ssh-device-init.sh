@@ -1,5 +1,5 @@
 #!/bin/sh
-# /init of the device under test of tests/t0014-ssh.sh and
+# /init of the device under test of tests/t0103-ssh.sh and
 # tests/guest/ssh-bisect.sh: a QEMU guest that plays a lab machine reached
 # over ssh. It loads its modules (virtio_net, virtio_blk), brings up the
 # user-mode network (10.0.2.15), unpacks the modules tarball the install

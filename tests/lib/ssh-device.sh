@@ -1,5 +1,5 @@
 # ssh-device.sh: the device under test of the ssh boot method's tests
-# (sourced by tests/t0014-ssh.sh and tests/guest/ssh-bisect.sh): a QEMU
+# (sourced by tests/t0103-ssh.sh and tests/guest/ssh-bisect.sh): a QEMU
 # guest of Debian's kernel with busybox and dropbear (a real sshd), reached
 # on a loopback port forwarded to its port 22 (user-mode network). Its
 # power switch is tests/lib/ssh-power.sh. Needs $BUILD (mkinitramfs) and

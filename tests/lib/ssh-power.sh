@@ -1,7 +1,7 @@
 #!/bin/sh
 # ssh-power.sh DIR cycle|restore|off: the power switch (an IPMI or PDU
 # stand-in) of the QEMU guest that plays the device under test in
-# tests/t0014-ssh.sh and tests/guest/ssh-bisect.sh. The agent runs it as
+# tests/t0103-ssh.sh and tests/guest/ssh-bisect.sh. The agent runs it as
 # its ssh settings' power_cycle and restore commands.
 #
 # DIR holds the device: rootfs.cpio (its initramfs: busybox, dropbear),

@@ -1,5 +1,5 @@
 #!/bin/sh
-# t0014: boot ssh against a real sshd on a device under test that is a
+# t0103: boot ssh against a real sshd on a device under test that is a
 # QEMU guest (tests/lib/ssh-device.sh: Debian's kernel, busybox, dropbear,
 # user-mode network on a loopback port; tests/lib/ssh-power.sh plays its
 # IPMI). One real boot of an installed kernel, then the faults that need
