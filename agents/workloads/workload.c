@@ -17,13 +17,14 @@
 #define MAX_ARG_LEN 4096
 #define MAX_STR 4096
 
-extern const struct workload_ops workload_command, workload_iperf3, workload_pktgen;
+extern const struct workload_ops workload_command, workload_iperf3, workload_pktgen, workload_xdp;
 
 /* One line per kind: docs/EXTENDING.md. */
 static const struct workload_ops *const workloads[] = {
 	&workload_command,
 	&workload_iperf3,
 	&workload_pktgen,
+	&workload_xdp,
 };
 
 #define NR_WORKLOADS (sizeof(workloads) / sizeof(workloads[0]))
