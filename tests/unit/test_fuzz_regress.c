@@ -31,6 +31,7 @@ int fuzz_kconfig_one(const uint8_t *data, size_t size);
 int fuzz_pktgen_one(const uint8_t *data, size_t size);
 int fuzz_taskwire_one(const uint8_t *data, size_t size);
 int fuzz_workload_one(const uint8_t *data, size_t size);
+int fuzz_xdp_one(const uint8_t *data, size_t size);
 
 struct target {
 	const char *name;
@@ -48,6 +49,7 @@ static struct target targets[] = {
 	{ "fuzz_pktgen", fuzz_pktgen_one, 1 },
 	{ "fuzz_taskwire", fuzz_taskwire_one, 2 },
 	{ "fuzz_workload", fuzz_workload_one, 3 },
+	{ "fuzz_xdp", fuzz_xdp_one, 5 },
 };
 
 /* Replays every file of DIR/KIND/NAME; returns how many. A missing folder holds none. */
