@@ -187,11 +187,12 @@ DEB_PKGS := build-essential pkg-config git libcurl4-openssl-dev libsqlite3-dev \
             libgit2-dev libyaml-dev libmicrohttpd-dev libjansson-dev libgnutls28-dev \
             libcmocka-dev gnuplot-nox python3 python3-scipy perl curl sqlite3 \
             util-linux procps flex bison bc \
-            qemu-system-x86 busybox-static iperf3 cpio iproute2 linux-image-amd64
+            qemu-system-x86 busybox-static iperf3 cpio iproute2 linux-image-amd64 xdp-tools
 
 # The kernel lab's tools (make check-kernel, make demo-kernel): a kernel
 # source tree to make a history from, and what building it needs.
-DEB_KERNEL := linux-source-6.1 xz-utils libelf-dev ccache
+# dwarves: pahole, which makes the BTF of a kernel with the xdp fragment.
+DEB_KERNEL := linux-source-6.1 xz-utils libelf-dev ccache dwarves
 
 deps-kernel:
 	@$(MAKE) --no-print-directory deps DEB_PKGS="$(DEB_PKGS) $(DEB_KERNEL)"
