@@ -587,6 +587,10 @@ int xdp_script(struct sbuf *sb, const struct xdp_script_opts *o)
 		      "\techo stop > /proc/net/pktgen/pgctrl\n"
 		      "\twait $pg\n"
 		      "\tcat /tmp/xdp-bench.out\n"
+		      "\t# No summary: what pktgen said, if anything, is the likelier reason.\n"
+		      "\tif ! grep -q 'Packets received' /tmp/xdp-bench.out && [ -s /tmp/xdp-pktgen.err ]; then\n"
+		      "\t\tsed 's/^/pktgen: /' /tmp/xdp-pktgen.err\n"
+		      "\tfi\n"
 		      "\treturn $rc\n"
 		      "}\n", o->duration);
 	return 0;

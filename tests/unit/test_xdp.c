@@ -304,6 +304,10 @@ static void test_garbage(void **state)
 		{ "xa1->xb0 12 rx/s 0 err,drop/s 12 xmit/s\n  Packets received    : 12\n  Average packets/s   : 12\n"
 		  "  Packets transmitted : 120\n  Average transmit/s  : 120\n", ERR_INVALID, "'Packets transmitted' 120" },
 		{ "Usage: xdp-bench drop [options] <ifname>\n", ERR_INVALID, "no xdp-bench summary" },
+		/* The script's words win over xdp-bench's when there is no summary. */
+		{ "Dropping packets on xdp0 (ifindex 3; driver veth)\nSummary 0 rx/s 0 err/s\n"
+		  "pktgen: sh: write error: Invalid argument\n", ERR_UNPROCESSABLE,
+		  "pktgen: sh: write error: Invalid argument" },
 		{ "  Duration            : 0.0s\n  Packets received    : 1\n  Average packets/s   : 1\n",
 		  ERR_INVALID, "a Duration of 0 s" },
 	};
@@ -556,6 +560,7 @@ static void test_script(void **state)
 	assert_contains(sb.buf, "'/usr/sbin/xdp-bench' redirect -s -i 1 xdp0 xdp1 >/tmp/xdp-bench.out 2>&1 &");
 	assert_contains(sb.buf, "xdp_alive $bp && sleep 7\n");
 	assert_contains(sb.buf, "kill -INT $bp");
+	assert_contains(sb.buf, "sed 's/^/pktgen: /' /tmp/xdp-pktgen.err");
 	assert_contains(sb.buf, "'pkt_size 64'");
 	assert_contains(sb.buf, "CONFIG_DEBUG_INFO_BTF=y");
 	assert_contains(sb.buf, "CONFIG_VETH");
