@@ -13,7 +13,8 @@
 #
 # Needs: qemu-system-x86_64, busybox-static, xdp-tools (xdp-bench,
 # xdp-loader, libxdp1), iproute2, sqlite3, and the kernel with its modules
-# (linux-image-6.1.0-57-amd64). Takes about 2-4 minutes here (two guest
+# (linux-image-6.1.0-57-amd64), or XDP_TEST_KERNEL naming a bzImage built
+# with the xdp fragment. Takes about 2-4 minutes here (two guest
 # boots under TCG on a loaded 2-core machine). A guest kernel or
 # xdp-bench that will not run there (no BTF, a program that does not
 # load) is a SKIP naming the guest's words; any other failure fails.
@@ -33,9 +34,15 @@ done
 	skip_all "libxdp's xdp-dispatcher.o missing (apt-get install libxdp1)"
 PATH=$PATH:/usr/sbin:/sbin command -v ip > /dev/null || skip_all "iproute2's ip missing (apt-get install iproute2)"
 [ -r "$KERNEL" ] || skip_all "kernel $KERNEL missing or unreadable (apt-get install linux-image-amd64, or set XDP_TEST_KERNEL)"
-REL=$(basename "$KERNEL" | sed 's/^vmlinuz-//')
-[ -f "/lib/modules/$REL/modules.dep" ] ||
-	skip_all "no /lib/modules/$REL for the guest's veth and pktgen modules"
+# A distribution kernel needs its veth and pktgen modules from /lib/modules;
+# a kernel built with etc/kconfig/xdp.config (XDP_TEST_KERNEL=its bzImage)
+# has them built in and no such directory.
+case $KERNEL in
+/boot/vmlinuz-*)
+	REL=${KERNEL#/boot/vmlinuz-}
+	[ -f "/lib/modules/$REL/modules.dep" ] ||
+		skip_all "no /lib/modules/$REL for the guest's veth and pktgen modules" ;;
+esac
 
 LAB=$TEST_DIR/lab
 trap 'lab_stop; rm -rf "$TEST_DIR"' EXIT
