@@ -150,6 +150,7 @@ struct pstate {
 	int lines[3];               /* how many interval lines had each */
 	char why[200];              /* the first failure line */
 	int why_ours;               /* it came from the script (xdp_script()), not from xdp-bench */
+	char broke[200];            /* "Failed during sample run: ...": the sampling itself stopped */
 	char detail[120];           /* the first libbpf/libxdp line that says "fail" */
 };
 
@@ -253,6 +254,8 @@ static void other_line(struct xdp_result *r, struct pstate *ps, const char *line
 	for (const char *const *f = failures; *f; f++)
 		if (starts(p, *f) && !ps->why[0])
 			snprintf(ps->why, sizeof(ps->why), "%s", p);
+	if (starts(p, "Failed during sample run") && !ps->broke[0])
+		snprintf(ps->broke, sizeof(ps->broke), "%s", p);
 	/* The script's own words: a setup step that failed, a tool missing from the guest. */
 	if ((starts(p, "xdp: ") || starts(p, "pktgen: ") || strstr(p, " not found in the guest")) &&
 	    (!ps->why[0] || !ps->why_ours)) {
@@ -318,8 +321,17 @@ static int finish(struct xdp_result *r, const struct pstate *ps)
 				     "interval, or its sampling stalled", r->heading);
 		return rfail(r, ERR_INVALID, "no xdp-bench summary or interval line in the output");
 	}
+	/*
+	 * With a summary, xdp-bench's other complaints were warnings it ran
+	 * past ("Couldn't open socket" when it asks for the device's queues):
+	 * kept, not fatal. The script's words, or a sampling that stopped, are.
+	 */
+	if (ps->why_ours)
+		return rfail(r, ERR_UNPROCESSABLE, "%s", ps->why);
+	if (ps->broke[0])
+		return rfail(r, ERR_UNPROCESSABLE, "xdp-bench: %s", ps->broke);
 	if (ps->why[0])
-		return rfail(r, ERR_UNPROCESSABLE, "%s%s", ps->why_ours ? "" : "xdp-bench: ", ps->why);
+		snprintf(r->warning, sizeof(r->warning), "%.159s", ps->why);
 	/* summary[1] and [2]: received and its average; [3] [4] redirected; [8] [9] transmitted. */
 	if (pair_ok(r, ps, 1, 2) < 0 || pair_ok(r, ps, 3, 4) < 0 || pair_ok(r, ps, 8, 9) < 0)
 		return ERR_INVALID;
@@ -450,6 +462,8 @@ int xdp_sample(struct run_sample *s, const struct xdp_result *r, const char *mod
 	put(x, "errors", r->errors);
 	put(x, "duration_s", r->duration_s);
 	json_object_set_new(x, "intervals", json_integer(r->intervals));
+	if (r->warning[0])
+		json_object_set_new(x, "warning", json_string(r->warning));
 	put(x, "interval_rx_min", r->interval_rx_min);
 	put(x, "interval_rx_max", r->interval_rx_max);
 	s->extra = x;

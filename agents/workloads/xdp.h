@@ -72,6 +72,7 @@ struct xdp_result {
 	double rx_dropped;          /* "Rx dropped"; 0 when absent */
 	double tx_dropped;          /* "Tx dropped"; 0 when absent */
 	double errors;              /* "Errors recorded"; 0 when absent */
+	char warning[160];          /* the first complaint xdp-bench ran past ("Couldn't open socket ..."); "" when none */
 	char error[256];            /* "" on success */
 };
 
@@ -86,8 +87,12 @@ struct xdp_result {
  *   ERR_UNPROCESSABLE  the run itself failed and the text says so:
  *                      xdp-bench's own message ("Failed to attach XDP
  *                      program: ...", "Couldn't find network interface
- *                      ..."), or it ran and counted no packet (interval
- *                      lines all 0 rx/s, or none after its heading)
+ *                      ..."; with a summary only "Failed during sample
+ *                      run", the others are then warnings it ran past,
+ *                      in out->warning), the script's ("xdp: ...",
+ *                      "pktgen: ..."), or it ran and counted no packet
+ *                      (interval lines all 0 rx/s, or none after its
+ *                      heading)
  *   ERR_INVALID        not xdp-bench's output: empty, garbage, a NUL
  *                      byte, a malformed number, a summary cut short,
  *                      interval lines with packets but no summary (the

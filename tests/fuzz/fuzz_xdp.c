@@ -27,6 +27,7 @@ int FUZZ_ENTRY(const uint8_t *data, size_t size)
 
 	FUZZ_CHECK(memchr(r.error, 0, sizeof(r.error)), "error not terminated");
 	FUZZ_CHECK(memchr(r.heading, 0, sizeof(r.heading)), "heading not terminated");
+	FUZZ_CHECK(memchr(r.warning, 0, sizeof(r.warning)), "warning not terminated");
 	if (rc == 0) {
 		FUZZ_CHECK(!r.error[0], "success with error '%s'", r.error);
 		FUZZ_CHECK(r.rx_pps > 0 && isfinite(r.rx_pps) && r.rx_packets >= 0, "pps %g packets %g",
