@@ -49,7 +49,7 @@ endif
 #                       the boot methods
 WL_SRC  := agents/workloads/workload.c agents/workloads/command.c agents/workloads/iperf3.c \
            agents/workloads/pktgen.c agents/workloads/netparse.c agents/workloads/trex.c \
-           agents/boot/methods.c
+           agents/workloads/xdp.c agents/boot/methods.c
 LIB_SRC := $(WL_SRC) $(addprefix bisectd/lib/,err.c log.c run.c conf.c yamltree.c jsonx.c stats.c \
            store.c store_jobs.c store_tasks.c store_results.c store_agents.c store_tokens.c store_dash.c store_profiles.c schema_sql.c repo.c \
            policy.c bisect.c client.c util.c rng.c gitx.c kconfig.c taskwire.c \
@@ -211,11 +211,12 @@ DEB_PKGS := build-essential pkg-config git libcurl4-openssl-dev libsqlite3-dev \
             libcmocka-dev gnuplot-nox python3 python3-scipy perl curl sqlite3 \
             util-linux procps flex bison bc \
             qemu-system-x86 busybox-static iperf3 cpio iproute2 linux-image-amd64 linux-perf \
-            libzmq3-dev kexec-tools e2fsprogs openssh-client dropbear-bin
+            libzmq3-dev kexec-tools e2fsprogs openssh-client dropbear-bin xdp-tools
 
 # The kernel lab's tools (make check-kernel, make demo-kernel): a kernel
 # source tree to make a history from, and what building it needs.
-DEB_KERNEL := linux-source-6.1 xz-utils libelf-dev ccache
+# dwarves: pahole, which makes the BTF of a kernel with the xdp fragment.
+DEB_KERNEL := linux-source-6.1 xz-utils libelf-dev ccache dwarves
 
 deps-kernel:
 	@$(MAKE) --no-print-directory deps DEB_PKGS="$(DEB_PKGS) $(DEB_KERNEL)"
@@ -318,7 +319,7 @@ check-guest: deps
 # The same targets compiled by cc replay both folders in make check
 # (tests/unit/test_fuzz_regress.c). FUZZ_TARGETS=fuzz_conf runs one.
 FUZZ_ALL     := fuzz_api fuzz_conf fuzz_console fuzz_csv fuzz_iperf3 fuzz_kconfig fuzz_pktgen fuzz_taskwire fuzz_workload \
-               fuzz_trex fuzz_perfreport fuzz_journal
+               fuzz_trex fuzz_perfreport fuzz_journal fuzz_xdp
 FUZZ_TARGETS ?= $(FUZZ_ALL)
 FUZZ_SECONDS ?= 30
 FUZZ_BUILD   ?= build-fuzz

@@ -828,6 +828,8 @@ int initramfs_build(const char *out_path, const struct initramfs_spec *spec)
 		rc = initramfs_add_data(fs, "/init", 0755, spec->init, strlen(spec->init));
 	for (const char *const *p = spec->programs; !rc && p && *p; p++)
 		rc = initramfs_add_program(fs, NULL, *p);
+	for (const char *const *p = spec->files; !rc && p && *p; p++)
+		rc = initramfs_add_host_file(fs, *p, 0, *p);
 	if (!rc)
 		rc = initramfs_add_busybox(fs, spec->busybox);
 	if (!rc && spec->modules && *spec->modules) {

@@ -136,13 +136,16 @@ struct initramfs_spec {
 	int compress;                   /* gzip -9n */
 	const char *const *modules;     /* kernel modules to add and load (NULL-terminated); may be NULL */
 	const char *modules_dir;        /* their /lib/modules/RELEASE, when modules are given */
+	const char *const *files;       /* data files by absolute host path, each at the same guest path (NULL-terminated); may be NULL */
 };
-#define INITRAMFS_SPEC_INIT { NULL, NULL, NULL, 0, NULL, NULL }
+#define INITRAMFS_SPEC_INIT { NULL, NULL, NULL, 0, NULL, NULL, NULL }
 
 /*
  * The whole guest root: /dev/console, /proc, /sys, /dev, /tmp, /run,
- * /root, /etc, busybox, the programs with their libraries and /init,
- * written to out_path as initramfs_write_file() does.
+ * /root, /etc, busybox, the programs with their libraries, the data
+ * files, the modules and /init, written to out_path as
+ * initramfs_write_file() does. A data file missing on the host is
+ * ERR_NOTFOUND naming it.
  */
 int initramfs_build(const char *out_path, const struct initramfs_spec *spec);
 

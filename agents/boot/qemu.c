@@ -145,6 +145,48 @@ static const char *perf_said(const char *console)
 	return buf;
 }
 
+/*
+ * The workload's data files and kernel modules (workload.h) for the
+ * guest. Modules come from the agent's /lib/modules/RELEASE when the
+ * image's release is installed there (a distribution kernel); a kernel
+ * built from the tree has no such directory and must have them built in.
+ */
+static int guest_extras(const char **files, const char **mods, char *moddir, size_t moddir_len,
+			struct boot_result *r, const struct boot_task *t, const char *kernel)
+{
+	char release[128], *dep;
+	struct stat st;
+	int n, have;
+
+	files[0] = mods[0] = NULL;
+	moddir[0] = '\0';
+	n = t->wl->files ? t->wl->files(files, MAX_TOOLS, t->def) : 0;
+	if (n < 0)
+		return say(r, "failed", "%s", err_msg());
+	files[n] = NULL;
+	for (int i = 0; i < n; i++)
+		if (stat(files[i], &st) < 0 || !S_ISREG(st.st_mode))
+			return say(r, "failed", "workload %s needs %s on the agent, which lacks it",
+				   t->wl->name, files[i]);
+	n = t->wl->modules ? t->wl->modules(mods, MAX_TOOLS, t->def) : 0;
+	if (n < 0)
+		return say(r, "failed", "%s", err_msg());
+	mods[n] = NULL;
+	if (n == 0 || initramfs_kernel_release(release, sizeof(release), kernel) < 0) {
+		mods[0] = NULL;
+		return 0;
+	}
+	snprintf(moddir, moddir_len, "/lib/modules/%s", release);
+	dep = xasprintf("%s/modules.dep", moddir);
+	have = stat(dep, &st) == 0;
+	free(dep);
+	if (!have) {
+		mods[0] = NULL;
+		moddir[0] = '\0';
+	}
+	return 0;
+}
+
 static int start(void **session, struct boot_result *r, const struct boot_task *t)
 {
 	struct qemu_opts qo = QEMU_OPTS_INIT;
@@ -154,6 +196,8 @@ static int start(void **session, struct boot_result *r, const struct boot_task *
 	long long mem, cpus, boot_to, run_to;
 	char *kernel = NULL, *initrd = NULL, *init = NULL, *tools[MAX_TOOLS + 1] = { NULL };
 	const char *progs[MAX_TOOLS + 1] = { NULL };
+	const char *files[MAX_TOOLS + 1], *mods[MAX_TOOLS + 1];
+	char moddir[PATH_MAX];
 	size_t ntools = 0;
 	struct stat st;
 	int rc = ERR_FAIL, qrc;
@@ -186,6 +230,8 @@ static int start(void **session, struct boot_result *r, const struct boot_task *
 	}
 	if (init_script(&init, tools, &ntools, r, t) < 0)
 		goto out;
+	if (guest_extras(files, mods, moddir, sizeof(moddir), r, t, kernel) < 0)
+		goto out;
 	if (mkdir_p(t->workdir, 0755) < 0) {
 		say(r, "failed", "%s", err_msg());
 		goto out;
@@ -195,6 +241,9 @@ static int start(void **session, struct boot_result *r, const struct boot_task *
 	for (size_t i = 0; i < ntools; i++)
 		progs[i] = tools[i];
 	spec.programs = ntools ? progs : NULL;
+	spec.files = files[0] ? files : NULL;
+	spec.modules = mods[0] ? mods : NULL;
+	spec.modules_dir = moddir[0] ? moddir : NULL;
 	if (initramfs_build(initrd, &spec) < 0) {
 		say(r, "failed", "initramfs: %s", err_msg());
 		goto out;

@@ -18,7 +18,7 @@
 #define MAX_STR 4096
 
 extern const struct workload_ops workload_command, workload_iperf3, workload_pktgen;
-extern const struct workload_ops workload_trex;
+extern const struct workload_ops workload_trex, workload_xdp;
 
 /* One line per kind: docs/EXTENDING.md. */
 static const struct workload_ops *const workloads[] = {
@@ -26,6 +26,7 @@ static const struct workload_ops *const workloads[] = {
 	&workload_iperf3,
 	&workload_pktgen,
 	&workload_trex,
+	&workload_xdp,
 };
 
 #define NR_WORKLOADS (sizeof(workloads) / sizeof(workloads[0]))

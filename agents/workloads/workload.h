@@ -100,6 +100,23 @@ struct workload_ops {
 	 * a failed sample (value 0) saying why. Always produces a sample.
 	 */
 	void (*parse)(struct run_sample *s, json_t *def, const struct run_output *o);
+
+	/*
+	 * WORKLOAD_GUEST, optional (NULL: none): data files the guest needs,
+	 * as absolute host paths it gets at the same path (xdp: libxdp's BPF
+	 * objects), up to n; returns how many or a negative code. A file
+	 * missing on the agent fails the task.
+	 */
+	int (*files)(const char **paths, size_t n, json_t *def);
+	/*
+	 * WORKLOAD_GUEST, optional (NULL: none): kernel modules the guest
+	 * loads at boot when its kernel has them as modules ("veth"), up to
+	 * n; returns how many or a negative code. The qemu boot method takes
+	 * them from /lib/modules/RELEASE on the agent when the booted image's
+	 * release is installed there (Debian's kernel); a kernel without
+	 * that directory must have them built in.
+	 */
+	int (*modules)(const char **names, size_t n, json_t *def);
 };
 
 /* The kind of that name; NULL when there is none. Borrowed (static). */

@@ -2,7 +2,7 @@
  * fuzz_workload: one run's output through each workload kind's parse()
  * (workload.h), with the definitions of the sample configs: command with a
  * pattern (the lab's, and one that lets strtod see anything), iperf3,
- * pktgen, trex; the run ended well or not. Every parse gives a sample: a
+ * pktgen, trex, xdp; the run ended well or not. Every parse gives a sample: a
  * positive finite value without an error, or 0 with one.
  */
 #include <math.h>
@@ -22,6 +22,8 @@ static const char *const defs[] = {
 	"{\"type\": \"pktgen\", \"metric\": \"Mpps\"}",
 	"{\"type\": \"pktgen\", \"metric\": \"Mb/s\"}",
 	"{\"type\": \"trex\", \"metric\": \"rx_mpps\"}",
+	"{\"type\": \"xdp\", \"mode\": \"drop\", \"metric\": \"pps\"}",
+	"{\"type\": \"xdp\", \"mode\": \"redirect\", \"metric\": \"xmit_pps\"}",
 };
 
 int FUZZ_ENTRY(const uint8_t *data, size_t size)

@@ -439,7 +439,8 @@ static void test_workload_typo(void **state)
 		"t.yaml:4:5: unknown key 'comand' in workload 'bench' (expected one of: type, boot, "
 		"build, direction, build_timeout, run_timeout, kernel_image, qemu, memory_mb, cpus, append, "
 		"boot_timeout, kernel, profile, kexec, ssh, command, pattern, unit, iperf3, metric, count, pkt_size, clsact_bpf, "
-		"server, sync_port, traffic_profile, ports, rate, duration, user, rpc_timeout)");
+		"server, sync_port, traffic_profile, ports, rate, duration, user, rpc_timeout, "
+		"mode, interface, interface_out, interval, stats)");
 	expect_b_error("workloads:\n  w:\n    type: iperf3\n    boot: qemu\n    qemu:\n      memory: 1\n",
 		       "t.yaml:6:7: ", "unknown key 'memory' in the qemu settings of workload 'w'");
 	expect_b_error("repos:\n  demo:\n    uri: /x\n", "t.yaml:3:5: ", "unknown key 'uri' in repo 'demo'");
@@ -522,11 +523,11 @@ static void test_bad_values(void **state)
 	expect_b_error("workloads:\n  w:\n    command: [./b]\n    pattern: 'x(.)'\n    direction: up\n",
 		       "t.yaml:5:16: ", "'direction' in workload 'w' must be 'higher' or 'lower', not 'up'");
 	expect_b_error("workloads:\n  w:\n    type: iperf\n    command: [./b]\n    pattern: 'x(.)'\n",
-		       "t.yaml:3:11: ", "'type' in workload 'w' must be 'command', 'iperf3', 'pktgen' or 'trex'");
+		       "t.yaml:3:11: ", "'type' in workload 'w' must be 'command', 'iperf3', 'pktgen', 'trex' or 'xdp'");
 	expect_b_error("workloads:\n  w:\n    boot: pxe\n    command: [./b]\n    pattern: 'x(.)'\n",
 		       "t.yaml:3:11: ", "'boot' in workload 'w' must be 'none', 'qemu', 'kexec' or 'ssh', not 'pxe'");
 	expect_b_error("workloads:\n  w:\n    boot: qemu\n    command: [./b]\n    pattern: 'x(.)'\n",
-		       "t.yaml:3:11: ", "'boot: qemu' in workload 'w' needs type iperf3 or pktgen");
+		       "t.yaml:3:11: ", "'boot: qemu' in workload 'w' needs type iperf3, pktgen or xdp");
 	expect_b_error("log_level: loud\n", "t.yaml:1:12: ", "'log_level' must be one of debug, info, warn, error");
 	expect_b_error("listen: localhost\n", "t.yaml:1:9: ", "'listen' must be HOST:PORT");
 	expect_b_error("listen: 'localhost:99999'\n", "t.yaml:1:9: ", "'listen' must be HOST:PORT");
@@ -808,7 +809,7 @@ static void test_kernel_workloads(void **state)
 	free(text);
 	text = xasprintf("kconfig_dir: %s\nworkloads:\n  k:\n    command: [./b]\n    pattern: 'x(.)'\n"
 			 "    kernel:\n      fragments: [udp]\n", dir);
-	expect_b_error(text, "t.yaml:7:7: ", "needs type iperf3 or pktgen with boot qemu");
+	expect_b_error(text, "t.yaml:7:7: ", "needs type iperf3, pktgen or xdp with boot qemu");
 	free(text);
 
 	free(head);

@@ -34,6 +34,7 @@ int fuzz_workload_one(const uint8_t *data, size_t size);
 int fuzz_trex_one(const uint8_t *data, size_t size);
 int fuzz_perfreport_one(const uint8_t *data, size_t size);
 int fuzz_journal_one(const uint8_t *data, size_t size);
+int fuzz_xdp_one(const uint8_t *data, size_t size);
 
 struct target {
 	const char *name;
@@ -54,6 +55,7 @@ static struct target targets[] = {
 	{ "fuzz_trex", fuzz_trex_one, 4 },
 	{ "fuzz_perfreport", fuzz_perfreport_one, 3 },
 	{ "fuzz_journal", fuzz_journal_one, 4 },
+	{ "fuzz_xdp", fuzz_xdp_one, 5 },
 };
 
 /* Replays every file of DIR/KIND/NAME; returns how many. A missing folder holds none. */

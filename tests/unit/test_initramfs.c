@@ -428,6 +428,35 @@ static void test_build(void **state)
 	free(cpio);
 }
 
+/* spec.files: each data file at its host path in the guest; a missing one is named. */
+static void test_build_files(void **state)
+{
+	struct initramfs_spec spec = INITRAMFS_SPEC_INIT;
+	struct run_result res;
+	char *out = xasprintf("%s/files.cpio", tmpdir), *blob = write_blob(1001);
+	char *missing = xasprintf("%s/no-such.o", tmpdir);
+	const char *files[] = { blob, NULL };
+	const char *list[] = { "cpio", "-t", "--quiet", NULL };
+
+	(void)state;
+	if (!have("cpio") || !have("busybox"))
+		skip();
+	spec.init = "#!/bin/sh\necho hi\n";
+	spec.files = files;
+	assert_int_equal(initramfs_build(out, &spec), 0);
+	run_in(&res, list, out);
+	assert_true(run_ok(&res));
+	/* cpio -t lists paths without their leading '/'. */
+	assert_contains(res.out, blob + 1);
+	run_result_release(&res);
+	files[0] = missing;
+	assert_int_equal(initramfs_build(out, &spec), ERR_NOTFOUND);
+	assert_contains(err_msg(), missing);
+	free(out);
+	free(blob);
+	free(missing);
+}
+
 /* A made-up /lib/modules/RELEASE: modules.dep, modules.builtin and the files. */
 static void fake_moddir(char *dir, size_t len)
 {
@@ -517,6 +546,7 @@ int main(void)
 		cmocka_unit_test(test_missing_program),
 		cmocka_unit_test(test_add_program),
 		cmocka_unit_test(test_build),
+		cmocka_unit_test(test_build_files),
 		cmocka_unit_test(test_modules),
 		cmocka_unit_test(test_kernel_release),
 	};

@@ -350,7 +350,7 @@ static void test_tables_agree(void **state)
 	assert_null(boot_find("kexec-not-yet"));
 	assert_int_equal(conf_boot_places("x"), 0);
 	all = workload_all(&n);
-	assert_int_equal(n, 4);
+	assert_int_equal(n, 5);
 	for (size_t i = 0; i < n; i++) {
 		const struct workload_ops *w = all[i];
 
