@@ -71,4 +71,8 @@ const struct boot_ops *boot_find(const char *name);
 
 void boot_result_release(struct boot_result *r);
 
+/* r's status and why, as printf; returns ERR_FAIL, what start() returns then. */
+int boot_fail(struct boot_result *r, const char *status, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
 #endif

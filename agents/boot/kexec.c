@@ -66,18 +66,6 @@ struct session {
 	char *path;                     /* the journal's */
 };
 
-__attribute__((format(printf, 3, 4)))
-static int say(struct boot_result *r, const char *status, const char *fmt, ...)
-{
-	va_list ap;
-
-	r->status = status;
-	va_start(ap, fmt);
-	vsnprintf(r->error, sizeof(r->error), fmt, ap);
-	va_end(ap);
-	return ERR_FAIL;
-}
-
 /* --- the running kernel ---------------------------------------------------- */
 
 /* A file of /proc (or of the stand-in's folder), its trailing newline dropped. */
@@ -328,29 +316,29 @@ static int go(struct boot_result *r, const struct boot_task *t, const struct set
 	int rc = ERR_FAIL, denied;
 
 	if (!json_is_object(claim) || taskwire_decode(&w, claim) < 0) {
-		say(r, "failed", "boot kexec: the task's claim is not at hand to journal");
+		boot_fail(r, "failed", "boot kexec: the task's claim is not at hand to journal");
 		goto out;
 	}
 	/* The build ran: no image is the commit's fault, as a failed build is. */
 	image = xasprintf("%s/%s", t->srcdir, s->image);
 	if (stat(image, &st) < 0 || !S_ISREG(st.st_mode)) {
-		say(r, "skipped", "build produced no %s", s->image);
+		boot_fail(r, "skipped", "build produced no %s", s->image);
 		goto out;
 	}
 	if (!(abs = realpath(image, NULL)) || image_id(id, abs) < 0) {
-		say(r, "failed", "boot kexec: %s: %s", image, abs ? err_msg() : strerror(errno));
+		boot_fail(r, "failed", "boot kexec: %s: %s", image, abs ? err_msg() : strerror(errno));
 		goto out;
 	}
 	note = noreturn_path(t->workdir, id);
 	if (file_read(&why, &len, note, 4096) == 0) {
-		say(r, "skipped", "kernel %s did not come back after an earlier kexec on this machine: %s", id, why);
+		boot_fail(r, "skipped", "kernel %s did not come back after an earlier kexec on this machine: %s", id, why);
 		goto out;
 	}
 	/* Not a bzImage: kexec -l is the judge of what it can load. */
 	if (initramfs_kernel_release(release, sizeof(release), abs) < 0)
 		release[0] = '\0';
 	if (running_read(&k) < 0) {
-		say(r, "failed", "boot kexec: %s", err_msg());
+		boot_fail(r, "failed", "boot kexec: %s", err_msg());
 		goto out;
 	}
 	if (!s->own_line)
@@ -359,7 +347,7 @@ static int go(struct boot_result *r, const struct boot_task *t, const struct set
 		sbuf_addf(&line, "%s%s", line.len ? " " : "", s->append);
 	sbuf_addf(&line, "%sbisect.build=%s", line.len ? " " : "", id);
 	if (line.len > MAX_LINE - 1) {
-		say(r, "failed", "boot kexec: the command line is %zu bytes, more than %d", line.len, MAX_LINE - 1);
+		boot_fail(r, "failed", "boot kexec: the command line is %zu bytes, more than %d", line.len, MAX_LINE - 1);
 		goto out;
 	}
 	if (s->initrd)
@@ -372,20 +360,20 @@ static int go(struct boot_result *r, const struct boot_task *t, const struct set
 			"build_id", id, "release", release, "cmdline", line.buf, "srcdir", t->srcdir,
 			"from_boot", k.boot_id, "run_boot", "", "good_cmdline", k.cmdline, "samples");
 	if (!doc || journal_save(path, doc) < 0) {
-		say(r, "failed", "boot kexec: cannot journal the task: %s", doc ? err_msg() : "encoding");
+		boot_fail(r, "failed", "boot kexec: cannot journal the task: %s", doc ? err_msg() : "encoding");
 		goto out;
 	}
 	log_info("kexec: task %lld: loading %s (release %s) with '%s'", w.task, abs, release[0] ? release : "?",
 		 line.buf);
 	if (kexec_load(abs, line.buf, initrd, &denied) < 0) {
 		/* Not allowed to kexec is this agent's problem; an image kexec cannot load is the commit's. */
-		say(r, denied ? "failed" : "skipped", "kexec -l refused the built kernel: %s", err_msg());
+		boot_fail(r, denied ? "failed" : "skipped", "kexec -l refused the built kernel: %s", err_msg());
 		journal_clear(path);
 		goto out;
 	}
 	log_info("kexec: task %lld: kexec -e into kernel %s; the agent of the next boot carries on", w.task, id);
 	kexec_exec();
-	say(r, "failed", "boot kexec: %s", err_msg());
+	boot_fail(r, "failed", "boot kexec: %s", err_msg());
 	journal_clear(path);
 out:
 	running_release(&k);
@@ -409,20 +397,20 @@ static int back(void **session, struct boot_result *r, const struct boot_task *t
 	int rc = ERR_FAIL, m;
 
 	if (running_read(&k) < 0) {
-		say(r, "failed", "boot kexec: %s", err_msg());
+		boot_fail(r, "failed", "boot kexec: %s", err_msg());
 		goto out;
 	}
 	if (!strcmp(j->state, JOURNAL_RUNNING)) {
 		/* The agent restarted in the built kernel: the runs so far are in the journal. */
 		if (strcmp(j->run_boot, k.boot_id)) {
-			say(r, "failed", "the machine rebooted while the runs went on in the built kernel %s "
+			boot_fail(r, "failed", "the machine rebooted while the runs went on in the built kernel %s "
 			    "(now %s); the task is tried again", j->build_id, k.release);
 			goto out;
 		}
 		goto ok;
 	}
 	if (!strcmp(j->from_boot, k.boot_id)) {
-		say(r, "failed", "the agent stopped between journalling the task and kexec -e "
+		boot_fail(r, "failed", "the agent stopped between journalling the task and kexec -e "
 		    "(this is still the boot that was to kexec)");
 		goto out;
 	}
@@ -433,34 +421,34 @@ static int back(void **session, struct boot_result *r, const struct boot_task *t
 				      "the built kernel hung, panicked or was reset%s", k.release, j->build_id,
 				      late > 0 ? ", past the return deadline" : "");
 
-		say(r, "skipped", "the built kernel did not come back: %s", why);
+		boot_fail(r, "skipped", "the built kernel did not come back: %s", why);
 		noreturn_note(t->workdir, j->build_id, why);
 		free(why);
 		goto out;
 	}
 	if (m < 0 || strcmp(marker, j->build_id)) {
-		say(r, "skipped", "wrong kernel: the command line has bisect.build=%s, the built one is %s",
+		boot_fail(r, "skipped", "wrong kernel: the command line has bisect.build=%s, the built one is %s",
 		    m < 0 ? "(invalid)" : marker, j->build_id);
 		goto out;
 	}
 	if (j->release[0] && strcmp(j->release, k.release)) {
-		say(r, "skipped", "wrong kernel: uname -r says %s, the built image is %s", k.release, j->release);
+		boot_fail(r, "skipped", "wrong kernel: uname -r says %s, the built image is %s", k.release, j->release);
 		goto out;
 	}
 	if (late > 0) {
-		say(r, "skipped", "the built kernel %s came up %lld s after its return deadline", j->build_id, late);
+		boot_fail(r, "skipped", "the built kernel %s came up %lld s after its return deadline", j->build_id, late);
 		goto out;
 	}
 	json_object_set_new(j->root, "state", json_string(JOURNAL_RUNNING));
 	json_object_set_new(j->root, "run_boot", json_string(k.boot_id));
 	if (journal_save(ss->path, j->root) < 0) {
-		say(r, "failed", "boot kexec: %s", err_msg());
+		boot_fail(r, "failed", "boot kexec: %s", err_msg());
 		goto out;
 	}
 	/* The borrowed strings moved with the new values: read them again. */
 	journal_release(j);
 	if (journal_load(j, ss->path) < 0) {
-		say(r, "failed", "boot kexec: %s", err_msg());
+		boot_fail(r, "failed", "boot kexec: %s", err_msg());
 		goto out;
 	}
 	log_info("kexec: task %lld: back in the built kernel %s (%s)", j->task, j->build_id, k.release);
@@ -487,7 +475,7 @@ static int start(void **session, struct boot_result *r, const struct boot_task *
 	*session = NULL;
 	ss->path = journal_file(t);
 	if (settings_read(&s, t->def) < 0) {
-		say(r, "failed", "%s", err_msg());
+		boot_fail(r, "failed", "%s", err_msg());
 		goto out;
 	}
 	lrc = journal_load(&ss->j, ss->path);
@@ -503,7 +491,7 @@ static int start(void **session, struct boot_result *r, const struct boot_task *
 		journal_set_aside(ss->path);
 	}
 	if (mkdir_p(t->workdir, 0755) < 0) {
-		say(r, "failed", "%s", err_msg());
+		boot_fail(r, "failed", "%s", err_msg());
 		goto out;
 	}
 	rc = go(r, t, &s, ss->path);

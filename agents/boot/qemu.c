@@ -27,18 +27,6 @@ struct session {
 	struct qemu_result res;     /* the console's runs and how the guest ended */
 };
 
-__attribute__((format(printf, 3, 4)))
-static int say(struct boot_result *r, const char *status, const char *fmt, ...)
-{
-	va_list ap;
-
-	r->status = status;
-	va_start(ap, fmt);
-	vsnprintf(r->error, sizeof(r->error), fmt, ap);
-	va_end(ap);
-	return ERR_FAIL;
-}
-
 /*
  * The agent's perf, to run in the guest: Debian's /usr/bin/perf may be a
  * script that picks perf_X.Y for the running kernel (which is not the
@@ -93,17 +81,17 @@ static int init_script(char **init, char **found, size_t *nfound, struct boot_re
 	*nfound = 0;
 	n = t->wl->tools ? t->wl->tools(names, MAX_TOOLS, t->def) : 0;
 	if (n < 0)
-		return say(r, "failed", "%s", err_msg());
+		return boot_fail(r, "failed", "%s", err_msg());
 	/* The guest's tools are the agent's: missing ones are this agent's problem. */
 	for (int i = 0; i < n; i++) {
 		if (initramfs_find_program(&found[i], names[i]) < 0)
-			return say(r, "failed", "%s", err_msg());
+			return boot_fail(r, "failed", "%s", err_msg());
 		(*nfound)++;
 	}
 	found[n] = NULL;
 	if ((rc = t->wl->script(&sb, t->def, (const char *const *)found)) < 0) {
 		sbuf_release(&sb);
-		return say(r, "failed", "%s", err_msg());
+		return boot_fail(r, "failed", "%s", err_msg());
 	}
 	so.runs = t->runs;
 	so.dmesg_level = 1;
@@ -112,11 +100,11 @@ static int init_script(char **init, char **found, size_t *nfound, struct boot_re
 	if (t->perf_data) {
 		if (*nfound >= MAX_TOOLS) {
 			sbuf_release(&sb);
-			return say(r, "failed", "boot qemu: no room for perf beside %zu tools", *nfound);
+			return boot_fail(r, "failed", "boot qemu: no room for perf beside %zu tools", *nfound);
 		}
 		if (perf_binary(&found[*nfound]) < 0) {
 			sbuf_release(&sb);
-			return say(r, "failed", "%s", err_msg());
+			return boot_fail(r, "failed", "%s", err_msg());
 		}
 		so.perf = found[(*nfound)++];
 		found[*nfound] = NULL;
@@ -124,7 +112,7 @@ static int init_script(char **init, char **found, size_t *nfound, struct boot_re
 	rc = qemu_init_script(init, &so);
 	sbuf_release(&sb);
 	if (rc < 0)
-		return say(r, "failed", "%s", err_msg());
+		return boot_fail(r, "failed", "%s", err_msg());
 	return 0;
 }
 
@@ -162,15 +150,15 @@ static int guest_extras(const char **files, const char **mods, char *moddir, siz
 	moddir[0] = '\0';
 	n = t->wl->files ? t->wl->files(files, MAX_TOOLS, t->def) : 0;
 	if (n < 0)
-		return say(r, "failed", "%s", err_msg());
+		return boot_fail(r, "failed", "%s", err_msg());
 	files[n] = NULL;
 	for (int i = 0; i < n; i++)
 		if (stat(files[i], &st) < 0 || !S_ISREG(st.st_mode))
-			return say(r, "failed", "workload %s needs %s on the agent, which lacks it",
+			return boot_fail(r, "failed", "workload %s needs %s on the agent, which lacks it",
 				   t->wl->name, files[i]);
 	n = t->wl->modules ? t->wl->modules(mods, MAX_TOOLS, t->def) : 0;
 	if (n < 0)
-		return say(r, "failed", "%s", err_msg());
+		return boot_fail(r, "failed", "%s", err_msg());
 	mods[n] = NULL;
 	if (n == 0 || initramfs_kernel_release(release, sizeof(release), kernel) < 0) {
 		mods[0] = NULL;
@@ -210,22 +198,22 @@ static int start(void **session, struct boot_result *r, const struct boot_task *
 	    jsonx_int(&cpus, t->def, "cpus", 1, 64, 0, 2) < 0 ||
 	    jsonx_int(&boot_to, t->def, "boot_timeout", 1, 3600, 0, 120) < 0 ||
 	    jsonx_int(&run_to, t->def, "run_timeout", 1, 86400, 0, 300) < 0) {
-		say(r, "failed", "workload: %s", err_msg());
+		boot_fail(r, "failed", "workload: %s", err_msg());
 		goto out;
 	}
 	if (!path_inside(image)) {
-		say(r, "failed", "workload: kernel_image '%s' is not a path inside the work tree", image);
+		boot_fail(r, "failed", "workload: kernel_image '%s' is not a path inside the work tree", image);
 		goto out;
 	}
 	if (t->runs < 1 || t->runs > QEMU_MAX_RUNS) {
-		say(r, "failed", "boot qemu carries 1 to %d runs per task, not %d", QEMU_MAX_RUNS, t->runs);
+		boot_fail(r, "failed", "boot qemu carries 1 to %d runs per task, not %d", QEMU_MAX_RUNS, t->runs);
 		goto out;
 	}
 
 	/* The build ran: no image is the commit's fault, as a failed build is. */
 	kernel = xasprintf("%s/%s", t->srcdir, image);
 	if (stat(kernel, &st) < 0 || !S_ISREG(st.st_mode)) {
-		say(r, "skipped", "build produced no %s", image);
+		boot_fail(r, "skipped", "build produced no %s", image);
 		goto out;
 	}
 	if (init_script(&init, tools, &ntools, r, t) < 0)
@@ -233,7 +221,7 @@ static int start(void **session, struct boot_result *r, const struct boot_task *
 	if (guest_extras(files, mods, moddir, sizeof(moddir), r, t, kernel) < 0)
 		goto out;
 	if (mkdir_p(t->workdir, 0755) < 0) {
-		say(r, "failed", "%s", err_msg());
+		boot_fail(r, "failed", "%s", err_msg());
 		goto out;
 	}
 	initrd = xasprintf("%s/initramfs.cpio", t->workdir);
@@ -245,7 +233,7 @@ static int start(void **session, struct boot_result *r, const struct boot_task *
 	spec.modules = mods[0] ? mods : NULL;
 	spec.modules_dir = moddir[0] ? moddir : NULL;
 	if (initramfs_build(initrd, &spec) < 0) {
-		say(r, "failed", "initramfs: %s", err_msg());
+		boot_fail(r, "failed", "initramfs: %s", err_msg());
 		goto out;
 	}
 
@@ -265,12 +253,12 @@ static int start(void **session, struct boot_result *r, const struct boot_task *
 	if (s->res.console)
 		r->console = xstrdup(s->res.console);
 	if (qrc == QEMU_ERR_NOBOOT) {
-		say(r, "skipped", "the kernel did not boot: %s", s->res.why[0] ? s->res.why : err_msg());
+		boot_fail(r, "skipped", "the kernel did not boot: %s", s->res.why[0] ? s->res.why : err_msg());
 		r->log_tail = xstrdup(s->res.console_tail ? s->res.console_tail : "");
 		goto out;
 	}
 	if (qrc < 0) {
-		say(r, "failed", "qemu: %s", err_msg());
+		boot_fail(r, "failed", "qemu: %s", err_msg());
 		goto out;
 	}
 	r->accel = qemu_accel_name(s->res.accel);

@@ -73,18 +73,6 @@ struct session {
 	char *device;
 };
 
-__attribute__((format(printf, 3, 4)))
-static int say(struct boot_result *r, const char *status, const char *fmt, ...)
-{
-	va_list ap;
-
-	r->status = status;
-	va_start(ap, fmt);
-	vsnprintf(r->error, sizeof(r->error), fmt, ap);
-	va_end(ap);
-	return ERR_FAIL;
-}
-
 static int argv_key(json_t **out, json_t *obj, const char *key, int required)
 {
 	json_t *v = json_object_get(obj, key), *item;
@@ -701,23 +689,23 @@ static int start(void **session, struct boot_result *r, const struct boot_task *
 	if (settings_read(&ss->set, t->def) < 0 ||
 	    jsonx_str(&image, t->def, "kernel_image", 1024, 0, "arch/x86/boot/bzImage") < 0 ||
 	    jsonx_str(&append, t->def, "append", 1024, 0, NULL) < 0) {
-		say(r, "failed", "workload: %s", err_msg());
+		boot_fail(r, "failed", "workload: %s", err_msg());
 		goto out;
 	}
 	ss->device = xasprintf("%s@%s:%lld", ss->set.user, ss->set.host, ss->set.port);
 	if (!path_inside(image)) {
-		say(r, "failed", "workload: kernel_image '%s' is not a path inside the work tree", image);
+		boot_fail(r, "failed", "workload: kernel_image '%s' is not a path inside the work tree", image);
 		goto out;
 	}
 
 	/* What the build made, and who it says it is: missing or not a kernel is the commit's fault. */
 	kernel = xasprintf("%s/%s", t->srcdir, image);
 	if (stat(kernel, &st) < 0 || !S_ISREG(st.st_mode)) {
-		say(r, "skipped", "build produced no %s", image);
+		boot_fail(r, "skipped", "build produced no %s", image);
 		goto out;
 	}
 	if (initramfs_kernel_release(ss->release, sizeof(ss->release), kernel) < 0) {
-		say(r, "skipped", "the build's %s is not a kernel: %s", image, err_msg());
+		boot_fail(r, "skipped", "the build's %s is not a kernel: %s", image, err_msg());
 		goto out;
 	}
 	hash_file(&h, kernel);
@@ -727,7 +715,7 @@ static int start(void **session, struct boot_result *r, const struct boot_task *
 		extra[ncopy] = xasprintf("%s/%s", t->srcdir, p);
 		if (stat(extra[ncopy], &st) < 0 || !S_ISREG(st.st_mode)) {
 			ncopy++;
-			say(r, "skipped", "build produced no %s (listed in the ssh settings' copy)", p);
+			boot_fail(r, "skipped", "build produced no %s (listed in the ssh settings' copy)", p);
 			goto out;
 		}
 		hash_file(&h, extra[ncopy++]);
@@ -742,14 +730,14 @@ static int start(void **session, struct boot_result *r, const struct boot_task *
 
 	/* Copy and install: the device is on its good kernel, and answers. */
 	if (copy_one(why, sizeof(why), ss, kernel, "kernel") < 0) {
-		say(r, "failed", "ssh: %s", why);
+		boot_fail(r, "failed", "ssh: %s", why);
 		goto out;
 	}
 	for (size_t i = 0; i < ncopy; i++) {
 		const char *p = json_string_value(json_array_get(ss->set.copy, i));
 
 		if (copy_one(why, sizeof(why), ss, extra[i], strrchr(p, '/') ? strrchr(p, '/') + 1 : p) < 0) {
-			say(r, "failed", "ssh: %s", why);
+			boot_fail(r, "failed", "ssh: %s", why);
 			goto out;
 		}
 	}
@@ -759,13 +747,13 @@ static int start(void **session, struct boot_result *r, const struct boot_task *
 		struct run_result res;
 
 		if (ssh_run(&res, &ss->set, cmd, NULL, ss->set.connect_timeout, POWER_TIMEOUT_MS) < 0) {
-			say(r, "failed", "ssh: cannot run ssh: %s", err_msg());
+			boot_fail(r, "failed", "ssh: cannot run ssh: %s", err_msg());
 			goto out;
 		}
 		if (!run_ok(&res)) {
 			ssh_describe(why, sizeof(why), &res);
 			run_result_release(&res);
-			say(r, "failed", "ssh: install on %s failed: %s", ss->device, why);
+			boot_fail(r, "failed", "ssh: install on %s failed: %s", ss->device, why);
 			goto out;
 		}
 		run_result_release(&res);
@@ -775,7 +763,7 @@ static int start(void **session, struct boot_result *r, const struct boot_task *
 	/* Reboot into it; power-cycle again while it does not answer. */
 	for (tries = 1; tries <= ss->set.power_tries; tries++) {
 		if (local_run(why, sizeof(why), ss->set.power_cycle, ss, "power_cycle") < 0) {
-			say(r, "failed", "ssh: %s", why);
+			boot_fail(r, "failed", "ssh: %s", why);
 			goto out;
 		}
 		wrc = wait_ssh(why, sizeof(why), ss, ss->set.boot_timeout);
@@ -785,24 +773,24 @@ static int start(void **session, struct boot_result *r, const struct boot_task *
 			 ss->set.boot_timeout, tries, ss->set.power_tries, why);
 	}
 	if (wrc == ERR_TIMEOUT) {
-		say(r, "skipped", "the kernel did not come back: no ssh on %s within %lld s, %lld power cycle%s "
+		boot_fail(r, "skipped", "the kernel did not come back: no ssh on %s within %lld s, %lld power cycle%s "
 		    "(last: %s)", ss->device, ss->set.boot_timeout, ss->set.power_tries,
 		    ss->set.power_tries == 1 ? "" : "s", why);
 		keep_console(r, ss, 1);
 		goto out;
 	}
 	if (wrc < 0) {
-		say(r, "failed", "%s", why);
+		boot_fail(r, "failed", "%s", why);
 		goto out;
 	}
 
 	/* The one built, or another? */
 	if (running_kernel(why, sizeof(why), release, sizeof(release), &cmdline, ss) < 0) {
-		say(r, "failed", "ssh: %s", why);
+		boot_fail(r, "failed", "ssh: %s", why);
 		goto out;
 	}
 	if (strcmp(release, ss->release) || !has_build(cmdline, ss->build)) {
-		say(r, "skipped", "the wrong kernel runs on %s: expected %s with bisect.build=%s, running %s with "
+		boot_fail(r, "skipped", "the wrong kernel runs on %s: expected %s with bisect.build=%s, running %s with "
 		    "command line '%.300s'", ss->device, ss->release, ss->build, release, cmdline);
 		keep_console(r, ss, 1);
 		goto out;
