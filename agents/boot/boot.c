@@ -8,6 +8,7 @@
 
 #include "boot.h"
 #include "err.h"
+#include "run.h"
 #include "methods.h"
 
 const struct boot_ops *boot_find(const char *name)
@@ -34,4 +35,20 @@ int boot_fail(struct boot_result *r, const char *status, const char *fmt, ...)
 	vsnprintf(r->error, sizeof(r->error), fmt, ap);
 	va_end(ap);
 	return ERR_FAIL;
+}
+
+void boot_parse_output(struct run_sample *s, const struct boot_task *t, const struct run_result *res)
+{
+	struct run_output out;
+	char how[64];
+
+	memset(&out, 0, sizeof(out));
+	out.out = res->out ? res->out : "";
+	out.out_len = res->out ? res->out_len : 0;
+	out.err = res->err;
+	out.err_len = res->err ? res->err_len : 0;
+	out.ok = run_ok(res);
+	out.rc = res->exited ? res->status : -1;
+	out.how = out.ok ? "" : run_describe(res, how, sizeof(how));
+	t->wl->parse(s, t->def, &out);
 }

@@ -71,6 +71,11 @@ const struct boot_ops *boot_find(const char *name);
 
 void boot_result_release(struct boot_result *r);
 
+struct run_result;
+
+/* One argv run's result (run.h) parsed by t's workload into s, as none, ssh and kexec run them. */
+void boot_parse_output(struct run_sample *s, const struct boot_task *t, const struct run_result *res);
+
 /* r's status and why, as printf; returns ERR_FAIL, what start() returns then. */
 int boot_fail(struct boot_result *r, const char *status, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

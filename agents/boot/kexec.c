@@ -509,11 +509,9 @@ static int run(struct run_sample *out, void *session, const struct boot_task *t,
 	struct session *ss = session;
 	struct run_opts o = RUN_OPTS_INIT;
 	struct run_result res;
-	struct run_output ro;
 	const char **argv = NULL;
 	json_t *have = json_array_get(ss->j.samples, (size_t)i - 1), *js;
 	long long to;
-	char how[64];
 	int rc;
 
 	memset(out, 0, sizeof(*out));
@@ -537,15 +535,7 @@ static int run(struct run_sample *out, void *session, const struct boot_task *t,
 		snprintf(out->unit, sizeof(out->unit), "%s", workload_def_str(t->def, "unit", "ops/s"));
 		workload_sample_fail(out, "cannot run %s: %s", argv[0], err_msg());
 	} else {
-		memset(&ro, 0, sizeof(ro));
-		ro.out = res.out ? res.out : "";
-		ro.out_len = res.out ? res.out_len : 0;
-		ro.err = res.err;
-		ro.err_len = res.err ? res.err_len : 0;
-		ro.ok = run_ok(&res);
-		ro.rc = res.exited ? res.status : -1;
-		ro.how = ro.ok ? "" : run_describe(&res, how, sizeof(how));
-		t->wl->parse(out, t->def, &ro);
+		boot_parse_output(out, t, &res);
 		run_result_release(&res);
 	}
 	free(argv);

@@ -53,9 +53,7 @@ static int run(struct run_sample *s, void *session, const struct boot_task *t, i
 {
 	struct run_opts o = RUN_OPTS_INIT;
 	struct run_result res;
-	struct run_output out;
 	const char **argv = NULL;
-	char how[64];
 	int rc;
 
 	(void)session;
@@ -82,15 +80,7 @@ static int run(struct run_sample *s, void *session, const struct boot_task *t, i
 		free(argv);
 		return 0;
 	}
-	memset(&out, 0, sizeof(out));
-	out.out = res.out ? res.out : "";
-	out.out_len = res.out ? res.out_len : 0;
-	out.err = res.err;
-	out.err_len = res.err ? res.err_len : 0;
-	out.ok = run_ok(&res);
-	out.rc = res.exited ? res.status : -1;
-	out.how = out.ok ? "" : run_describe(&res, how, sizeof(how));
-	t->wl->parse(s, t->def, &out);
+	boot_parse_output(s, t, &res);
 	run_result_release(&res);
 	free(argv);
 	return 0;

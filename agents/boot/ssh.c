@@ -819,8 +819,7 @@ static int run(struct run_sample *s, void *session, const struct boot_task *t, i
 {
 	struct session *ss = session;
 	struct run_result res;
-	struct run_output out;
-	char *cmd, how[64], msg[600];
+	char *cmd, msg[600];
 	json_t *argv;
 
 	(void)i;
@@ -858,15 +857,7 @@ static int run(struct run_sample *s, void *session, const struct boot_task *t, i
 		run_result_release(&res);
 		return 0;
 	}
-	memset(&out, 0, sizeof(out));
-	out.out = res.out ? res.out : "";
-	out.out_len = res.out ? res.out_len : 0;
-	out.err = res.err;
-	out.err_len = res.err ? res.err_len : 0;
-	out.ok = run_ok(&res);
-	out.rc = res.exited ? res.status : -1;
-	out.how = out.ok ? "" : run_describe(&res, how, sizeof(how));
-	t->wl->parse(s, t->def, &out);
+	boot_parse_output(s, t, &res);
 	run_result_release(&res);
 	return 0;
 }
