@@ -638,12 +638,12 @@ out:
 
 /* --- kernel modules -------------------------------------------------------- */
 
-/* name with '-' read as '_', as modprobe does. */
-static void mod_norm(char *out, size_t len, const char *name)
+/* The first nlen bytes of name (up to a NUL) with '-' read as '_', as modprobe does. */
+static void mod_norm(char *out, size_t len, const char *name, size_t nlen)
 {
 	size_t i;
 
-	for (i = 0; name[i] && i + 1 < len; i++)
+	for (i = 0; i < nlen && name[i] && i + 1 < len; i++)
 		out[i] = name[i] == '-' ? '_' : name[i];
 	out[i] = '\0';
 }
@@ -652,7 +652,6 @@ static void mod_norm(char *out, size_t len, const char *name)
 static void mod_name_of(char *out, size_t len, const char *path, size_t plen)
 {
 	const char *base = path, *dot;
-	size_t n;
 
 	for (size_t i = 0; i < plen; i++)
 		if (path[i] == '/')
@@ -660,10 +659,7 @@ static void mod_name_of(char *out, size_t len, const char *path, size_t plen)
 	dot = base;
 	while (dot < path + plen && *dot != '.')
 		dot++;
-	n = (size_t)(dot - base) < len - 1 ? (size_t)(dot - base) : len - 1;
-	for (size_t i = 0; i < n; i++)
-		out[i] = base[i] == '-' ? '_' : base[i];
-	out[n] = '\0';
+	mod_norm(out, len, base, (size_t)(dot - base));
 }
 
 /* The modules.dep line of module name (normalized), as [line, line + *len); NULL when absent. */
@@ -734,7 +730,7 @@ int initramfs_add_modules(struct initramfs *fs, struct sbuf *load, const char *m
 		char deps[4096];
 		const char *colon, *d;
 
-		mod_norm(want, sizeof(want), *n);
+		mod_norm(want, sizeof(want), *n, strlen(*n));
 		l = mod_dep_line(dep, want, &ll);
 		if (!l) {
 			if (builtin && mod_dep_line(builtin, want, &ll))
