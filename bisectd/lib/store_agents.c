@@ -54,7 +54,7 @@ static int agent_rows(struct agent **out, size_t *n, struct store *s, const char
 		*out = xgrow(*out, *n, &cap, sizeof(**out));
 		agent_row(&(*out)[(*n)++], st);
 	}
-	sqlite3_finalize(st);
+	store_finish(s, st);
 	if (rc < 0) {
 		store_agents_free(*out, *n);
 		*out = NULL;
@@ -89,7 +89,7 @@ int store_agent_get(struct agent *a, struct store *s, const char *name)
 	} else if (rc == 0) {
 		rc = err_set(ERR_NOTFOUND, "agent '%s' does not exist", name);
 	}
-	sqlite3_finalize(st);
+	store_finish(s, st);
 	return rc;
 }
 

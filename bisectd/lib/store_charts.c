@@ -38,7 +38,7 @@ int store_commit_rows(struct commit_row **out, int *n, struct store *s, long lon
 		c->sum.amean = sqlite3_column_double(st, 7);
 		c->sum.cv = sqlite3_column_double(st, 8);
 	}
-	sqlite3_finalize(st);
+	store_finish(s, st);
 	if (rc < 0) {
 		store_commit_rows_free(*out, *n);
 		*out = NULL;
@@ -97,7 +97,7 @@ int store_decision_rows(struct decision_row **out, size_t *n, struct store *s, l
 		store_col_buf(d->state, sizeof(d->state), st, 2);
 		parse_top(d, (const char *)sqlite3_column_text(st, 3));
 	}
-	sqlite3_finalize(st);
+	store_finish(s, st);
 	if (rc < 0) {
 		free(*out);
 		*out = NULL;
@@ -129,7 +129,7 @@ int store_job_stamp(struct job_stamp *out, struct store *s, long long job)
 	} else if (rc == 0) {
 		rc = err_set(ERR_NOTFOUND, "job %lld does not exist", job);
 	}
-	sqlite3_finalize(st);
+	store_finish(s, st);
 	return rc;
 }
 
@@ -149,7 +149,7 @@ int store_job_siblings(long long **ids, size_t *n, struct store *s, long long jo
 		*ids = xgrow(*ids, *n, &cap, sizeof(**ids));
 		(*ids)[(*n)++] = sqlite3_column_int64(st, 0);
 	}
-	sqlite3_finalize(st);
+	store_finish(s, st);
 	if (rc < 0) {
 		free(*ids);
 		*ids = NULL;

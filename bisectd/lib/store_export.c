@@ -55,7 +55,7 @@ int store_export_samples(struct export_sample **out, size_t *n, struct store *s,
 		x->error = store_col_text(st, 9);
 		x->created = sqlite3_column_int64(st, 10);
 	}
-	sqlite3_finalize(st);
+	store_finish(s, st);
 	if (rc < 0) {
 		store_export_samples_free(*out, *n);
 		*out = NULL;
@@ -102,7 +102,7 @@ int store_job_agents(struct job_agent **out, size_t *n, struct store *s, long lo
 		a->tasks = sqlite3_column_int64(st, 3);
 		a->runs = sqlite3_column_int64(st, 4);
 	}
-	sqlite3_finalize(st);
+	store_finish(s, st);
 	if (rc < 0) {
 		store_job_agents_free(*out, *n);
 		*out = NULL;

@@ -12,20 +12,39 @@
 #include <jansson.h>
 #include <sqlite3.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "store.h"
+
+#define STORE_CACHE_SLOTS 512
+#define STORE_CACHE_MAX 384     /* texts kept; the rest are prepared each time */
+
+struct store_cached {
+	char *sql;              /* NULL: a free slot */
+	uint64_t hash;
+	sqlite3_stmt *st;
+	int busy;               /* handed out, not finished yet */
+};
 
 struct store {
 	sqlite3 *db;
 	char *path;
 	long long rollbacks;    /* store_rollbacks() */
+	struct store_cached cache[STORE_CACHE_SLOTS];  /* store.c's statement cache */
+	size_t cached;
 };
 
 /* Sets the last error from sqlite's, naming what failed; returns its code (ERR_BUSY, ERR_EXISTS, ERR_FAIL). */
 int store_db_err(struct store *s, const char *what);
 
-/* Prepares sql and binds its parameters; *st is the caller's to sqlite3_finalize(). */
+/*
+ * Prepares sql (parsed once per store: the statement is cached) and binds
+ * its parameters; the caller gives *st back with store_finish(), never
+ * sqlite3_finalize().
+ */
 int store_prepare(struct store *s, sqlite3_stmt **st, const char *sql, const char *types, ...);
+/* Done with a statement of store_prepare(): reset for the next call, or finalized. NULL is ignored. */
+void store_finish(struct store *s, sqlite3_stmt *st);
 /* Steps st: 1 with a row, 0 when done, a code (message set) on failure. */
 int store_step(struct store *s, sqlite3_stmt *st);
 /* Column i as a heap string the caller frees; NULL for NULL. */

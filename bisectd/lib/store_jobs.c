@@ -83,7 +83,7 @@ int store_job_get(struct job *job, struct store *s, long long id)
 	} else if (rc == 0) {
 		rc = err_set(ERR_NOTFOUND, "job %lld does not exist", id);
 	}
-	sqlite3_finalize(st);
+	store_finish(s, st);
 	return rc;
 }
 
@@ -164,7 +164,7 @@ int store_job_ids(long long **ids, size_t *n, struct store *s, int max)
 		*ids = xgrow(*ids, *n, &cap, sizeof(**ids));
 		(*ids)[(*n)++] = sqlite3_column_int64(st, 0);
 	}
-	sqlite3_finalize(st);
+	store_finish(s, st);
 	if (rc < 0) {
 		free(*ids);
 		*ids = NULL;
@@ -202,7 +202,7 @@ int store_job_commits(struct job_commit **out, int *n, struct store *s, long lon
 		store_col_buf(c->state, sizeof(c->state), st, 1);
 		store_parse_ints(&c->parents, &c->nr_parents, (const char *)sqlite3_column_text(st, 2));
 	}
-	sqlite3_finalize(st);
+	store_finish(s, st);
 	if (rc < 0) {
 		store_job_commits_free(*out, *n);
 		*out = NULL;
@@ -343,6 +343,6 @@ int store_job_active_ids(long long **ids, size_t *n, struct store *s)
 		*ids = xgrow(*ids, *n, &cap, sizeof(**ids));
 		(*ids)[(*n)++] = sqlite3_column_int64(st, 0);
 	}
-	sqlite3_finalize(st);
+	store_finish(s, st);
 	return rc < 0 ? rc : 0;
 }

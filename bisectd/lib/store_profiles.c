@@ -70,7 +70,7 @@ int store_profile_holds_before(long long **ids, long long **since, size_t *n, st
 		(*ids)[*n] = sqlite3_column_int64(st, 0);
 		(*since)[(*n)++] = sqlite3_column_int64(st, 1);
 	}
-	sqlite3_finalize(st);
+	store_finish(s, st);
 	if (rc < 0) {
 		free(*ids);
 		free(*since);
@@ -96,7 +96,7 @@ int store_profile_held(int *culprit, char **report, struct store *s, long long j
 	} else if (rc == 0) {
 		rc = ERR_NOTFOUND;
 	}
-	sqlite3_finalize(st);
+	store_finish(s, st);
 	return rc;
 }
 
@@ -123,7 +123,7 @@ int store_profiles_of_job(struct profile **out, size_t *n, struct store *s, long
 		*out = xgrow(*out, *n, &cap, sizeof(**out));
 		profile_row(&(*out)[(*n)++], st);
 	}
-	sqlite3_finalize(st);
+	store_finish(s, st);
 	if (rc < 0) {
 		store_profiles_free(*out, *n);
 		*out = NULL;
@@ -148,7 +148,7 @@ int store_profile_of_task(struct profile *out, struct store *s, long long task)
 	} else if (rc == 0) {
 		rc = ERR_NOTFOUND;
 	}
-	sqlite3_finalize(st);
+	store_finish(s, st);
 	return rc;
 }
 

@@ -38,7 +38,7 @@ int store_samples_add(struct store *s, const struct sample *x, size_t n)
 			rc = store_db_err(s, "insert sample");
 		sqlite3_reset(st);
 	}
-	sqlite3_finalize(st);
+	store_finish(s, st);
 	return rc;
 }
 
@@ -88,7 +88,7 @@ int store_job_samples_after(struct sample **out, size_t *n, struct store *s, lon
 		x->agent = sqlite3_column_int64(st, 7);
 		x->confirm = sqlite3_column_int(st, 8);
 	}
-	sqlite3_finalize(st);
+	store_finish(s, st);
 	if (rc < 0) {
 		free(*out);
 		*out = NULL;
@@ -121,7 +121,7 @@ int store_sample_last_error(char **out, struct store *s, long long job, int idx)
 		*out = store_col_text(st, 0);
 		rc = 0;
 	}
-	sqlite3_finalize(st);
+	store_finish(s, st);
 	return rc;
 }
 
@@ -158,7 +158,7 @@ int store_summary_acc(struct stats_acc *a, struct store *s, long long job, int i
 			a->max = sqlite3_column_double(st, 7);
 		}
 	}
-	sqlite3_finalize(st);
+	store_finish(s, st);
 	if (rc == 0 && legacy) {
 		/* A summary from before schema 8: its sums made again from the samples, once. */
 		double *v = NULL;
@@ -205,6 +205,6 @@ int store_summaries(struct summary *sum, int n, struct store *s, long long job)
 		sum[idx].amean = sqlite3_column_double(st, 4);
 		sum[idx].cv = sqlite3_column_double(st, 5);
 	}
-	sqlite3_finalize(st);
+	store_finish(s, st);
 	return rc;
 }

@@ -46,7 +46,7 @@ static int task_rows(struct task **out, size_t *n, struct store *s, sqlite3_stmt
 		memset(&(*out)[*n], 0, sizeof(**out));
 		fill(&(*out)[(*n)++], st);
 	}
-	sqlite3_finalize(st);
+	store_finish(s, st);
 	if (rc < 0) {
 		store_tasks_free(*out, *n);
 		*out = NULL;
@@ -95,7 +95,7 @@ int store_task_get(struct task *t, struct store *s, long long id)
 	} else if (rc == 0) {
 		rc = err_set(ERR_NOTFOUND, "task %lld does not exist", id);
 	}
-	sqlite3_finalize(st);
+	store_finish(s, st);
 	return rc;
 }
 
@@ -114,7 +114,7 @@ int store_tasks_outstanding(int *out, int n, struct store *s, long long job)
 		if (idx >= 0 && idx < n)
 			out[idx] = sqlite3_column_int(st, 1);
 	}
-	sqlite3_finalize(st);
+	store_finish(s, st);
 	return rc;
 }
 
@@ -145,7 +145,7 @@ int store_jobs_idle(long long **ids, char ***pools, size_t *n, struct store *s)
 		(*pools)[*n] = store_col_text(st, 1);
 		(*pools)[++*n] = NULL;
 	}
-	sqlite3_finalize(st);
+	store_finish(s, st);
 	if (rc < 0) {
 		free(*ids);
 		strv_free(*pools);
@@ -285,7 +285,7 @@ static int first_text(char **out, struct store *s, const char *sql, long long jo
 		*out = store_col_text(st, 0);
 		rc = 0;
 	}
-	sqlite3_finalize(st);
+	store_finish(s, st);
 	return rc;
 }
 
@@ -311,6 +311,6 @@ int store_task_costs(struct task_costs *out, struct store *s, long long job)
 		out->per_build = sqlite3_column_double(st, 2);
 		rc = 0;
 	}
-	sqlite3_finalize(st);
+	store_finish(s, st);
 	return rc;
 }

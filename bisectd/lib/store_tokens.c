@@ -65,7 +65,7 @@ int store_token_by_prefix(struct token *t, struct store *s, const char *prefix)
 	} else if (rc == 0) {
 		rc = err_set(ERR_NOTFOUND, "no token has the prefix '%s'", prefix);
 	}
-	sqlite3_finalize(st);
+	store_finish(s, st);
 	return rc;
 }
 
@@ -83,7 +83,7 @@ int store_tokens_list(struct token **out, size_t *n, struct store *s)
 		*out = xgrow(*out, *n, &cap, sizeof(**out));
 		token_row(&(*out)[(*n)++], st);
 	}
-	sqlite3_finalize(st);
+	store_finish(s, st);
 	if (rc < 0) {
 		store_tokens_free(*out, *n);
 		*out = NULL;
@@ -142,6 +142,6 @@ int store_task_holder(char **agent, long long *attempt, struct store *s, long lo
 	} else if (rc == 0) {
 		rc = err_set(ERR_NOTFOUND, "task %lld does not exist", id);
 	}
-	sqlite3_finalize(st);
+	store_finish(s, st);
 	return rc;
 }

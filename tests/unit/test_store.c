@@ -1,6 +1,6 @@
 /*
  * test_store: migrations on an empty, an existing and a version-4 database
- * holding a job, and the query helpers.
+ * holding a job, the query helpers, and the statement cache.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -224,6 +224,53 @@ static void test_rows_and_json_columns(void **state)
 	cleanup(path);
 }
 
+/*
+ * A text is parsed once: the same statement comes back, reset and
+ * unbound; a nested use of a text in use gets a statement of its own; a
+ * text built at run time is keyed by its content, not its address.
+ */
+static void test_statement_cache(void **state)
+{
+	char *path = tmpdb(), *sql;
+	struct store *s;
+	sqlite3_stmt *a, *b, *c;
+	long long v = 0;
+
+	(void)state;
+	assert_int_equal(store_open(&s, path), 0);
+	assert_int_equal(store_prepare(s, &a, "SELECT ?", "i", 7LL), 0);
+	assert_int_equal(sqlite3_step(a), SQLITE_ROW);
+	assert_int_equal(sqlite3_column_int64(a, 0), 7);
+	assert_int_equal(store_prepare(s, &b, "SELECT ?", "i", 8LL), 0);
+	assert_ptr_not_equal(a, b);         /* a is still in use */
+	assert_int_equal(sqlite3_step(b), SQLITE_ROW);
+	assert_int_equal(sqlite3_column_int64(b, 0), 8);
+	store_finish(s, b);
+	store_finish(s, a);
+	assert_int_equal(store_prepare(s, &c, "SELECT ?", "", 0), 0);
+	assert_ptr_equal(c, a);             /* parsed once, given back */
+	assert_int_equal(sqlite3_step(c), SQLITE_ROW);
+	assert_int_equal(sqlite3_column_type(c, 0), SQLITE_NULL);  /* unbound by store_finish */
+	store_finish(s, c);
+	for (int i = 0; i < 3; i++) {
+		sql = xasprintf("SELECT %d", i);
+		assert_int_equal(store_int(s, &v, sql, ""), 0);
+		assert_int_equal(v, i);
+		free(sql);
+	}
+	/* More texts than the cache keeps: the rest still work, prepared each time. */
+	for (int i = 0; i < STORE_CACHE_MAX + 20; i++) {
+		sql = xasprintf("SELECT %d + 1", i);
+		assert_int_equal(store_int(s, &v, sql, ""), 0);
+		assert_int_equal(v, i + 1);
+		free(sql);
+	}
+	assert_int_equal(s->cached, STORE_CACHE_MAX);
+	store_finish(s, NULL);
+	store_close(s);
+	cleanup(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -233,6 +280,7 @@ int main(void)
 		cmocka_unit_test(test_newer_database_is_refused),
 		cmocka_unit_test(test_failed_migration_leaves_version),
 		cmocka_unit_test(test_rows_and_json_columns),
+		cmocka_unit_test(test_statement_cache),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
