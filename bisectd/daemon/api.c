@@ -184,6 +184,7 @@ static int task_result(struct coord *s, json_t **reply, long long id, json_t *bo
 struct claim_wait {
 	struct coord *s;
 	char *name;
+	struct coord_claimer who;    /* the parked reply's tag */
 	int64_t deadline;            /* now_ms() */
 };
 
@@ -194,6 +195,7 @@ static void claim_free(void *arg)
 	struct claim_wait *cw = arg;
 
 	free(cw->name);
+	strv_free(cw->who.labels);
 	free(cw);
 }
 
@@ -206,7 +208,7 @@ static void claim_try(struct http_response *res, struct claim_wait *cw, int stop
 	int rc;
 
 	err_clear();
-	rc = coord_agent_claim(cw->s, &reply, cw->name);
+	rc = coord_agent_claim(cw->s, &reply, cw->name, &cw->who);
 	now = now_ms();
 	if (rc) {
 		if (status_of(rc) >= 500)
@@ -222,7 +224,7 @@ static void claim_try(struct http_response *res, struct claim_wait *cw, int stop
 		res->later.release = claim_free;
 		res->later.arg = cw;
 		again = now + coord_claim_recheck_ms(cw->s);
-		res->later.wait = (struct http_wait){ q, seen, cw->deadline < again ? cw->deadline : again };
+		res->later.wait = (struct http_wait){ q, seen, cw->deadline < again ? cw->deadline : again, &cw->who };
 	}
 	json_decref(reply);
 }

@@ -134,12 +134,28 @@ int coord_agent_list(struct coord *s, json_t **reply);
 int coord_agent_register(struct coord *s, json_t **reply, const struct register_request *req);
 int coord_agent_heartbeat(struct coord *s, json_t **reply, const char *name, const struct heartbeat_request *req);
 /*
+ * Who a parked claim is: the tag (http_wait.tag) of every reply parked on
+ * coord_claim_queue(), so that a queued task wakes one claim that can
+ * take it. coord_agent_claim() fills it; the parker owns it and frees
+ * labels (strv_free()).
+ */
+struct coord_claimer {
+	long long agent;
+	char **labels;
+};
+
+/*
  * Gives the agent the oldest queued task its labels fit, now; *reply NULL
  * when there is none. Waiting is the caller's (api.c parks the reply on
- * coord_claim_queue()); each try marks the agent seen.
+ * coord_claim_queue(), tagged with *who, which each try refreshes); each
+ * try marks the agent seen.
  */
-int coord_agent_claim(struct coord *s, json_t **reply, const char *name);
-/* Woken when a task is queued and at shutdown (http.h): what claims wait on. */
+int coord_agent_claim(struct coord *s, json_t **reply, const char *name, struct coord_claimer *who);
+/*
+ * What claims wait on: a queued task wakes as many parked claims as it
+ * needs, of agents its pool fits (coord_wake_claims()); shutdown, a retry
+ * and a change of agents wake them all.
+ */
 struct http_waitq *coord_claim_queue(struct coord *s);
 /* How often a waiting claim tries again anyway, so that its agent stays seen: a third of the lease, >= 1 s. */
 int coord_claim_recheck_ms(struct coord *s);

@@ -153,8 +153,12 @@ int coord_task_result(struct coord *s, json_t **reply, long long task_id, const 
 	if (!strcmp(req->status, "ok") && s->stepping && (rc = coord_step_later(s, t.job)))
 		goto unlock;
 	*reply = json_pack("{s:b, s:b}", "ok", 1, "duplicate", 0);
-	/* The task is done: the next link of its chain (after_task) may be claimed now. */
-	http_wake(s->claims);
+	/*
+	 * The task is done: the next link of its chain (after_task) may be
+	 * claimed now, by the agent that ran this one (claimable_row()), if
+	 * a claim of its is parked (it usually claims next on its own).
+	 */
+	coord_wake_claims(s, NULL, t.agent, 1);
 unlock:
 	pthread_mutex_unlock(&s->lock);
 	store_task_release(&t);

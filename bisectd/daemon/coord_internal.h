@@ -194,6 +194,12 @@ void coord_profile_text(struct sbuf *sb, json_t *rep, const char *indent);
 int coord_in_grace(struct coord *s);
 /* Steps again the idle jobs (nothing queued or claimed) of the pools an agent with labels is in. */
 void coord_wake_pool(struct coord *s, char **labels);
+/*
+ * Wakes at most n parked claims (coord_claim_queue()), the longest parked
+ * first, of agents pool fits (NULL: any) and, when agent > 0, of that
+ * agent only. s->lock held.
+ */
+void coord_wake_claims(struct coord *s, const char *pool, long long agent, size_t n);
 /* From the tick: steps every idle job, retires agents not seen for agent_retire_seconds. */
 void coord_sweep(struct coord *s);
 /* What a job (its document) waits for, as the API shows it: a string, or json null. */

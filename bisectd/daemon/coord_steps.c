@@ -127,7 +127,7 @@ int coord_queue_runs(long long *id, struct coord *s, struct jobctx *c, int idx, 
 	if ((rc = store_job_commit_queued(s->st, c->id, idx)))
 		return rc;
 	c->outstanding[idx]++;
-	http_wake(s->claims);
+	coord_wake_claims(s, c->job.pool, 0, 1);  /* one agent for one task */
 	return 0;
 }
 

@@ -90,10 +90,10 @@ static int try_claim(struct coord *s, json_t **reply, long long agent, char **la
 	return rc;
 }
 
-int coord_agent_claim(struct coord *s, json_t **reply, const char *name)
+int coord_agent_claim(struct coord *s, json_t **reply, const char *name, struct coord_claimer *who)
 {
 	char **labels = NULL;
-	long long agent;
+	long long agent = 0;
 	int appeared = 0, rc;
 
 	*reply = NULL;
@@ -106,8 +106,41 @@ int coord_agent_claim(struct coord *s, json_t **reply, const char *name)
 		rc = try_claim(s, reply, agent, labels, name);
 	}
 	pthread_mutex_unlock(&s->lock);
-	strv_free(labels);
+	if (who && rc == 0) {
+		strv_free(who->labels);
+		who->agent = agent;
+		who->labels = labels;
+	} else {
+		strv_free(labels);
+	}
 	return rc;
+}
+
+struct claim_want {
+	const struct conf_pool *pool;  /* NULL: any */
+	long long agent;               /* 0: any */
+};
+
+static int claim_wants(const void *tag, const void *arg)
+{
+	const struct coord_claimer *who = tag;
+	const struct claim_want *w = arg;
+
+	if (!who)
+		return 1;
+	if (w->agent && who->agent != w->agent)
+		return 0;
+	return !w->pool || conf_pool_matches(w->pool, who->labels);
+}
+
+void coord_wake_claims(struct coord *s, const char *pool, long long agent, size_t n)
+{
+	struct claim_want w = { pool ? conf_pool_find(s->conf, pool) : NULL, agent };
+
+	if (pool && !w.pool)
+		http_wake(s->claims);  /* a pool the config no longer has: let every claim look */
+	else
+		http_wake_some(s->claims, n, claim_wants, &w);
 }
 
 struct http_waitq *coord_claim_queue(struct coord *s)

@@ -180,11 +180,11 @@ static int due(struct stream *st, struct http_wait *wait)
 	if (stopping)
 		return -1;
 	if (gen != st->seen && now < st->last_build + MIN_GAP_MS) {
-		*wait = (struct http_wait){ NULL, 0, st->last_build + MIN_GAP_MS };
+		*wait = (struct http_wait){ NULL, 0, st->last_build + MIN_GAP_MS, NULL };
 		return 0;
 	}
 	if (gen == st->seen && now < st->last_build + RECHECK_MS) {
-		*wait = (struct http_wait){ hubq(), gen, st->last_build + RECHECK_MS };
+		*wait = (struct http_wait){ hubq(), gen, st->last_build + RECHECK_MS, NULL };
 		return 0;
 	}
 	st->seen = gen;
@@ -208,7 +208,7 @@ static ssize_t stream_read(void *arg, char *buf, size_t max, struct http_wait *w
 			sbuf_adds(&st->out, ": keepalive\n\n");
 		/* Nothing changed at the recheck: wait for the next. */
 		if (!st->out.len) {
-			*wait = (struct http_wait){ hubq(), st->seen, st->last_build + RECHECK_MS };
+			*wait = (struct http_wait){ hubq(), st->seen, st->last_build + RECHECK_MS, NULL };
 			return 0;
 		}
 	}

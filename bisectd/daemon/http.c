@@ -77,7 +77,7 @@ static void stream_fire(struct http_waiter *w)
 static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
 {
 	struct stream_state *ss = cls;
-	struct http_wait wait = { NULL, 0, 0 };
+	struct http_wait wait = { NULL, 0, 0, NULL };
 	ssize_t n;
 
 	(void)pos;

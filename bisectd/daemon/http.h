@@ -40,12 +40,23 @@ void http_waitq_free(struct http_waitq *q);          /* nothing may be parked on
 unsigned long http_waitq_gen(struct http_waitq *q);
 /* Asks every reply and stream parked on q again. Any thread, any lock held. */
 void http_wake(struct http_waitq *q);
+/*
+ * Asks again at most n of those parked on q, the longest parked first,
+ * for which want(tag, arg) is true (want NULL: any): one task queued
+ * wakes one agent's claim, not all of them (the thundering herd that was
+ * most of a claim's p99 with 500 agents). want runs under the lot's
+ * mutex and must not block; the generation moves as with http_wake, so a
+ * look in flight is asked again too. Any thread, any lock held.
+ */
+void http_wake_some(struct http_waitq *q, size_t n, int (*want)(const void *tag, const void *arg),
+		    const void *arg);
 
 /* What a parked reply or stream waits for: a wake of queue, or until. */
 struct http_wait {
 	struct http_waitq *queue;   /* NULL: only the deadline */
 	unsigned long seen;         /* http_waitq_gen(queue) read before looking */
 	int64_t until;              /* now_ms() time to ask again at the latest */
+	const void *tag;            /* what http_wake_some's want is asked about; owned by the parker */
 };
 
 /*

@@ -16,7 +16,7 @@
 
 struct http_waitq {
 	unsigned long gen;
-	struct http_waiter *head;
+	struct http_waiter *head, *tail;   /* newest first: the tail has waited longest */
 };
 
 static struct {
@@ -113,6 +113,8 @@ static void unpark(struct http_waiter *w)
 			w->q->head = w->next;
 		if (w->next)
 			w->next->prev = w->prev;
+		else
+			w->q->tail = w->prev;
 	}
 	heap_del(w);
 	w->q = NULL;
@@ -149,6 +151,26 @@ void http_wake(struct http_waitq *q)
 	fire_list(list);
 }
 
+void http_wake_some(struct http_waitq *q, size_t n, int (*want)(const void *tag, const void *arg),
+		    const void *arg)
+{
+	struct http_waiter *list = NULL, **end = &list, *w, *prev;
+
+	pthread_mutex_lock(&lot.mu);
+	q->gen++;
+	for (w = q->tail; w && n > 0; w = prev) {
+		prev = w->prev;
+		if (want && !want(w->tag, arg))
+			continue;
+		unpark(w);
+		*end = w;    /* fired in the order they parked */
+		end = &w->next;
+		n--;
+	}
+	pthread_mutex_unlock(&lot.mu);
+	fire_list(list);
+}
+
 void http_park(struct http_waiter *w, const struct http_wait *wait)
 {
 	int now;
@@ -157,6 +179,7 @@ void http_park(struct http_waiter *w, const struct http_wait *wait)
 	now = lot.stopping || (wait->queue && wait->queue->gen != wait->seen) || wait->until <= now_ms();
 	if (!now) {
 		w->until = wait->until;
+		w->tag = wait->tag;
 		w->q = wait->queue;
 		w->prev = NULL;
 		w->next = NULL;
@@ -164,6 +187,8 @@ void http_park(struct http_waiter *w, const struct http_wait *wait)
 			w->next = w->q->head;
 			if (w->next)
 				w->next->prev = w;
+			else
+				w->q->tail = w;
 			w->q->head = w;
 		}
 		lot.heap = xgrow(lot.heap, lot.nr, &lot.alloc, sizeof(*lot.heap));

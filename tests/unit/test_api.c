@@ -216,9 +216,10 @@ int coord_agent_heartbeat(struct coord *s, json_t **reply, const char *name, con
 	return called(reply, "agent_heartbeat");
 }
 
-int coord_agent_claim(struct coord *s, json_t **reply, const char *name)
+int coord_agent_claim(struct coord *s, json_t **reply, const char *name, struct coord_claimer *who)
 {
 	(void)s;
+	(void)who;
 	snprintf(seen.name, sizeof(seen.name), "%s", name);
 	seen.wait++;                 /* the tries */
 	return called(reply, "agent_claim");

@@ -58,7 +58,7 @@ static void test_park_lot(void **state)
 
 	/* A wake between the look and the parking is not lost: fired at once. */
 	http_wake(q);
-	wait = (struct http_wait){ q, g, now_ms() + 60000 };
+	wait = (struct http_wait){ q, g, now_ms() + 60000, NULL };
 	http_park(&a.w, &wait);
 	assert_int_equal(atomic_load(&a.fired), 1);
 	assert_int_equal(http_park_count(), 0);
@@ -77,7 +77,7 @@ static void test_park_lot(void **state)
 	assert_int_equal(atomic_load(&a.fired), 2);
 
 	/* The deadline fires it (the timer thread), the earliest first; no queue needed. */
-	wait = (struct http_wait){ NULL, 0, now_ms() + 60000 };
+	wait = (struct http_wait){ NULL, 0, now_ms() + 60000, NULL };
 	http_park(&b.w, &wait);
 	wait.until = now_ms() + 50;
 	http_park(&a.w, &wait);
@@ -94,11 +94,64 @@ static void test_park_lot(void **state)
 	assert_int_equal(atomic_load(&b.fired), 2);
 	assert_int_equal(http_park_count(), 0);
 	assert_true(http_park_stopping());
-	wait = (struct http_wait){ q, http_waitq_gen(q), now_ms() + 60000 };
+	wait = (struct http_wait){ q, http_waitq_gen(q), now_ms() + 60000, NULL };
 	http_park(&a.w, &wait);
 	assert_int_equal(atomic_load(&a.fired), 5);
 	http_park_end();
 	assert_false(http_park_stopping());
+	http_waitq_free(q);
+}
+
+static int tag_is(const void *tag, const void *arg)
+{
+	return tag && !strcmp(tag, arg);
+}
+
+/*
+ * A selective wake fires at most n of the parked, the longest parked
+ * first, only those want() takes; the rest stay parked, and the queue's
+ * tail is kept right as waiters leave from anywhere in it.
+ */
+static void test_wake_some(void **state)
+{
+	struct http_waitq *q = http_waitq_new();
+	struct counted w[4];
+	const char *tags[4] = { "x", "y", "x", "x" };
+	struct http_wait wait;
+
+	(void)state;
+	memset(w, 0, sizeof(w));
+	assert_int_equal(http_park_start(), 0);
+	for (int i = 0; i < 4; i++) {
+		w[i].w.fire = count_fire;
+		wait = (struct http_wait){ q, http_waitq_gen(q), now_ms() + 60000, tags[i] };
+		http_park(&w[i].w, &wait);
+	}
+	assert_int_equal(http_park_count(), 4);
+	http_wake_some(q, 1, tag_is, "y");
+	assert_int_equal(atomic_load(&w[1].fired), 1);
+	assert_int_equal(http_park_count(), 3);
+	http_wake_some(q, 1, tag_is, "x");             /* the oldest "x": w[0] */
+	assert_int_equal(atomic_load(&w[0].fired), 1);
+	assert_int_equal(atomic_load(&w[2].fired) + atomic_load(&w[3].fired), 0);
+	http_wake_some(q, 5, tag_is, "y");             /* none left */
+	assert_int_equal(http_park_count(), 2);
+	/* The newest one parks again; the oldest still goes first. */
+	wait = (struct http_wait){ q, http_waitq_gen(q), now_ms() + 60000, "x" };
+	http_park(&w[0].w, &wait);
+	http_wake_some(q, 2, tag_is, "x");
+	assert_int_equal(atomic_load(&w[2].fired), 1);
+	assert_int_equal(atomic_load(&w[3].fired), 1);
+	assert_int_equal(atomic_load(&w[0].fired), 1);
+	/* A look in flight sees the wake: the generation moved. */
+	wait = (struct http_wait){ q, http_waitq_gen(q) - 1, now_ms() + 60000, "x" };
+	http_park(&w[1].w, &wait);
+	assert_int_equal(atomic_load(&w[1].fired), 2);
+	http_wake_some(q, 1, NULL, NULL);              /* any: the last one */
+	assert_int_equal(atomic_load(&w[0].fired), 2);
+	assert_int_equal(http_park_count(), 0);
+	http_park_stop();
+	http_park_end();
 	http_waitq_free(q);
 }
 
@@ -154,7 +207,7 @@ static void long_poll(struct http_response *res, void *arg, int stopping)
 		res->status = 200;
 		res->body = xstrdup("{\"woken\": true}");
 	} else {
-		res->later = (struct http_later){ long_poll, free, arg, { tq, g, now_ms() + 30000 } };
+		res->later = (struct http_later){ long_poll, free, arg, { tq, g, now_ms() + 30000, NULL } };
 	}
 }
 
@@ -176,7 +229,7 @@ static ssize_t sse_read(void *arg, char *buf, size_t max, struct http_wait *wait
 		unsigned long g = http_waitq_gen(tq);  /* before looking */
 
 		if (!atomic_load(&go)) {
-			*wait = (struct http_wait){ tq, g, now_ms() + 30000 };
+			*wait = (struct http_wait){ tq, g, now_ms() + 30000, NULL };
 			return 0;
 		}
 		s->sent = 2;
@@ -380,6 +433,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_park_lot),
+		cmocka_unit_test(test_wake_some),
 		cmocka_unit_test(test_listen_addresses),
 		cmocka_unit_test(test_server),
 	};
