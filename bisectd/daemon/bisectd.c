@@ -147,7 +147,7 @@ int main(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
-	if (store_open(&st, conf.database))
+	if (store_open(&st, conf.database) || store_checkpointer_start(st))
 		fatal("%s", err_msg());
 	if (auth_new(&auth, &conf))
 		fatal("%s", err_msg());

@@ -71,8 +71,10 @@ int coord_agent_register(struct coord *s, json_t **reply, const struct register_
 			store_rollback(s->st);
 	}
 	/* Its labels may have changed: the jobs of the pools it is in now that wait are stepped again. */
-	if (rc == 0)
+	if (rc == 0) {
+		coord_live_forget(s);
 		coord_wake_pool(s, lv);
+	}
 	pthread_mutex_unlock(&s->lock);
 	free(lj);
 	if (rc < 0)
@@ -121,10 +123,13 @@ int coord_agent_seen(struct coord *s, long long *id, char ***labels, const char 
 		return rc;
 	if (appeared)
 		*appeared = a.retired || a.last_claim < now - s->conf->lease_seconds;
+	if (a.retired || (claim && a.last_claim < now - s->conf->lease_seconds))
+		coord_live_forget(s);
 	rc = a.retired ? coord_event(s, 0, "agent", "%s is back (retired at %lld)", a.name, a.retired) : 0;
-	store_agent_release(&a);
-	if (rc == 0)
+	/* Seen this second already: nothing to write (a burst of calls costs one write a second). */
+	if (rc == 0 && (a.retired || a.last_seen != now || (claim && a.last_claim != now)))
 		rc = store_agent_seen(s->st, *id, now, claim);
+	store_agent_release(&a);
 	if (rc && labels) {
 		strv_free(*labels);
 		*labels = NULL;
@@ -139,6 +144,9 @@ int coord_agent_heartbeat(struct coord *s, json_t **reply, const char *name, con
 
 	*reply = NULL;
 	pthread_mutex_lock(&s->lock);
+	/* One transaction: one commit for the agent seen and every lease it keeps. */
+	if ((rc = store_begin(s->st)))
+		goto out;
 	if ((rc = coord_agent_seen(s, &agent, NULL, name, 0, NULL)))
 		goto out;
 	/* Results it could not upload yet (the coordinator was away): their leases hold until they land. */
@@ -152,9 +160,13 @@ int coord_agent_heartbeat(struct coord *s, json_t **reply, const char *name, con
 			goto out;
 		cancel = !held;
 	}
+	if ((rc = store_commit(s->st)))
+		goto out;
 	*reply = json_pack("{s:b, s:b}", "ok", 1, "cancel", cancel);
 	events_changed();  /* a new progress line for the dashboard */
 out:
+	if (rc)
+		store_rollback(s->st);
 	pthread_mutex_unlock(&s->lock);
 	return rc;
 }

@@ -45,7 +45,16 @@ struct coord {
 	pthread_t stepper;
 	int stepping;                /* the stepper was started */
 	unsigned long long step_epoch; /* bumped by every step applied and every job ended */
+	/* coord_live_agents()'s counts, kept for the second they were counted in */
+	struct live_count { char *pool; int live; long long at; } live[8];
+	unsigned live_next;
 };
+
+/*
+ * coord_steps.c: forgets coord_live_agents()' counts: an agent came back,
+ * registered, or was retired.
+ */
+void coord_live_forget(struct coord *s);
 
 /* coord.c: logs an event and adds it to the job's (job 0: the coordinator's). */
 int coord_event(struct coord *s, long long job, const char *kind, const char *fmt, ...)

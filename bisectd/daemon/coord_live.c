@@ -76,6 +76,8 @@ static void retire_agents(struct coord *s)
 				 s->conf->agent_retire_seconds);
 	if (rc || (rc = store_commit(s->st)))
 		store_rollback(s->st);
+	else if (names)
+		coord_live_forget(s);
 out:
 	if (rc)
 		log_error("retiring agents: %s", err_msg());

@@ -53,7 +53,7 @@ static json_t *task_json(const struct task *t, const struct conf_workload *w, lo
 	return j;
 }
 
-/* Gives the oldest queued task this agent's labels fit to it. */
+/* Gives the oldest queued task this agent's labels fit to it, in the caller's transaction. */
 static int try_claim(struct coord *s, json_t **reply, long long agent, char **labels, const char *name)
 {
 	struct task *t = NULL;
@@ -70,8 +70,6 @@ static int try_claim(struct coord *s, json_t **reply, long long agent, char **la
 
 		if (!p || !w || !conf_pool_matches(p, labels))
 			continue;
-		if ((rc = store_begin(s->st)))
-			break;
 		rc = store_task_claim(s->st, t[i].id, attempt, agent, (long long)(now_unix() + s->conf->lease_seconds),
 				      (long long)now_unix());
 		if (rc == 0)
@@ -79,11 +77,8 @@ static int try_claim(struct coord *s, json_t **reply, long long agent, char **la
 		if (rc == 0)
 			rc = coord_event(s, t[i].job, "claim", "task %lld (commit %d, %.12s) attempt %lld to %s", t[i].id,
 					 t[i].idx, t[i].sha, attempt, name);
-		if (rc || (rc = store_commit(s->st))) {
-			store_rollback(s->st);
-			break;
-		}
-		*reply = task_json(&t[i], w, attempt, s->conf->lease_seconds, coord_profile_role(s, t[i].id));
+		if (rc == 0)
+			*reply = task_json(&t[i], w, attempt, s->conf->lease_seconds, coord_profile_role(s, t[i].id));
 		break;
 	}
 	store_tasks_free(t, n);
@@ -98,13 +93,27 @@ int coord_agent_claim(struct coord *s, json_t **reply, const char *name, struct 
 
 	*reply = NULL;
 	pthread_mutex_lock(&s->lock);
-	/* Each retry of a parked long poll comes here: the agent stays "seen" and its claim counted. */
-	if ((rc = coord_agent_seen(s, &agent, &labels, name, 1, &appeared)) == 0 && !s->shutdown) {
-		/* It counts for a step now: the jobs of its pools that wait for agents are stepped again. */
-		if (appeared)
-			coord_wake_pool(s, labels);
-		rc = try_claim(s, reply, agent, labels, name);
+	/*
+	 * One transaction, one commit: the agent seen (each retry of a
+	 * parked long poll comes here: it stays "seen" and its claim
+	 * counted) and the task claimed.
+	 */
+	if ((rc = store_begin(s->st)))
+		goto out;
+	rc = coord_agent_seen(s, &agent, &labels, name, 1, &appeared);
+	/* It counts for a step now: the jobs of its pools that wait for agents are stepped again. */
+	if (rc == 0 && appeared && (rc = store_commit(s->st)) == 0) {
+		coord_wake_pool(s, labels);
+		rc = store_begin(s->st);
 	}
+	if (rc == 0 && !s->shutdown)
+		rc = try_claim(s, reply, agent, labels, name);
+	if (rc || (rc = store_commit(s->st))) {
+		store_rollback(s->st);
+		json_decref(*reply);
+		*reply = NULL;
+	}
+out:
 	pthread_mutex_unlock(&s->lock);
 	if (who && rc == 0) {
 		strv_free(who->labels);

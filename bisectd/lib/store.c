@@ -3,17 +3,32 @@
  * statement helpers the table files (store_jobs.c, store_tasks.c,
  * store_results.c, store_agents.c) are written with.
  */
+#include <errno.h>
+#include <pthread.h>
 #include <sqlite3.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "err.h"
 #include "log.h"
 #include "store.h"
 #include "store_internal.h"
 #include "util.h"
+
+#define CKPT_PAGES 1000          /* SQLite's own autocheckpoint mark */
+
+struct store_ckpt {
+	pthread_mutex_t mu;
+	pthread_cond_t cond;
+	pthread_t thread;
+	sqlite3 *db;                 /* the checkpointer's own connection */
+	int pages;                   /* in the WAL after the last commit, as the hook saw */
+	int quit;
+	long long runs;
+};
 
 int store_db_err(struct store *s, const char *what)
 {
@@ -269,10 +284,117 @@ fail:
 	return rc;
 }
 
+static int wal_hook(void *arg, sqlite3 *db, const char *name, int pages)
+{
+	struct store_ckpt *c = arg;
+
+	(void)db;
+	(void)name;
+	pthread_mutex_lock(&c->mu);
+	c->pages = pages;
+	if (pages >= CKPT_PAGES)
+		pthread_cond_signal(&c->cond);
+	pthread_mutex_unlock(&c->mu);
+	return SQLITE_OK;
+}
+
+static void *ckpt_main(void *arg)
+{
+	struct store_ckpt *c = arg;
+
+	pthread_mutex_lock(&c->mu);
+	while (!c->quit) {
+		struct timespec ts;
+
+		if (c->pages < CKPT_PAGES) {  /* past the mark: at once; else at most once a second */
+			clock_gettime(CLOCK_MONOTONIC, &ts);
+			ts.tv_sec += 1;
+			pthread_cond_timedwait(&c->cond, &c->mu, &ts);
+		}
+		if (c->quit || c->pages == 0)
+			continue;
+		c->pages = 0;
+		pthread_mutex_unlock(&c->mu);
+		if (sqlite3_wal_checkpoint_v2(c->db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL) != SQLITE_OK &&
+		    sqlite3_errcode(c->db) != SQLITE_BUSY)
+			log_warn("store: checkpoint: %s", sqlite3_errmsg(c->db));
+		pthread_mutex_lock(&c->mu);
+		c->runs++;
+	}
+	pthread_mutex_unlock(&c->mu);
+	return NULL;
+}
+
+int store_checkpointer_start(struct store *s)
+{
+	struct store_ckpt *c = xcalloc(1, sizeof(*c));
+	pthread_condattr_t ca;
+
+	if (sqlite3_open_v2(s->path, &c->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+		int rc = err_set(ERR_FAIL, "store %s: cannot open for checkpoints: %s", s->path,
+				 c->db ? sqlite3_errmsg(c->db) : "out of memory");
+
+		sqlite3_close(c->db);
+		free(c);
+		return rc;
+	}
+	sqlite3_busy_timeout(c->db, 5000);
+	pthread_mutex_init(&c->mu, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&c->cond, &ca);
+	pthread_condattr_destroy(&ca);
+	if ((errno = pthread_create(&c->thread, NULL, ckpt_main, c))) {
+		int rc = err_set(ERR_FAIL, "store %s: cannot start the checkpointer: %s", s->path, strerror(errno));
+
+		sqlite3_close(c->db);
+		pthread_cond_destroy(&c->cond);
+		pthread_mutex_destroy(&c->mu);
+		free(c);
+		return rc;
+	}
+	s->ckpt = c;
+	/* The hook replaces SQLite's autocheckpoint on this connection. */
+	sqlite3_wal_hook(s->db, wal_hook, c);
+	return 0;
+}
+
+long long store_checkpoints(struct store *s)
+{
+	long long n;
+
+	if (!s->ckpt)
+		return 0;
+	pthread_mutex_lock(&s->ckpt->mu);
+	n = s->ckpt->runs;
+	pthread_mutex_unlock(&s->ckpt->mu);
+	return n;
+}
+
+static void ckpt_stop(struct store *s)
+{
+	struct store_ckpt *c = s->ckpt;
+
+	if (!c)
+		return;
+	sqlite3_wal_hook(s->db, NULL, NULL);
+	pthread_mutex_lock(&c->mu);
+	c->quit = 1;
+	pthread_cond_signal(&c->cond);
+	pthread_mutex_unlock(&c->mu);
+	pthread_join(c->thread, NULL);
+	sqlite3_close(c->db);
+	pthread_cond_destroy(&c->cond);
+	pthread_mutex_destroy(&c->mu);
+	free(c);
+	s->ckpt = NULL;
+}
+
 void store_close(struct store *s)
 {
 	if (!s)
 		return;
+	ckpt_stop(s);
 	for (size_t i = 0; i < STORE_CACHE_SLOTS; i++) {
 		sqlite3_finalize(s->cache[i].st);
 		free(s->cache[i].sql);

@@ -34,7 +34,20 @@ struct store;
 
 /* Opens or creates the database at path and migrates it to the newest version. */
 int store_open(struct store **out, const char *path);
-void store_close(struct store *s);
+void store_close(struct store *s);   /* stops its checkpointer first */
+
+/*
+ * Moves the WAL's checkpoints off the writers' path: from now on a thread
+ * of the store's, on a connection of its own, checkpoints (PASSIVE, so it
+ * never blocks a writer) when the WAL passes 1,000 pages and every
+ * second it has grown; the writers' commits no longer wait for the
+ * checkpoint's fsync, which with the coordinator's lock held stalled
+ * every request behind it (bench-api). Without it SQLite checkpoints in
+ * the commit that crosses the mark, as before.
+ */
+int store_checkpointer_start(struct store *s);
+/* Checkpoints the checkpointer has run (for the tests). */
+long long store_checkpoints(struct store *s);
 /* The schema version (PRAGMA user_version). */
 int store_version(struct store *s);
 

@@ -10,6 +10,7 @@
 #define BISECT_STORE_INTERNAL_H
 
 #include <jansson.h>
+#include <pthread.h>
 #include <sqlite3.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -32,6 +33,7 @@ struct store {
 	long long rollbacks;    /* store_rollbacks() */
 	struct store_cached cache[STORE_CACHE_SLOTS];  /* store.c's statement cache */
 	size_t cached;
+	struct store_ckpt *ckpt;                        /* store_checkpointer_start(); NULL: none */
 };
 
 /* Sets the last error from sqlite's, naming what failed; returns its code (ERR_BUSY, ERR_EXISTS, ERR_FAIL). */

@@ -520,7 +520,7 @@ static struct http_response open_stream(void)
 static void test_events_stream(void **state)
 {
 	struct http_response res[EVENTS_MAX_STREAMS + 1];
-	struct http_wait wait = { NULL, 0, 0 };
+	struct http_wait wait = { NULL, 0, 0, NULL };
 	char buf[8192];
 	ssize_t n;
 
@@ -561,7 +561,7 @@ static void test_events_stream(void **state)
 static void test_events_changes(void **state)
 {
 	struct http_response res;
-	struct http_wait wait = { NULL, 0, 0 };
+	struct http_wait wait = { NULL, 0, 0, NULL };
 	char buf[8192];
 	ssize_t n;
 

@@ -271,6 +271,34 @@ static void test_statement_cache(void **state)
 	cleanup(path);
 }
 
+/* With the checkpointer on, the WAL is checkpointed by its thread, and the store still reads what it wrote. */
+static void test_checkpointer(void **state)
+{
+	char *path = tmpdb();
+	struct store *s;
+	long long v = 0;
+
+	(void)state;
+	assert_int_equal(store_open(&s, path), 0);
+	assert_int_equal(store_checkpointer_start(s), 0);
+	assert_int_equal(store_exec(s, "CREATE TABLE filler (x)", ""), 0);
+	/* Past the 1,000-page mark: about 1,200 pages of 4 KiB. */
+	for (int i = 0; i < 300; i++)
+		assert_int_equal(store_exec(s, "INSERT INTO filler VALUES (randomblob(16000))", ""), 1);
+	for (int i = 0; i < 1000 && store_checkpoints(s) == 0; i++)
+		usleep(10 * 1000);
+	assert_true(store_checkpoints(s) > 0);
+	assert_int_equal(store_int(s, &v, "SELECT count(*) FROM filler", ""), 0);
+	assert_int_equal(v, 300);
+	store_close(s);
+	/* What was checkpointed and what was not both come back. */
+	assert_int_equal(store_open(&s, path), 0);
+	assert_int_equal(store_int(s, &v, "SELECT count(*) FROM filler", ""), 0);
+	assert_int_equal(v, 300);
+	store_close(s);
+	cleanup(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -281,6 +309,7 @@ int main(void)
 		cmocka_unit_test(test_failed_migration_leaves_version),
 		cmocka_unit_test(test_rows_and_json_columns),
 		cmocka_unit_test(test_statement_cache),
+		cmocka_unit_test(test_checkpointer),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
