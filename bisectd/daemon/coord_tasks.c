@@ -10,6 +10,7 @@
 
 #include "coord_internal.h"
 #include "err.h"
+#include "jsonx.h"
 #include "log.h"
 #include "taskwire.h"
 #include "util.h"
@@ -58,9 +59,18 @@ static int try_claim(struct coord *s, json_t **reply, long long agent, char **la
 {
 	struct task *t = NULL;
 	size_t n = 0;
+	json_t *fit = json_array();
+	char *pools;
 	int rc;
 
-	rc = store_tasks_claimable(&t, &n, s->st, agent, (long long)(now_unix() - s->conf->lease_seconds));
+	/* Only the tasks of pools it is in: a burst of claims does not read every queued task each. */
+	for (size_t i = 0; i < s->conf->nr_pools; i++)
+		if (conf_pool_matches(&s->conf->pools[i], labels))
+			json_array_append_new(fit, json_string(s->conf->pools[i].name));
+	pools = jsonx_dump(fit);
+	json_decref(fit);
+	rc = store_tasks_claimable(&t, &n, s->st, agent, (long long)(now_unix() - s->conf->lease_seconds), pools);
+	free(pools);
 	if (rc)
 		return rc;
 	for (size_t i = 0; i < n; i++) {

@@ -195,11 +195,13 @@ int store_jobs_idle(long long **ids, char ***pools, size_t *n, struct store *s);
 int store_tasks_cancel_queued(struct store *s, long long job, long long time);
 /*
  * The queued tasks of live jobs an agent may take, oldest first, at most
- * 500, with pool, workload, append, config, repo, url and sha: a link of a chain
- * only once the link before is through, and only by its agent, unless
- * that one was last seen before seen_since.
+ * 16, with pool, workload, append, config, repo, url and sha: of the
+ * pools named in pools (a JSON array of names; NULL: any), a link of a
+ * chain only once the link before is through, and only by its agent,
+ * unless that one was last seen before seen_since.
  */
-int store_tasks_claimable(struct task **out, size_t *n, struct store *s, long long agent, long long seen_since);
+int store_tasks_claimable(struct task **out, size_t *n, struct store *s, long long agent, long long seen_since,
+			  const char *pools);
 /* Gives the task to the agent as attempt, leased until lease. */
 int store_task_claim(struct store *s, long long id, long long attempt, long long agent, long long lease,
 		     long long time);

@@ -181,7 +181,8 @@ static void claimable_row(struct task *t, sqlite3_stmt *st)
 	snprintf(t->state, sizeof(t->state), "queued");
 }
 
-int store_tasks_claimable(struct task **out, size_t *n, struct store *s, long long agent, long long seen_since)
+int store_tasks_claimable(struct task **out, size_t *n, struct store *s, long long agent, long long seen_since,
+			  const char *pools)
 {
 	sqlite3_stmt *st;
 	int rc;
@@ -198,7 +199,8 @@ int store_tasks_claimable(struct task **out, size_t *n, struct store *s, long lo
 				"LEFT JOIN tasks prev ON prev.id = t.after_task LEFT JOIN agents pa ON pa.id = prev.agent_id "
 				"WHERE t.state = 'queued' AND j.state IN ('queued', 'running') AND (t.after_task IS NULL OR "
 				"(prev.state NOT IN ('queued', 'claimed') AND (prev.agent_id = ?1 OR pa.last_seen < ?2))) "
-				"ORDER BY t.id LIMIT 500", "ii", agent, seen_since)))
+				"AND (?3 IS NULL OR j.pool IN (SELECT value FROM json_each(?3))) "
+				"ORDER BY t.id LIMIT 16", "iis", agent, seen_since, pools)))
 		return rc;
 	return task_rows(out, n, s, st, claimable_row);
 }

@@ -81,7 +81,7 @@ static void test_claims_and_chains(void **state)
 	assert_int_equal(store_task_add(&t2, f.s, job, 2, 1, 100, 1, t1), 0);
 	assert_int_equal(store_task_add(&t3, f.s, job, 3, 5, 100, 0, 0), 0);
 	/* The chain's second link waits for the first. */
-	assert_int_equal(store_tasks_claimable(&ts, &n, f.s, a, 900), 0);
+	assert_int_equal(store_tasks_claimable(&ts, &n, f.s, a, 900, NULL), 0);
 	assert_int_equal(n, 2);
 	assert_int_equal(ts[0].id, t1);
 	assert_string_equal(ts[0].pool, "local");
@@ -99,22 +99,29 @@ static void test_claims_and_chains(void **state)
 	assert_int_equal(store_task_heartbeat(&held, f.s, t1, a, 1, 1090, NULL), 0);
 	assert_int_equal(held, 0);
 	/* Then it goes to the agent that ran the link before... */
-	assert_int_equal(store_tasks_claimable(&ts, &n, f.s, b, 900), 0);
+	assert_int_equal(store_tasks_claimable(&ts, &n, f.s, b, 900, NULL), 0);
 	assert_int_equal(n, 1);
 	assert_int_equal(ts[0].id, t3);
 	store_tasks_free(ts, n);
-	assert_int_equal(store_tasks_claimable(&ts, &n, f.s, a, 900), 0);
+	assert_int_equal(store_tasks_claimable(&ts, &n, f.s, a, 900, NULL), 0);
 	assert_int_equal(n, 2);
 	assert_int_equal(ts[0].id, t2);
 	store_tasks_free(ts, n);
 	/* ... unless that one went quiet. */
-	assert_int_equal(store_tasks_claimable(&ts, &n, f.s, b, 1001), 0);
+	assert_int_equal(store_tasks_claimable(&ts, &n, f.s, b, 1001, NULL), 0);
 	assert_int_equal(n, 2);
 	assert_int_equal(ts[0].id, t2);
 	store_tasks_free(ts, n);
+	/* Only the pools asked for. */
+	assert_int_equal(store_tasks_claimable(&ts, &n, f.s, b, 1001, "[\"other\"]"), 0);
+	assert_int_equal(n, 0);
+	store_tasks_free(ts, n);
+	assert_int_equal(store_tasks_claimable(&ts, &n, f.s, b, 1001, "[\"other\", \"local\"]"), 0);
+	assert_int_equal(n, 2);
+	store_tasks_free(ts, n);
 	/* Nothing is claimable once the job has ended. */
 	assert_int_equal(store_job_finish(f.s, job, "cancelled", 1020, -1, NULL, NULL), 0);
-	assert_int_equal(store_tasks_claimable(&ts, &n, f.s, a, 900), 0);
+	assert_int_equal(store_tasks_claimable(&ts, &n, f.s, a, 900, NULL), 0);
 	assert_int_equal(n, 0);
 	store_tasks_free(ts, n);
 	storefix_close(&f);
