@@ -196,6 +196,7 @@ static void claim_free(void *arg)
 
 	free(cw->name);
 	strv_free(cw->who.labels);
+	json_decref(cw->who.handed);  /* handed but never sent: its lease runs out */
 	free(cw);
 }
 

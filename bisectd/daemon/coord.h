@@ -142,11 +142,19 @@ int coord_agent_heartbeat(struct coord *s, json_t **reply, const char *name, con
 struct coord_claimer {
 	long long agent;
 	char **labels;
+	/*
+	 * A task claimed for it while it was parked (coord_queue_runs()
+	 * hands a new task to the longest parked claim that fits): the
+	 * reply, given once the store confirms the claim. NULL: none.
+	 */
+	json_t *handed;
+	long long handed_task, handed_attempt;
 };
 
 /*
- * Gives the agent the oldest queued task its labels fit, now; *reply NULL
- * when there is none. Waiting is the caller's (api.c parks the reply on
+ * Gives the agent the task handed to its parked claim (who->handed), or
+ * the oldest queued task its labels fit, now; *reply NULL when there is
+ * none. Waiting is the caller's (api.c parks the reply on
  * coord_claim_queue(), tagged with *who, which each try refreshes); each
  * try marks the agent seen.
  */

@@ -209,6 +209,14 @@ void coord_wake_pool(struct coord *s, char **labels);
  * agent only. s->lock held.
  */
 void coord_wake_claims(struct coord *s, const char *pool, long long agent, size_t n);
+/*
+ * Claims queued task for the longest parked claim of an agent pool fits
+ * and wakes it with the task in hand (struct coord_claimer.handed): a
+ * burst of queued tasks is handed out in the step that queued them, not
+ * claimed again one by one. Nothing when no such claim is parked. In the
+ * caller's transaction, s->lock held.
+ */
+int coord_hand_task(struct coord *s, const char *pool, long long task);
 /* From the tick: steps every idle job, retires agents not seen for agent_retire_seconds. */
 void coord_sweep(struct coord *s);
 /* What a job (its document) waits for, as the API shows it: a string, or json null. */

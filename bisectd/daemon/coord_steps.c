@@ -127,8 +127,12 @@ int coord_queue_runs(long long *id, struct coord *s, struct jobctx *c, int idx, 
 	if ((rc = store_job_commit_queued(s->st, c->id, idx)))
 		return rc;
 	c->outstanding[idx]++;
-	coord_wake_claims(s, c->job.pool, 0, 1);  /* one agent for one task */
-	return 0;
+	/* A link of a chain waits for the one before: nobody can take it yet. */
+	if (after > 0) {
+		coord_wake_claims(s, c->job.pool, 0, 1);
+		return 0;
+	}
+	return coord_hand_task(s, c->job.pool, task);
 }
 
 int coord_queue_task(struct coord *s, struct jobctx *c, int idx)

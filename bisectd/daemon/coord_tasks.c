@@ -95,6 +95,26 @@ static int try_claim(struct coord *s, json_t **reply, long long agent, char **la
 	return rc;
 }
 
+/*
+ * The reply handed to a parked claim, if the claim made for it held: the
+ * step that made it may have rolled back (s->lock held: it has ended).
+ * Clears who->handed either way.
+ */
+static json_t *handed_reply(struct coord *s, struct coord_claimer *who)
+{
+	json_t *reply = who->handed;
+	struct task t = { 0 };
+
+	who->handed = NULL;
+	if (store_task_get(&t, s->st, who->handed_task) || strcmp(t.state, "claimed") || t.agent != who->agent ||
+	    t.attempt != who->handed_attempt) {
+		json_decref(reply);
+		reply = NULL;
+	}
+	store_task_release(&t);
+	return reply;
+}
+
 int coord_agent_claim(struct coord *s, json_t **reply, const char *name, struct coord_claimer *who)
 {
 	char **labels = NULL;
@@ -103,6 +123,10 @@ int coord_agent_claim(struct coord *s, json_t **reply, const char *name, struct 
 
 	*reply = NULL;
 	pthread_mutex_lock(&s->lock);
+	if (who && who->handed && (*reply = handed_reply(s, who))) {
+		pthread_mutex_unlock(&s->lock);
+		return 0;
+	}
 	/*
 	 * One transaction, one commit: the agent seen (each retry of a
 	 * parked long poll comes here: it stays "seen" and its claim
@@ -150,6 +174,42 @@ static int claim_wants(const void *tag, const void *arg)
 	if (w->agent && who->agent != w->agent)
 		return 0;
 	return !w->pool || conf_pool_matches(w->pool, who->labels);
+}
+
+int coord_hand_task(struct coord *s, const char *pool, long long task)
+{
+	struct claim_want want = { conf_pool_find(s->conf, pool), 0 };
+	const struct conf_workload *w;
+	struct http_waiter *waiter;
+	struct coord_claimer *who;
+	struct task t;
+	long long attempt;
+	int rc;
+
+	if (s->shutdown || !want.pool || http_take_some(s->claims, 1, claim_wants, &want, &waiter) == 0)
+		return 0;
+	who = http_waiter_tag(waiter);
+	if ((rc = store_task_claimable_get(&t, s->st, task)))
+		goto fire;
+	attempt = t.attempt + 1;
+	if (!(w = conf_workload_find(s->conf, t.workload)))
+		goto fire;  /* the config lost it: the claim finds nothing, as try_claim() */
+	rc = store_task_claim(s->st, t.id, attempt, who->agent, (long long)(now_unix() + s->conf->lease_seconds),
+			      (long long)now_unix());
+	if (rc == 0)
+		rc = store_job_set_running(s->st, t.job);
+	if (rc == 0)
+		rc = coord_event(s, t.job, "claim", "task %lld (commit %d, %.12s) attempt %lld to a waiting agent",
+				 t.id, t.idx, t.sha, attempt);
+	if (rc == 0 && !who->handed) {
+		who->handed = task_json(&t, w, attempt, s->conf->lease_seconds, coord_profile_role(s, t.id));
+		who->handed_task = t.id;
+		who->handed_attempt = attempt;
+	}
+fire:
+	store_task_release(&t);
+	http_fire(waiter);
+	return rc == ERR_NOTFOUND ? 0 : rc;
 }
 
 void coord_wake_claims(struct coord *s, const char *pool, long long agent, size_t n)

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "err.h"
@@ -51,6 +52,7 @@ struct conn_state {
 	int64_t parked_at;           /* now_ms() when it was last parked */
 	_Atomic int64_t woken_at;    /* now_ms() when the waker fired it */
 	int64_t waited_ms;           /* parked, in all: the reply's Server-Timing "wait" */
+	int64_t begun_us;            /* now_us() when the request's headers were in */
 };
 
 struct stream_state {
@@ -58,6 +60,14 @@ struct stream_state {
 	struct MHD_Connection *conn;
 	struct http_waiter waiter;
 };
+
+static int64_t now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
 
 #define container_of(p, type, member) ((type *)(void *)((char *)(p) - offsetof(type, member)))
 
@@ -117,11 +127,14 @@ static struct MHD_Response *stream_response(struct http_stream *src, struct MHD_
 }
 
 /*
- * waited_ms > 0: the reply waited parked that long (a long poll), said as
- * W3C Server-Timing "wait", so that a client can tell the time it was
- * served in from the time it waited for work.
+ * W3C Server-Timing: "svc", the milliseconds the server spent on the
+ * request from its headers to its reply, less any wait; and when the
+ * reply waited parked (a long poll), "wait", that long. A client tells
+ * the time it was served in from the time it waited for work, and both
+ * from its own queueing (bench-api).
  */
-static enum MHD_Result respond(struct MHD_Connection *conn, struct http_response *res, int64_t waited_ms)
+static enum MHD_Result respond(struct MHD_Connection *conn, struct http_response *res, int64_t waited_ms,
+			       int64_t begun_us)
 {
 	const char *body = res->body ? res->body : "";
 	size_t len = res->body && res->body_len ? res->body_len : strlen(body);
@@ -140,10 +153,14 @@ static enum MHD_Result respond(struct MHD_Connection *conn, struct http_response
 	/* A stream goes out as it comes: asks proxies such as nginx not to buffer it. */
 	if (streamed)
 		MHD_add_response_header(r, "X-Accel-Buffering", "no");
-	if (waited_ms > 0) {
-		char st[48];
+	if (begun_us > 0) {
+		double svc = (double)(now_us() - begun_us) / 1e3 - (double)waited_ms;
+		char st[64];
 
-		snprintf(st, sizeof(st), "wait;dur=%lld", (long long)waited_ms);
+		if (waited_ms > 0)
+			snprintf(st, sizeof(st), "wait;dur=%lld, svc;dur=%.1f", (long long)waited_ms, svc > 0 ? svc : 0);
+		else
+			snprintf(st, sizeof(st), "svc;dur=%.1f", svc > 0 ? svc : 0);
 		MHD_add_response_header(r, "Server-Timing", st);
 	}
 	if (res->retry_after > 0) {
@@ -198,6 +215,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		cs->srv = srv;
 		cs->conn = conn;
 		cs->waiter.fire = conn_fire;
+		cs->begun_us = now_us();
 		*con_cls = cs;
 		return MHD_YES;
 	}
@@ -242,7 +260,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	later_release(cs);  /* answered: done with what the handler parked */
 	if (res.status == 0)
 		res.status = 500;
-	ret = respond(conn, &res, cs->waited_ms);
+	ret = respond(conn, &res, cs->waited_ms, cs->begun_us);
 	cs->waited_ms = 0;
 	free(res.body);
 	return ret;

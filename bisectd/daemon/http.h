@@ -50,13 +50,24 @@ void http_wake(struct http_waitq *q);
  */
 void http_wake_some(struct http_waitq *q, size_t n, int (*want)(const void *tag, const void *arg),
 		    const void *arg);
+/*
+ * As http_wake_some, but fires none: the waiters taken out (at most n)
+ * are put in out and returned; the caller may fill in what their tags
+ * point to (a task claimed for a parked claim) and must then fire each,
+ * once, with http_fire(). Any thread, any lock held.
+ */
+struct http_waiter;
+size_t http_take_some(struct http_waitq *q, size_t n, int (*want)(const void *tag, const void *arg),
+		      const void *arg, struct http_waiter **out);
+void *http_waiter_tag(struct http_waiter *w);
+void http_fire(struct http_waiter *w);
 
 /* What a parked reply or stream waits for: a wake of queue, or until. */
 struct http_wait {
 	struct http_waitq *queue;   /* NULL: only the deadline */
 	unsigned long seen;         /* http_waitq_gen(queue) read before looking */
 	int64_t until;              /* now_ms() time to ask again at the latest */
-	const void *tag;            /* what http_wake_some's want is asked about; owned by the parker */
+	void *tag;                  /* what http_wake_some's want is asked about; owned by the parker */
 };
 
 /*

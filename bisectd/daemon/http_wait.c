@@ -151,8 +151,9 @@ void http_wake(struct http_waitq *q)
 	fire_list(list);
 }
 
-void http_wake_some(struct http_waitq *q, size_t n, int (*want)(const void *tag, const void *arg),
-		    const void *arg)
+/* Takes out at most n of q's waiters want() takes, the longest parked first, as a list in that order. */
+static struct http_waiter *take_some(struct http_waitq *q, size_t n, int (*want)(const void *tag, const void *arg),
+				     const void *arg)
 {
 	struct http_waiter *list = NULL, **end = &list, *w, *prev;
 
@@ -163,12 +164,42 @@ void http_wake_some(struct http_waitq *q, size_t n, int (*want)(const void *tag,
 		if (want && !want(w->tag, arg))
 			continue;
 		unpark(w);
-		*end = w;    /* fired in the order they parked */
+		*end = w;
 		end = &w->next;
 		n--;
 	}
 	pthread_mutex_unlock(&lot.mu);
-	fire_list(list);
+	return list;
+}
+
+void http_wake_some(struct http_waitq *q, size_t n, int (*want)(const void *tag, const void *arg),
+		    const void *arg)
+{
+	fire_list(take_some(q, n, want, arg));  /* fired in the order they parked */
+}
+
+size_t http_take_some(struct http_waitq *q, size_t n, int (*want)(const void *tag, const void *arg),
+		      const void *arg, struct http_waiter **out)
+{
+	struct http_waiter *w = take_some(q, n, want, arg);
+	size_t k = 0;
+
+	while (w) {
+		out[k++] = w;
+		w = w->next;
+		out[k - 1]->next = NULL;
+	}
+	return k;
+}
+
+void *http_waiter_tag(struct http_waiter *w)
+{
+	return w->tag;
+}
+
+void http_fire(struct http_waiter *w)
+{
+	w->fire(w);
 }
 
 void http_park(struct http_waiter *w, const struct http_wait *wait)

@@ -19,7 +19,7 @@ struct http_waiter {
 	struct http_waitq *q;
 	struct http_waiter *prev, *next;
 	int64_t until;
-	const void *tag;             /* http_wait.tag */
+	void *tag;                   /* http_wait.tag */
 	size_t slot;                 /* in the deadline heap */
 	int parked;
 };

@@ -202,6 +202,8 @@ int store_tasks_cancel_queued(struct store *s, long long job, long long time);
  */
 int store_tasks_claimable(struct task **out, size_t *n, struct store *s, long long agent, long long seen_since,
 			  const char *pools);
+/* Task id as store_tasks_claimable() reads it (release it); ERR_NOTFOUND unless it is queued. */
+int store_task_claimable_get(struct task *t, struct store *s, long long id);
 /* Gives the task to the agent as attempt, leased until lease. */
 int store_task_claim(struct store *s, long long id, long long attempt, long long agent, long long lease,
 		     long long time);

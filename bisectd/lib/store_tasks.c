@@ -164,6 +164,11 @@ int store_tasks_cancel_queued(struct store *s, long long job, long long time)
 	return rc < 0 ? rc : 0;
 }
 
+/* What a claim reads of a task: claimable_row()'s columns. */
+#define CLAIMABLE_SELECT "SELECT t.id, t.job_id, t.idx, t.runs, t.attempt, j.pool, j.workload, " \
+	"j.append, r.name, r.url, c.sha, j.config FROM tasks t JOIN jobs j ON j.id = t.job_id " \
+	"JOIN repos r ON r.id = j.repo_id JOIN job_commits c ON c.job_id = t.job_id AND c.idx = t.idx "
+
 static void claimable_row(struct task *t, sqlite3_stmt *st)
 {
 	t->id = sqlite3_column_int64(st, 0);
@@ -193,16 +198,32 @@ int store_tasks_claimable(struct task **out, size_t *n, struct store *s, long lo
 	 * A link of a confirmation chain waits for the link before it, and
 	 * goes to the agent that ran it while that agent is alive.
 	 */
-	if ((rc = store_prepare(s, &st, "SELECT t.id, t.job_id, t.idx, t.runs, t.attempt, j.pool, j.workload, "
-				"j.append, r.name, r.url, c.sha, j.config FROM tasks t JOIN jobs j ON j.id = t.job_id "
-				"JOIN repos r ON r.id = j.repo_id JOIN job_commits c ON c.job_id = t.job_id AND c.idx = t.idx "
-				"LEFT JOIN tasks prev ON prev.id = t.after_task LEFT JOIN agents pa ON pa.id = prev.agent_id "
+	if ((rc = store_prepare(s, &st, CLAIMABLE_SELECT "LEFT JOIN tasks prev ON prev.id = t.after_task LEFT JOIN agents pa ON pa.id = prev.agent_id "
 				"WHERE t.state = 'queued' AND j.state IN ('queued', 'running') AND (t.after_task IS NULL OR "
 				"(prev.state NOT IN ('queued', 'claimed') AND (prev.agent_id = ?1 OR pa.last_seen < ?2))) "
 				"AND (?3 IS NULL OR j.pool IN (SELECT value FROM json_each(?3))) "
 				"ORDER BY t.id LIMIT 16", "iis", agent, seen_since, pools)))
 		return rc;
 	return task_rows(out, n, s, st, claimable_row);
+}
+
+int store_task_claimable_get(struct task *t, struct store *s, long long id)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	memset(t, 0, sizeof(*t));
+	if ((rc = store_prepare(s, &st, CLAIMABLE_SELECT "WHERE t.id = ? AND t.state = 'queued'", "i", id)))
+		return rc;
+	rc = store_step(s, st);
+	if (rc == 1) {
+		claimable_row(t, st);
+		rc = 0;
+	} else if (rc == 0) {
+		rc = err_set(ERR_NOTFOUND, "task %lld is not queued", id);
+	}
+	store_finish(s, st);
+	return rc;
 }
 
 int store_task_claim(struct store *s, long long id, long long attempt, long long agent, long long lease,

@@ -33,8 +33,11 @@ usage: bench-api.sh [options]       (make bench-api BENCH_API_FLAGS="...")
   --help           this text
 
 Per run: requests/s; p50/p99 service time of claims that handed out a task
-(less the wait for work bisectd reports in Server-Timing; claimw99: the p99
-with that wait), of heartbeats and of uploads; samples/s; bisectd's peak RSS and threads
+as the agents saw it (less the wait for work bisectd reports in
+Server-Timing; claimw99: the p99 with that wait), and claimS99, the p99 of
+what bisectd says it spent on them (Server-Timing "svc": from the
+request's headers to its reply, less the wait; the simulated agents' own
+queueing is not in it), of heartbeats and of uploads; samples/s; bisectd's peak RSS and threads
 (/proc/PID/status, read near the end of the run); each also as a ratio
 against the first run. An empty long poll waits by design and is not a
 service time. errors counts refused or lost requests, connect errors the
@@ -120,8 +123,8 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b + 0 == 0 || a == "" || a == "na
 
 BODY='{"repo": "demo", "good": "v1.0", "bad": "main", "workload": "bench", "pool": "local", "runs": 10}'
 FIRST=""
-printf '%-6s %10s %9s %9s %9s %9s %9s %9s %9s %10s %8s %7s %7s %7s\n' agents requests/s claim50 claim99 \
-	claimw99 hb50 hb99 upl50 upl99 samples/s rss_MB threads errors conn_err
+printf '%-6s %10s %9s %9s %9s %9s %9s %9s %9s %9s %10s %8s %7s %7s %7s\n' agents requests/s claim50 claim99 \
+	claimw99 claimS99 hb50 hb99 upl50 upl99 samples/s rss_MB threads errors conn_err
 for n in $AGENTS; do
 	start_lab "run$n"
 	out=$DIR/run$n.out
@@ -138,8 +141,9 @@ for n in $AGENTS; do
 	lab_stop
 	errs=0
 	for k in register claim heartbeat upload submit poll; do errs=$((errs + $(val ${k}_errors "$out"))); done
-	printf '%-6s %10s %9s %9s %9s %9s %9s %9s %9s %10s %8s %7s %7s %7s\n' "$n" "$(val requests_per_s "$out")" \
+	printf '%-6s %10s %9s %9s %9s %9s %9s %9s %9s %9s %10s %8s %7s %7s %7s\n' "$n" "$(val requests_per_s "$out")" \
 		"$(val claim_p50_ms "$out")" "$(val claim_p99_ms "$out")" "$(val claim_with_wait_p99_ms "$out")" \
+		"$(val claim_server_p99_ms "$out")" \
 		"$(val heartbeat_p50_ms "$out")" \
 		"$(val heartbeat_p99_ms "$out")" "$(val upload_p50_ms "$out")" "$(val upload_p99_ms "$out")" \
 		"$(val samples_per_s "$out")" "$(awk -v k="$(val rss_kb "$out")" 'BEGIN { printf "%.1f", k / 1024 }')" \
@@ -147,12 +151,12 @@ for n in $AGENTS; do
 	[ -n "$FIRST" ] || FIRST=$out
 done
 echo "# ratios against the run of $(val agents "$FIRST") agents:"
-printf '%-6s %10s %9s %9s %9s %9s %9s %9s %10s %8s %7s\n' agents requests/s claim50 claim99 hb50 hb99 \
-	upl50 upl99 samples/s rss threads
+printf '%-6s %10s %9s %9s %9s %9s %9s %9s %9s %10s %8s %7s\n' agents requests/s claim50 claim99 claimS99 \
+	hb50 hb99 upl50 upl99 samples/s rss threads
 for n in $AGENTS; do
 	out=$DIR/run$n.out
 	line=$(printf '%-6s' "$n")
-	for k in requests_per_s claim_p50_ms claim_p99_ms heartbeat_p50_ms heartbeat_p99_ms upload_p50_ms \
+	for k in requests_per_s claim_p50_ms claim_p99_ms claim_server_p99_ms heartbeat_p50_ms heartbeat_p99_ms upload_p50_ms \
 		 upload_p99_ms samples_per_s rss_kb threads; do
 		line="$line $(printf '%9s' "$(ratio "$(val $k "$out")" "$(val $k "$FIRST")")")"
 	done

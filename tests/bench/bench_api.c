@@ -102,7 +102,7 @@ static int nconns;
 static struct agent *agents;
 static struct lat lat[NR_KINDS];
 /* Claims that handed out a task, waiting included: the long poll's wait, then the service. */
-static struct lat claim_total;
+static struct lat claim_total, claim_server;  /* with the wait; the server's own "svc" */
 static long long counts[NR_KINDS], errors[NR_KINDS], status_409, claims_empty, connect_errors;
 static long long samples_sent, samples_dup, uploads_ok;
 static double *bucket_t;
@@ -347,11 +347,12 @@ static void bucket_mark(void)
 }
 
 /*
- * A whole response on c: status, body, and the seconds the server says it
+ * A whole response on c: status, body, the seconds the server says it
  * kept the request parked (Server-Timing "wait"), which a claim's service
- * time leaves out.
+ * time leaves out, and the seconds it says it served it in ("svc"; < 0:
+ * not said).
  */
-static void on_response(struct conn *c, int status, const char *body, double waited)
+static void on_response(struct conn *c, int status, const char *body, double waited, double served)
 {
 	double t = now_s(), dt = t - c->sent;
 	enum kind k = c->kind;
@@ -400,6 +401,8 @@ static void on_response(struct conn *c, int status, const char *body, double wai
 				const char *sha = json_string_value(json_object_get(j, "commit"));
 
 				lat_add(&claim_total, dt);
+				if (served >= 0)
+					lat_add(&claim_server, served);
 				lat_add(&lat[K_CLAIM], dt - waited > 0 ? dt - waited : 0);
 				a->task = json_integer_value(json_object_get(j, "task"));
 				a->attempt = json_integer_value(json_object_get(j, "attempt"));
@@ -449,7 +452,7 @@ static int parse(struct conn *c)
 {
 	char *hdr_end, *p;
 	long clen = 0;
-	double waited = 0;
+	double waited = 0, served = -1;
 	int status;
 
 	if (c->in_len < 12)
@@ -463,9 +466,14 @@ static int parse(struct conn *c)
 	for (p = c->in; p < hdr_end; p = strstr(p, "\r\n") + 2)
 		if (!strncasecmp(p, "Content-Length:", 15))
 			clen = strtol(p + 15, NULL, 10);
-		else if (!strncasecmp(p, "Server-Timing:", 14) && strstr(p, "wait;dur=") &&
-			 strstr(p, "wait;dur=") < strstr(p, "\r\n"))
-			waited = strtod(strstr(p, "wait;dur=") + 9, NULL) / 1e3;
+		else if (!strncasecmp(p, "Server-Timing:", 14)) {
+			const char *eol = strstr(p, "\r\n"), *w = strstr(p, "wait;dur="), *sv = strstr(p, "svc;dur=");
+
+			if (w && w < eol)
+				waited = strtod(w + 9, NULL) / 1e3;
+			if (sv && sv < eol)
+				served = strtod(sv + 8, NULL) / 1e3;
+		}
 	if ((size_t)(hdr_end + 4 - c->in) + (size_t)clen > c->in_len)
 		return 0;
 	{
@@ -474,7 +482,7 @@ static int parse(struct conn *c)
 
 		memmove(c->in, c->in + used, c->in_len - used);
 		c->in_len -= used;
-		on_response(c, status, body, waited);
+		on_response(c, status, body, waited, served);
 		free(body);
 	}
 	return 1;
@@ -682,6 +690,8 @@ int main(int argc, char **argv)
 			       1e3 * pct(&lat[k], 0.5), kind_names[k], 1e3 * pct(&lat[k], 0.99));
 	printf("claim_with_wait_p50_ms %.2f\nclaim_with_wait_p99_ms %.2f\n", 1e3 * pct(&claim_total, 0.5),
 	       1e3 * pct(&claim_total, 0.99));
+	printf("claim_server_p50_ms %.2f\nclaim_server_p99_ms %.2f\n", 1e3 * pct(&claim_server, 0.5),
+	       1e3 * pct(&claim_server, 0.99));
 	for (int k = 0; k < NR_KINDS; k++)
 		printf("%s_errors %lld\n", kind_names[k], errors[k]);
 	printf("claims_empty %lld\nuploads_409 %lld\nconnect_errors %lld\n", claims_empty, status_409,
