@@ -32,6 +32,18 @@ sh "$TOP/tests/lib/mkdemo.sh" "$LAB/demo.git" > "$LAB/mkdemo.out"
 LAB_TLS_CERT=$TEST_DIR/server.pem LAB_TLS_KEY=$TEST_DIR/server.key LAB_CA=$TEST_DIR/ca.pem
 LAB_RUNS=3 lab_config "$LAB/demo.git"
 like "$LAB_URL" '^https://127\.0\.0\.1:' "the lab's URL is https"
+out=$("$BUILD/bisectd" -n -f "$LAB/bisectd.yaml" 2>&1)
+is "$?" 0 "bisectd -n accepts the certificate and its key"
+# -n loads them as the server will: a key of another certificate, a file that is not PEM, one missing.
+for bad in "$TEST_DIR/other.key|do not match|another certificate's key" \
+	   "$TEST_DIR/san.ext|PEM|a key that is not PEM" "$TEST_DIR/nope.key|No such file|a key that is not there"; do
+	sed "s|^tls_key: .*|tls_key: ${bad%%|*}|" "$LAB/bisectd.yaml" > "$TEST_DIR/bad.yaml"
+	out=$("$BUILD/bisectd" -n -f "$TEST_DIR/bad.yaml" 2>&1)
+	rc=$?
+	rest=${bad#*|}
+	ok $(( rc == 0 )) "bisectd -n refuses ${rest#*|}"
+	like "$out" "tls_key.*${rest%%|*}" "... and says so"
+done
 lab_start_bisectd || { echo "Bail out! bisectd did not start on https"; exit 1; }
 like "$(cat "$LAB/bisectd.log")" "listening on https://127\.0\.0\.1:$LAB_PORT" "bisectd says it serves https"
 
@@ -82,7 +94,7 @@ sed -e "s|^listen: .*|listen: 127.0.0.1:$pb|" -e "s|^tls_key: .*|tls_key: $TEST_
 	"$LAB/bisectd.yaml" > "$LAB/bad-key.yaml"
 out=$(timeout 20 "$BUILD/bisectd" -f "$LAB/bad-key.yaml" 2>&1)
 ok $(( $? == 0 )) "bisectd refuses to start with the key of another certificate"
-like "$out" "cannot listen on 127.0.0.1:$pb .*bad certificate or key" "... and says the certificate or key may be why"
+like "$out" "tls_key '$TEST_DIR/other.key'.*do not match" "... and says the key is not the certificate's"
 
 # IPv6: [::1].
 if python3 -c 'import socket; socket.socket(socket.AF_INET6).bind(("::1", 0))' 2> /dev/null; then

@@ -125,6 +125,8 @@ int main(int argc, char **argv)
 	if (conf_bisectd_load(&conf, path))
 		fatal("%s", err_msg());
 	if (check) {
+		if (http_check_tls(conf.tls_cert, conf.tls_key))
+			fatal("%s: %s", path, err_msg());
 		printf("%s: configuration OK (%zu repos, %zu workloads, %zu pools)\n", path,
 		       conf.nr_repos, conf.nr_workloads, conf.nr_pools);
 		conf_bisectd_release(&conf);

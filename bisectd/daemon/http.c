@@ -11,6 +11,8 @@
  * thread; idle ones are closed after idle_timeout.
  */
 #include <arpa/inet.h>
+#include <errno.h>
+#include <gnutls/gnutls.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <pthread.h>
@@ -383,6 +385,7 @@ int http_listen_is_loopback(const char *listen)
 	return (ntohl(((struct sockaddr_in *)&ss)->sin_addr.s_addr) >> 24) == 127;
 }
 
+
 static int read_pem(char **out, const char *path, const char *what)
 {
 	size_t len;
@@ -394,6 +397,37 @@ static int read_pem(char **out, const char *path, const char *what)
 		*out = NULL;
 		return err_set(ERR_INVALID, "tls_%s '%s' is not a PEM file (no -----BEGIN line)", what, path);
 	}
+	return 0;
+}
+
+int http_check_tls(const char *cert, const char *key)
+{
+	gnutls_certificate_credentials_t cred;
+	int g;
+
+	if (!cert != !key)
+		return err_set(ERR_INVALID, "TLS needs both tls_cert and tls_key (PEM files), or neither");
+	if (!cert)
+		return 0;
+	if (access(cert, R_OK))
+		return err_set(ERR_INVALID, "tls_cert '%s': %s", cert, strerror(errno));
+	if (access(key, R_OK))
+		return err_set(ERR_INVALID, "tls_key '%s': %s", key, strerror(errno));
+	for (int i = 0; i < 2; i++) {
+		char *pem = NULL;
+		int rc = read_pem(&pem, i ? key : cert, i ? "key" : "cert");
+
+		free(pem);
+		if (rc)
+			return rc;
+	}
+	if (gnutls_certificate_allocate_credentials(&cred) < 0)
+		return err_set(ERR_FAIL, "GnuTLS: cannot allocate credentials");
+	g = gnutls_certificate_set_x509_key_file(cred, cert, key, GNUTLS_X509_FMT_PEM);
+	gnutls_certificate_free_credentials(cred);
+	if (g < 0)
+		return err_set(ERR_INVALID, "tls_cert '%s' with tls_key '%s': %s; give both as PEM files, the key the certificate's own",
+			       cert, key, gnutls_strerror(g));
 	return 0;
 }
 
@@ -410,8 +444,8 @@ int http_start(struct http_server **out, const struct http_config *cfg,
 	*out = NULL;
 	if ((rc = parse_listen(&sa, &v6, cfg->listen)))
 		return rc;
-	if (!cfg->tls_cert != !cfg->tls_key)
-		return err_set(ERR_INVALID, "TLS needs both tls_cert and tls_key (PEM files), or neither");
+	if ((rc = http_check_tls(cfg->tls_cert, cfg->tls_key)))
+		return rc;
 	srv = xcalloc(1, sizeof(*srv));
 	srv->max_body = cfg->max_body;
 	srv->handler = handler;

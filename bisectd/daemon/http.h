@@ -137,6 +137,12 @@ int http_start(struct http_server **out, const struct http_config *cfg,
 	       http_handler_fn handler, void *arg);
 /* Asks every parked reply and stream a last time (stopping), then stops. */
 void http_stop(struct http_server *srv);
+/*
+ * Checks a certificate and its key as http_start() will use them: both or
+ * neither, readable, PEM, and the key the certificate's (GnuTLS loads
+ * them). ERR_INVALID with what is wrong. `bisectd -n` runs it.
+ */
+int http_check_tls(const char *cert, const char *key);
 
 /* A query-string argument of the request, or NULL. Borrowed. */
 const char *http_query(const struct http_request *req, const char *key);
