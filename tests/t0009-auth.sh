@@ -191,5 +191,19 @@ else
 	ok 0 "no warning about auth: none on loopback"
 fi
 
+# --- read: token: reads need a token too, the dashboard's page stays open ---
+lab_stop
+LAB_LEASE=600 LAB_PORT=$LAB_PORT lab_config "$R" "auth:
+  read: token"
+lab_start_bisectd || { echo "Bail out! bisectd did not start with read: token"; exit 1; }
+like "$(curl -sS -w ' %{http_code}' "$LAB_URL/api/v1/jobs")" '"error".* 401$' "read: token: a read without a token is refused (401, JSON)"
+like "$(curl -sS -w ' %{http_code}' "$LAB_URL/api/v1/events")" '"error".* 401$' \
+	"... the dashboard's event stream too (the page then polls with its token)"
+out=$(curl -sS -N -m 3 -H "Authorization: Bearer $LAB_TOKEN" "$LAB_URL/api/v1/events" 2> /dev/null)
+like "$out" 'event: snapshot' "with a token the event stream sends its snapshot"
+like "$(curl -sS -w ' %{http_code}' -H "Authorization: Bearer $LAB_TOKEN" "$LAB_URL/api/v1/jobs")" ' 200$' \
+	"... and reads are served"
+like "$(curl -sS -o /dev/null -w '%{http_code}' "$LAB_URL/")" '^200$' "the dashboard's page needs no token"
+
 tap_plan "$tap_n"
 tap_done

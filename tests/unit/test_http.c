@@ -447,6 +447,61 @@ static void test_server(void **state)
 	http_waitq_free(tq);
 }
 
+/*
+ * idle_timeout closes a connection that sends nothing, and never one
+ * whose reply waits parked (a long poll longer than the timeout is
+ * answered when it is woken).
+ */
+static void test_idle_timeout(void **state)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	socklen_t len = sizeof(sa);
+	struct http_server *srv = NULL;
+	struct http_config cfg = { .max_body = 1024, .threads = 1, .idle_timeout = 1 };
+	struct raw r;
+	char listen[64], buf[64];
+	int fd, closed = 0;
+
+	(void)state;
+	fd = socket(AF_INET, SOCK_STREAM, 0);
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&sa, &len), 0);
+	close(fd);
+	snprintf(listen, sizeof(listen), "127.0.0.1:%d", ntohs(sa.sin_port));
+	cfg.listen = listen;
+	tq = http_waitq_new();
+	atomic_store(&go, 0);
+	assert_int_equal(http_start(&srv, &cfg, handler, NULL), 0);
+
+	/* Silent: closed by the server (read() sees the end), within a bound. */
+	fd = socket(AF_INET, SOCK_STREAM, 0);
+	assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	{
+		struct timeval tv = { 30, 0 };
+
+		setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+		closed = read(fd, buf, sizeof(buf)) == 0;
+	}
+	close(fd);
+	assert_true(closed);
+
+	/* Parked three times the timeout, then woken: answered. */
+	r = (struct raw){ .port = ntohs(sa.sin_port), .path = "/wait" };
+	assert_int_equal(pthread_create(&r.t, NULL, raw_main, &r), 0);
+	assert_true(parked_within(1, 10000));
+	usleep(3000 * 1000);
+	atomic_store(&go, 1);
+	http_wake(tq);
+	pthread_join(r.t, NULL);
+	assert_non_null(strstr(r.text, "200 OK"));
+	assert_non_null(strstr(r.text, "\"woken\": true"));
+	free(r.text);
+	http_stop(srv);
+	http_waitq_free(tq);
+	tq = NULL;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -454,6 +509,7 @@ int main(void)
 		cmocka_unit_test(test_wake_some),
 		cmocka_unit_test(test_listen_addresses),
 		cmocka_unit_test(test_server),
+		cmocka_unit_test(test_idle_timeout),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
