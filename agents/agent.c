@@ -99,7 +99,7 @@ struct task {
 };
 
 struct result {
-	const char *status;         /* "ok", "skipped", "failed" */
+	const char *status;         /* "ok", "skipped", "failed", "refused" */
 	char *error, *log_tail;
 	json_t *samples;
 	double build_s, run_s;

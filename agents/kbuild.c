@@ -423,10 +423,12 @@ int kbuild_run(struct kbuild_result *r, const struct kbuild *k)
 		sbuf_addf(&log, "%s\n", err_msg());
 		/*
 		 * A tree whose Kconfig drops a fragment's option or fails to
-		 * configure is the commit's doing; one that refuses the job's
-		 * own options (ERR_CONFLICT) is the job's, as a bad fragment is.
+		 * configure is the commit's doing (skipped); a bad fragment is
+		 * this agent's (failed: another may do better); one that
+		 * refuses the job's own options (ERR_CONFLICT) is the job's,
+		 * at every agent and attempt: refused, and the job fails at once.
 		 */
-		say(r, rc == ERR_INVALID || rc == ERR_CONFLICT ? "failed" : "skipped", "%s", err_msg());
+		say(r, rc == ERR_CONFLICT ? "refused" : rc == ERR_INVALID ? "failed" : "skipped", "%s", err_msg());
 		goto out;
 	}
 	sbuf_adds(&log, "# configured: every requested option is set\n");

@@ -47,7 +47,7 @@ struct kbuild {
 #define KBUILD_KEY_MAX 96
 
 struct kbuild_result {
-	const char *status;        /* "ok", "skipped" or "failed" */
+	const char *status;        /* "ok", "skipped", "failed" or "refused" (the job's own options) */
 	char error[1024];          /* why, when not ok */
 	char *log;                 /* the commands and what they printed; owned, may be NULL */
 	char *tail;                /* the log's tail when not ok; owned, may be NULL */

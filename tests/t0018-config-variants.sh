@@ -190,8 +190,9 @@ else
 	ok 0 "# SKIP gnuplot missing: the compare chart's bar (make deps)"
 fi
 
-# A real agent: an option this kernel's Kconfig refuses fails the task (the
-# job's doing, not the commit's), naming it and what became of it.
+# A real agent: an option this kernel's Kconfig refuses is refused (the
+# job's doing, not the commit's, at every agent and attempt), naming it and
+# what became of it, and the job fails at once.
 lab_start_agent qa -1
 out=$(api POST /api/v1/jobs "{$JOB,\"runs\":1,\"config\":[\"CONFIG_NET=y\",\"CONFIG_NO_SUCH_OPTION=y\"]}")
 like "$out" '^201 ' "a job asking for an option the kernel does not have is created"
@@ -205,14 +206,15 @@ done
 like "$(q "SELECT state || ' ' || error FROM tasks WHERE job_id = $J6 ORDER BY id LIMIT 1")" \
 	"^failed kconfig: this kernel's Kconfig refuses the job's --config: .*CONFIG_NO_SUCH_OPTION=y requested \\(the job's --config\\) but the kernel's olddefconfig dropped it" \
 	"the task failed, naming the option and what olddefconfig did with it"
+is "$(q "SELECT count(*) FROM tasks WHERE job_id = $J6 AND attempt > 1")" 0 "... once: no task is tried again"
 unlike "$(q "SELECT error FROM tasks WHERE job_id = $J6 ORDER BY id LIMIT 1")" "CONFIG_NET=y requested" \
 	"... and not the option Kconfig kept"
-like "$(q "SELECT message FROM events WHERE job_id = $J6 AND kind = 'retry' LIMIT 1")" "refuses the job's --config" \
-	"... retried on the lab, with the reason in the job's events"
+is "$(q "SELECT count(*) FROM events WHERE job_id = $J6 AND kind IN ('retry', 'skip')")" 0 \
+	"... nor any commit skipped for it"
 is "$(q "SELECT count(*) FROM job_commits WHERE job_id = $J6 AND state IN ('good', 'bad')")" 0 \
 	"no commit is called good or bad"
-like "$(q "SELECT state || ': ' || error FROM jobs WHERE id = $J6")" "^failed: .*CONFIG_NO_SUCH_OPTION" \
-	"the job fails, saying why"
+like "$(q "SELECT state || ': ' || error FROM jobs WHERE id = $J6")" \
+	"^failed: the job's settings are refused at commit [0-9]+: .*CONFIG_NO_SUCH_OPTION" "the job fails at once, saying why"
 if [ "$tap_failed" != 0 ]; then
 	tail -n 30 "$LAB/qa.log" | sed 's/^/#   agent: /'
 	tail -n 10 "$LAB/bisectd.log" | sed 's/^/#   bisectd: /'

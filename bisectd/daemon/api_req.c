@@ -220,8 +220,10 @@ int api_req_result(struct result_request *out, json_t *req)
 				       PERFREPORT_MAX_TEXT);
 		out->profile_report = json_string_value(r);
 	}
-	if (strcmp(out->status, "ok") && strcmp(out->status, "skipped") && strcmp(out->status, "failed"))
-		return err_set(ERR_INVALID, "field 'status' must be ok, skipped or failed, not '%s'", out->status);
+	if (strcmp(out->status, "ok") && strcmp(out->status, "skipped") && strcmp(out->status, "failed") &&
+	    strcmp(out->status, "refused"))
+		return err_set(ERR_INVALID, "field 'status' must be ok, skipped, failed or refused, not '%s'",
+			       out->status);
 	samples = json_object_get(req, "samples");
 	if (samples && !json_is_array(samples))
 		return err_set(ERR_INVALID, "field 'samples' must be an array");

@@ -103,6 +103,25 @@ static int take_samples(struct coord *s, const struct task *t, const struct resu
 	return rc;
 }
 
+/*
+ * The job's own settings cannot be used at this commit (its kernel config
+ * variant refused by the commit's Kconfig): no other agent or attempt
+ * would do better, and a variant that holds at some commits only would
+ * compare different kernels. The job fails at once, with the reason.
+ */
+static int refuse_job(struct coord *s, const struct task *t, const struct result_request *req)
+{
+	const char *why = req->error ? req->error : "the agent cannot use the job's own settings";
+	struct jobctx c;
+	int rc = store_task_fail(s->st, t->id, (long long)now_unix(), why);
+
+	if (rc == 0 && (rc = jobctx_load(s, &c, t->job)) == 0) {
+		rc = coord_fail_job(s, &c, "the job's settings are refused at commit %d: %s", t->idx, why);
+		jobctx_release(&c);
+	}
+	return rc;
+}
+
 int coord_task_result(struct coord *s, json_t **reply, long long task_id, const struct result_request *req)
 {
 	struct task t = { 0 };
@@ -136,6 +155,8 @@ int coord_task_result(struct coord *s, json_t **reply, long long task_id, const 
 	else if (!strcmp(req->status, "failed"))
 		rc = coord_task_retry(s, task_id, t.job, t.idx, req->attempt,
 				      req->error ? req->error : "the agent could not do the task");
+	else if (!strcmp(req->status, "refused"))
+		rc = refuse_job(s, &t, req);
 	else
 		rc = take_samples(s, &t, req);
 	/*

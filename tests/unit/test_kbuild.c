@@ -362,7 +362,11 @@ static void test_job_config_is_its_own_build(void **state)
 	kbuild_result_release(&plain);
 }
 
-/* An option the kernel's Kconfig refuses is the job's: failed, naming it, nothing built. */
+/*
+ * An option the kernel's Kconfig refuses is the job's: refused (the job
+ * fails at once), naming it, nothing built; a definition the coordinator
+ * should not have sent is failed.
+ */
 static void test_job_config_refused_is_failed(void **state)
 {
 	struct fx *fx = *state;
@@ -375,7 +379,7 @@ static void test_job_config_refused_is_failed(void **state)
 	set_job_config(fx, refused, 1);
 	opts(fx, &k, TREE1);
 	assert_int_equal(kbuild_run(&r, &k), ERR_FAIL);
-	assert_string_equal(r.status, "failed");
+	assert_string_equal(r.status, "refused");
 	assert_non_null(strstr(r.error, "the job's --config"));
 	assert_non_null(strstr(r.error, "CONFIG_NEEDS_MISSING_DEP=y requested (the job's --config) but the "
 			       "kernel's olddefconfig dropped it"));
