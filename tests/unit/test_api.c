@@ -813,7 +813,7 @@ static void test_result(void **state)
 {
 	static const struct { const char *body, *error; } bad[] = {
 		{ "{" RES ", \"status\": \"ok\", \"samples\": []}", "status ok needs at least one sample" },
-		{ "{" RES ", \"status\": \"great\"}", "field 'status' must be ok, skipped or failed, not 'great'" },
+		{ "{" RES ", \"status\": \"great\"}", "field 'status' must be ok, skipped, failed or refused, not 'great'" },
 		{ "{\"attempt\": 1, \"status\": \"ok\"}", "field 'agent' is required" },
 		{ "{\"agent\": \"a\", \"status\": \"ok\"}", "field 'attempt' is required" },
 		{ "{" RES ", \"status\": \"ok\", \"samples\": {}}", "field 'samples' must be an array" },
