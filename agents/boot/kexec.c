@@ -64,6 +64,7 @@ struct settings {
 struct session {
 	struct journal j;
 	char *path;                     /* the journal's */
+	long long run_timeout;          /* settings.run_timeout */
 };
 
 /* --- the running kernel ---------------------------------------------------- */
@@ -478,6 +479,7 @@ static int start(void **session, struct boot_result *r, const struct boot_task *
 		boot_fail(r, "failed", "%s", err_msg());
 		goto out;
 	}
+	ss->run_timeout = s.run_timeout;
 	lrc = journal_load(&ss->j, ss->path);
 	if (lrc == 0 && ss->j.task == task && ss->j.attempt == attempt) {
 		if ((rc = back(session, r, t, ss)) == 0)
@@ -511,7 +513,6 @@ static int run(struct run_sample *out, void *session, const struct boot_task *t,
 	struct run_result res;
 	const char **argv = NULL;
 	json_t *have = json_array_get(ss->j.samples, (size_t)i - 1), *js;
-	long long to;
 	int rc;
 
 	memset(out, 0, sizeof(*out));
@@ -525,11 +526,10 @@ static int run(struct run_sample *out, void *session, const struct boot_task *t,
 	}
 	if ((rc = t->wl->argv(&argv, t->def)) < 0)
 		return rc;
-	to = json_integer_value(json_object_get(t->def, "run_timeout"));
 	o.argv = argv;
 	o.cwd = ss->j.srcdir;
 	o.cpu = t->cpu;
-	o.timeout_ms = (int)(to > 0 && to <= 86400 ? to : 300) * 1000;
+	o.timeout_ms = (int)ss->run_timeout * 1000;
 	o.max_output = RUN_OUTPUT_MAX;
 	if (run_cmd(&res, &o) < 0) {
 		snprintf(out->unit, sizeof(out->unit), "%s", workload_def_str(t->def, "unit", "ops/s"));

@@ -787,12 +787,6 @@ static int ssh_entry(struct conf_workload *w, const struct ctx *x, const struct 
 	char swhere[160];
 	json_t *o;
 
-	if (strcmp(w->boot, "ssh")) {
-		if (m)
-			return at(x, m, "'ssh'%s holds the settings of boot ssh; this workload boots %s", where,
-				  w->boot);
-		return 0;
-	}
 	if (!m || ynode_is_null(m))
 		return at(x, key, "workload '%s' boots ssh but has no 'ssh' mapping (host, known_hosts, "
 			  "install, power_cycle)", w->name);
@@ -914,12 +908,13 @@ static int kernel_boot_entry(struct conf_workload *w, const struct ctx *x, const
  * that the job's variant follows it.
  */
 static int kexec_entry(struct conf_workload *w, const struct ctx *x, const struct ynode *def,
-		       const char *where)
+		       const struct ynode *key, const char *where)
 {
 	const struct ynode *m = ynode_get(def, "kexec");
 	char kwhere[160], *initrd = NULL, *good = NULL, *good_initrd = NULL, **reboot = NULL;
 	int rc, ret = 300;
 
+	(void)key;
 	w->kexec = json_object();
 	if (!m || ynode_is_null(m))
 		goto done;
@@ -976,12 +971,15 @@ out:
 
 /*
  * The boot methods with settings of their own in a mapping named after
- * them ("kexec:"), one line each: the mapping's reader.
+ * them ("ssh:", "kexec:"), one line each: the mapping's reader, called
+ * for a workload of that boot only (key: the workload's, for errors).
  */
 static const struct boot_settings {
 	const char *boot;
-	int (*entry)(struct conf_workload *w, const struct ctx *x, const struct ynode *def, const char *where);
+	int (*entry)(struct conf_workload *w, const struct ctx *x, const struct ynode *def, const struct ynode *key,
+		     const char *where);
 } boot_settings[] = {
+	{ "ssh", ssh_entry },
 	{ "kexec", kexec_entry },
 };
 
@@ -1095,7 +1093,7 @@ static int workload_entry(const struct ctx *x, void *elem, const struct ynode *k
 			goto out;
 	} else if (places & BOOT_KERNEL) {
 		/* A boot of the built kernel that runs the argv workloads (ssh: a device; kexec: this machine). */
-		if ((rc = kernel_boot_entry(w, x, def, where)) < 0 || (bs && (rc = bs->entry(w, x, def, where)) < 0))
+		if ((rc = kernel_boot_entry(w, x, def, where)) < 0)
 			goto out;
 	} else if (ynode_get(def, "kernel")) {
 		names_list(&list, 0, WORKLOAD_GUEST, 0);
@@ -1118,7 +1116,8 @@ static int workload_entry(const struct ctx *x, void *elem, const struct ynode *k
 		}
 		goto out;
 	}
-	if ((rc = ssh_entry(w, x, def, key, where)) < 0 ||
+	/* The boot's own mapping once the type is known to run on it. */
+	if ((bs && (rc = bs->entry(w, x, def, key, where)) < 0) ||
 	    (rc = foreign_keys(ops, x, def, where)) < 0 ||
 	    (rc = own_params(w, ops, x, def, where)) < 0)
 		goto out;

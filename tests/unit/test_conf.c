@@ -602,7 +602,7 @@ static void test_ssh_workloads(void **state)
 	snprintf(text, sizeof(text), "%s    memory_mb: 64\n    ssh:\n      host: h\n", head);
 	expect_b_error(text, "t.yaml:6:16: ", "'memory_mb' in workload 'w' is a setting of boot qemu, not of boot ssh");
 	expect_b_error("workloads:\n  w:\n    command: [./b]\n    pattern: 'x(.)'\n    ssh:\n      host: h\n",
-		       "t.yaml:6:7: ", "'ssh' in workload 'w' holds the settings of boot ssh; this workload boots none");
+		       "t.yaml:6:7: ", "'ssh' in workload 'w' holds the settings of boot ssh, not of boot none");
 	expect_b_error("workloads:\n  w:\n    type: iperf3\n    boot: ssh\n    ssh:\n      host: h\n",
 		       "t.yaml:4:11: ", "workload 'w' of type iperf3 needs 'boot: qemu'");
 }
