@@ -334,6 +334,21 @@ static void *raw_main(void *arg)
 	return NULL;
 }
 
+/* A free port on loopback: its address in *sa, "127.0.0.1:PORT" in listen. */
+static void free_port(struct sockaddr_in *sa, char *listen, size_t n)
+{
+	socklen_t len = sizeof(*sa);
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	memset(sa, 0, sizeof(*sa));
+	sa->sin_family = AF_INET;
+	sa->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_int_equal(bind(fd, (struct sockaddr *)sa, sizeof(*sa)), 0);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)sa, &len), 0);
+	close(fd);
+	snprintf(listen, n, "127.0.0.1:%d", ntohs(sa->sin_port));
+}
+
 static int parked_within(size_t n, int ms)
 {
 	for (int i = 0; i < ms / 10 && http_park_count() != n; i++)
@@ -344,21 +359,13 @@ static int parked_within(size_t n, int ms)
 static void test_server(void **state)
 {
 	struct sockaddr_in sa = { .sin_family = AF_INET };
-	socklen_t len = sizeof(sa);
 	struct http_server *srv = NULL;
 	struct http_config cfg = { .max_body = 1024, .threads = 1, .idle_timeout = 120 };
 	struct call poll1, poll2, now, stream;
 	char listen[64];
-	int fd;
 
 	(void)state;
-	/* A free port on loopback. */
-	fd = socket(AF_INET, SOCK_STREAM, 0);
-	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
-	assert_int_equal(getsockname(fd, (struct sockaddr *)&sa, &len), 0);
-	close(fd);
-	snprintf(listen, sizeof(listen), "127.0.0.1:%d", ntohs(sa.sin_port));
+	free_port(&sa, listen, sizeof(listen));
 	snprintf(base, sizeof(base), "http://%s", listen);
 	cfg.listen = listen;
 	tq = http_waitq_new();
@@ -455,7 +462,6 @@ static void test_server(void **state)
 static void test_idle_timeout(void **state)
 {
 	struct sockaddr_in sa = { .sin_family = AF_INET };
-	socklen_t len = sizeof(sa);
 	struct http_server *srv = NULL;
 	struct http_config cfg = { .max_body = 1024, .threads = 1, .idle_timeout = 1 };
 	struct raw r;
@@ -463,12 +469,7 @@ static void test_idle_timeout(void **state)
 	int fd, closed = 0;
 
 	(void)state;
-	fd = socket(AF_INET, SOCK_STREAM, 0);
-	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
-	assert_int_equal(getsockname(fd, (struct sockaddr *)&sa, &len), 0);
-	close(fd);
-	snprintf(listen, sizeof(listen), "127.0.0.1:%d", ntohs(sa.sin_port));
+	free_port(&sa, listen, sizeof(listen));
 	cfg.listen = listen;
 	tq = http_waitq_new();
 	atomic_store(&go, 0);
