@@ -2,13 +2,14 @@
 # t0103: boot ssh against a real sshd on a device under test that is a
 # QEMU guest (tests/lib/ssh-device.sh: Debian's kernel, busybox, dropbear,
 # user-mode network on a loopback port; tests/lib/ssh-power.sh plays its
-# IPMI). One real boot of an installed kernel, then the faults that need
+# IPMI). One real boot of an installed kernel, one of a guest workload
+# (iperf3's script run on the device over its loopback), then the faults that need
 # no boot of their own: a host key that does not match, a missing
 # identity, a copy that fails, the wrong kernel running (the power command
 # did nothing), a device that never comes back (the power command turns it
 # off). Each task goes through tests/lib/boot-task.c: the definition
 # bisectd sends for the workload, the agent's boot ssh. Needs qemu, busybox,
-# dropbear and openssh-client; three boots under TCG: 75 s to 2.5 min here,
+# dropbear and openssh-client; four boots under TCG: 95 s to 3 min here,
 # with the machine's load. The full bisection through a
 # device is tests/guest/ssh-bisect.sh.
 . "$(dirname "$0")/lib/tap.sh"
@@ -22,7 +23,7 @@ trap 'sshdev_stop; rm -rf "$TEST_DIR"' EXIT
 why=$(sshdev_need)
 [ -z "$why" ] || skip_all "$why"
 
-tap_plan 27
+tap_plan 30
 D=$TEST_DIR/dev
 sshdev_setup "$D" > "$TEST_DIR/setup.log" 2>&1
 ok $? "the device's initramfs (busybox, dropbear, virtio modules) and keys are made"
@@ -84,6 +85,10 @@ EOW
 	workload wrongk 'power="[true]"' 'restore="[true]"'
 	workload gone "power=\"[sh, $TEST_DIR/count, $TOP/tests/lib/ssh-power.sh, $D, off]\"" \
 		"restore=\"[sh, $TOP/tests/lib/ssh-power.sh, $D, off]\"" tries=2 bto=4
+	# A guest workload (iperf3 over the device's loopback) run on the device, its tools in /usr/bin there.
+	workload udp | sed -e 's/^    type: command$/    type: iperf3/' -e '/^    command: /d' -e '/^    pattern: /d' \
+		-e 's/^    run_timeout: 60$/    run_timeout: 60\n    iperf3: [--udp, "-4", -b, "0", -l, "1400", -t, "1"]\n    metric: KBytes\/s/'
+
 	printf 'pools:\n  p:\n    labels: []\n'
 } > "$TEST_DIR/bisectd.yaml"
 "$BUILD/bisectd" -n -f "$TEST_DIR/bisectd.yaml" > "$TEST_DIR/check.log" 2>&1
@@ -117,6 +122,16 @@ case "$cmdline" in *bisect.build=*) r=1 ;; *) r=0 ;; esac
 ok $r "... without the built kernel's marker"
 [ -s "$TEST_DIR/work-good/console.log" ]
 ok $? "the console log is kept in the method's work directory"
+
+# 1b. A guest workload on the device: iperf3's script run there, its JSON parsed here.
+if command -v iperf3 > /dev/null; then
+	task udp
+	like "$out" '^status=ok$' "an iperf3 workload boots the installed kernel on the device"
+	like "$out" '^run 1 value=[0-9.]+ unit=KBytes/s error=$' "... and iperf3 ran there: its received rate"
+	like "$out" '^run 1 value=[1-9]' "... which is above zero"
+else
+	for _ in 1 2 3; do ok 0 "# SKIP iperf3 missing (make deps)"; done
+fi
 
 # 2. The device's host key is not the one known: failed with ssh's words, nothing installed.
 task badkey

@@ -15,7 +15,7 @@
 	X(none, WORKLOAD_HOST)          \
 	X(qemu, WORKLOAD_GUEST)         \
 	X(kexec, WORKLOAD_HOST | BOOT_KERNEL) \
-	X(ssh, WORKLOAD_HOST | BOOT_KERNEL)
+	X(ssh, WORKLOAD_HOST | WORKLOAD_GUEST | BOOT_KERNEL)
 
 #define DECLARE(name, places) extern const struct boot_ops boot_##name __attribute__((weak));
 BOOT_METHODS(DECLARE)

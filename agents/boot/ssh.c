@@ -48,6 +48,7 @@
 /* The definition's "ssh" object, strings borrowed from it. */
 struct settings {
 	const char *host, *user, *identity, *known_hosts, *dir, *good_kernel;
+	const char *tools_dir;          /* where the guest workloads' tools are on the device */
 	long long port, connect_timeout, boot_timeout, power_tries, run_timeout;
 	json_t *install, *power_cycle, *restore, *console, *copy;
 };
@@ -110,6 +111,7 @@ static int settings_read(struct settings *s, json_t *def)
 	    jsonx_str(&s->known_hosts, o, "known_hosts", 1024, 1, NULL) < 0 ||
 	    jsonx_str(&s->dir, o, "dir", 256, 0, "/tmp/bisect") < 0 ||
 	    jsonx_str(&s->good_kernel, o, "good_kernel", 128, 0, NULL) < 0 ||
+	    jsonx_str(&s->tools_dir, o, "tools_dir", 200, 0, "/usr/bin") < 0 ||
 	    jsonx_int(&s->connect_timeout, o, "connect_timeout", 1, 300, 0, 10) < 0 ||
 	    jsonx_int(&s->boot_timeout, o, "boot_timeout", 1, 7200, 0, 300) < 0 ||
 	    jsonx_int(&s->power_tries, o, "power_tries", 1, 10, 0, 2) < 0 ||
@@ -123,6 +125,9 @@ static int settings_read(struct settings *s, json_t *def)
 			       "login name");
 	if (s->dir[0] != '/' || strpbrk(s->dir, "\n"))
 		return err_set(ERR_INVALID, "ssh: 'dir' must be an absolute path on the device");
+	if (s->tools_dir[0] != '/' || strpbrk(s->tools_dir, " \t\n'\"\\$`"))
+		return err_set(ERR_INVALID, "ssh: 'tools_dir' must be an absolute path on the device, without spaces "
+			       "or quotes");
 	if (argv_key(&s->install, o, "install", 1) < 0 || argv_key(&s->power_cycle, o, "power_cycle", 1) < 0 ||
 	    argv_key(&s->restore, o, "restore", 0) < 0 || argv_key(&s->console, o, "console", 0) < 0)
 		return ERR_INVALID;
@@ -640,6 +645,37 @@ static void keep_console(struct boot_result *r, struct session *ss, int tail)
 		r->log_tail = xstrdup("(no console: the workload's ssh settings have no 'console' command)");
 }
 
+/*
+ * A guest workload's run (iperf3, pktgen, xdp) as the QEMU guest runs it:
+ * its script's run_once(), by busybox or the device's sh, with its tools
+ * in tools_dir on the device (the modules and files it needs are the
+ * device's to have). NULL with err_msg() when the script cannot be made.
+ */
+static char *guest_cmd(const struct boot_task *t, const struct session *ss)
+{
+	const char *names[16], *paths[16];
+	char *full[16];
+	struct sbuf sb = SBUF_INIT, cmd = SBUF_INIT;
+	int n = t->wl->tools ? t->wl->tools(names, 16, t->def) : 0, rc;
+
+	if (n < 0)
+		return NULL;
+	for (int k = 0; k < n; k++)
+		paths[k] = full[k] = xasprintf("%s/%s", ss->set.tools_dir, names[k]);
+	rc = t->wl->script(&sb, t->def, paths);
+	for (int k = 0; k < n; k++)
+		free(full[k]);
+	if (rc < 0) {
+		sbuf_release(&sb);
+		return NULL;
+	}
+	sbuf_adds(&sb, "run_once\n");
+	sbuf_adds(&cmd, "sh -c ");
+	workload_sh_quote(&cmd, sb.buf);
+	sbuf_release(&sb);
+	return sbuf_detach(&cmd);
+}
+
 static int prepare(const struct boot_task *t)
 {
 	struct settings s;
@@ -648,9 +684,18 @@ static int prepare(const struct boot_task *t)
 
 	if ((rc = settings_read(&s, t->def)) < 0)
 		return rc;
-	if ((rc = t->wl->argv(&argv, t->def)) < 0)
+	/* An argv workload's words, or a guest workload's script, as run() will make them. */
+	if (t->wl->argv && (rc = t->wl->argv(&argv, t->def)) < 0)
 		return rc;
 	free(argv);
+	if (!t->wl->argv) {
+		struct session ss = { .set = s };
+		char *cmd = guest_cmd(t, &ss);
+
+		if (!cmd)
+			return ERR_INVALID;
+		free(cmd);
+	}
 	if (!in_path("ssh"))
 		return err_set(ERR_NOTFOUND, "ssh: the ssh client is not in PATH on this agent (apt-get install "
 			       "openssh-client)");
@@ -824,12 +869,20 @@ static int run(struct run_sample *s, void *session, const struct boot_task *t, i
 
 	(void)i;
 	memset(s, 0, sizeof(*s));
-	/* The workload's argv (checked by its kind), run on the device. */
-	if (!t->wl->argv) {
+	if (!t->wl->argv && !t->wl->script) {
 		snprintf(s->unit, sizeof(s->unit), "%s", workload_def_str(t->def, "unit", "ops/s"));
-		workload_sample_fail(s, "boot ssh runs argv workloads only, not type %s", t->wl->name);
+		workload_sample_fail(s, "boot ssh runs argv and guest workloads, not type %s", t->wl->name);
 		return 0;
 	}
+	if (!t->wl->argv) {
+		if (!(cmd = guest_cmd(t, ss))) {
+			snprintf(s->unit, sizeof(s->unit), "%s", workload_def_str(t->def, "unit", "ops/s"));
+			workload_sample_fail(s, "%s", err_msg());
+			return 0;
+		}
+		goto remote;
+	}
+	/* The workload's argv (checked by its kind), run on the device. */
 	{
 		const char **av = NULL;
 
@@ -842,6 +895,7 @@ static int run(struct run_sample *s, void *session, const struct boot_task *t, i
 	}
 	cmd = remote_cmd(argv, ss);
 	json_decref(argv);
+remote:
 	if (ssh_run(&res, &ss->set, cmd, NULL, ss->set.connect_timeout, (int)ss->set.run_timeout * 1000) < 0) {
 		snprintf(s->unit, sizeof(s->unit), "%s", workload_def_str(t->def, "unit", "ops/s"));
 		workload_sample_fail(s, "cannot run ssh: %s", err_msg());

@@ -190,7 +190,7 @@ static const char sh_wait_listen[] =
 	"\tn=0\n"
 	"\twhile [ $n -lt 100 ]; do\n"
 	"\t\tgrep -q \":$port [0-9A-F]*:[0-9A-F]* 0A\" /proc/net/tcp /proc/net/tcp6 2>/dev/null && return 0\n"
-	"\t\tusleep 50000\n"
+	"\t\tusleep 50000 2>/dev/null || sleep 1\n"
 	"\t\tn=$((n + 1))\n"
 	"\tdone\n"
 	"\treturn 1\n"

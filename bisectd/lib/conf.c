@@ -64,7 +64,7 @@ static const char *const kexec_keys[] = {
 /* boot ssh's settings: an 'ssh' mapping (docs/LAB.md). */
 static const char *const ssh_keys[] = {
 	"host", "user", "port", "identity", "known_hosts", "connect_timeout", "dir", "copy", "install",
-	"power_cycle", "restore", "console", "boot_timeout", "power_tries", "good_kernel", NULL
+	"power_cycle", "restore", "console", "boot_timeout", "power_tries", "good_kernel", "tools_dir", NULL
 };
 
 static const char *const pool_keys[] = { "labels", NULL };
@@ -783,6 +783,7 @@ static int ssh_entry(struct conf_workload *w, const struct ctx *x, const struct 
 {
 	const struct ynode *m = ynode_get(def, "ssh");
 	char *host = NULL, *user = NULL, *identity = NULL, *kh = NULL, *dir = NULL, *good = NULL, **copy = NULL;
+	char *tools = NULL;
 	int port = 22, cto = 10, bto = 300, tries = 2, rc;
 	char swhere[160];
 	json_t *o;
@@ -806,6 +807,7 @@ static int ssh_entry(struct conf_workload *w, const struct ctx *x, const struct 
 	    (rc = get_int(&bto, x, m, "boot_timeout", swhere, 1, 7200)) < 0 ||
 	    (rc = get_int(&tries, x, m, "power_tries", swhere, 1, 10)) < 0 ||
 	    (rc = get_str(&good, x, m, "good_kernel", swhere, 0)) < 0 ||
+	    (rc = get_str(&tools, x, m, "tools_dir", swhere, 0)) < 0 ||
 	    (rc = ssh_argv(o, x, m, "install", swhere, 1, m)) < 0 ||
 	    (rc = ssh_argv(o, x, m, "power_cycle", swhere, 1, m)) < 0 ||
 	    (rc = ssh_argv(o, x, m, "restore", swhere, 0, m)) < 0 ||
@@ -837,6 +839,12 @@ static int ssh_entry(struct conf_workload *w, const struct ctx *x, const struct 
 		rc = at(x, ynode_get(m, "dir"), "'dir'%s must be an absolute path on the device", swhere);
 		goto out;
 	}
+	/* The guest workloads' scripts name their tools by absolute path, quoted. */
+	if (tools && (tools[0] != '/' || strpbrk(tools, " \t\n'\"\\$`") || strlen(tools) > 200)) {
+		rc = at(x, ynode_get(m, "tools_dir"), "'tools_dir'%s must be an absolute path on the device, "
+			"without spaces or quotes", swhere);
+		goto out;
+	}
 	for (size_t i = 0; copy && copy[i]; i++) {
 		const char *base = strrchr(copy[i], '/') ? strrchr(copy[i], '/') + 1 : copy[i];
 
@@ -856,6 +864,7 @@ static int ssh_entry(struct conf_workload *w, const struct ctx *x, const struct 
 	json_object_set_new(o, "known_hosts", json_string(kh));
 	json_object_set_new(o, "connect_timeout", json_integer(cto));
 	json_object_set_new(o, "dir", json_string(dir ? dir : "/tmp/bisect"));
+	json_object_set_new(o, "tools_dir", json_string(tools ? tools : "/usr/bin"));
 	if (copy) {
 		json_t *a = json_array();
 
@@ -879,11 +888,12 @@ out:
 	free(kh);
 	free(dir);
 	free(good);
+	free(tools);
 	strv_free(copy);
 	return rc;
 }
 
-/* A boot into the built kernel that runs argv workloads (ssh): its image, command line and build. */
+/* A boot into the built kernel on a machine (ssh, kexec): its image, command line and build. */
 static int kernel_boot_entry(struct conf_workload *w, const struct ctx *x, const struct ynode *def,
 			     const char *where)
 {
@@ -1088,12 +1098,12 @@ static int workload_entry(const struct ctx *x, void *elem, const struct ynode *k
 	bs = boot_settings_of(&rc, w, x, def, where);
 	if (rc < 0)
 		goto out;
-	if (places & WORKLOAD_GUEST) {
-		if ((rc = guest_boot_entry(w, x, def, where)) < 0)
-			goto out;
-	} else if (places & BOOT_KERNEL) {
-		/* A boot of the built kernel that runs the argv workloads (ssh: a device; kexec: this machine). */
+	if (places & BOOT_KERNEL) {
+		/* A boot of the built kernel on a machine (ssh: a device; kexec: this machine). */
 		if ((rc = kernel_boot_entry(w, x, def, where)) < 0)
+			goto out;
+	} else if (places & WORKLOAD_GUEST) {
+		if ((rc = guest_boot_entry(w, x, def, where)) < 0)
 			goto out;
 	} else if (ynode_get(def, "kernel")) {
 		names_list(&list, 0, WORKLOAD_GUEST, 0);
@@ -1150,13 +1160,13 @@ json_t *conf_workload_def_job(const struct conf_workload *w, const char *append,
 	json_object_set_new(j, "build", b);
 	if (w->profile)
 		json_object_set_new(j, "profile", json_true());
-	if (conf_boot_places(w->boot) & WORKLOAD_GUEST) {
+	if (conf_boot_places(w->boot) & BOOT_KERNEL) {
+		json_object_set_new(j, "kernel_image", json_string(w->kernel_image));
+	} else if (conf_boot_places(w->boot) & WORKLOAD_GUEST) {
 		json_object_set_new(j, "kernel_image", json_string(w->kernel_image));
 		json_object_set_new(j, "memory_mb", json_integer(w->memory_mb));
 		json_object_set_new(j, "cpus", json_integer(w->cpus));
 		json_object_set_new(j, "boot_timeout", json_integer(w->boot_timeout));
-	} else if (conf_boot_places(w->boot) & BOOT_KERNEL) {
-		json_object_set_new(j, "kernel_image", json_string(w->kernel_image));
 	}
 	if (w->kexec)
 		json_object_set_new(j, "kexec", json_deep_copy(w->kexec));

@@ -32,8 +32,9 @@ sshdev_setup() {
 	printf 'root:x:0:\n' > "$SSHDEV/etc/group"
 	printf '/bin/sh\n' > "$SSHDEV/etc/shells"
 	cp "$SSHDEV/id_agent.pub" "$SSHDEV/etc/authorized_keys"
+	# iperf3 too, where the agent has it: a guest workload run on the device (t0103).
 	"$BUILD/tests/mkinitramfs" "$SSHDEV/rootfs.cpio" --init "$TOP/tests/lib/ssh-device-init.sh" \
-		--program dropbear \
+		--program dropbear $(command -v iperf3 > /dev/null && echo --program iperf3) \
 		--file /etc/passwd="$SSHDEV/etc/passwd" --file /etc/group="$SSHDEV/etc/group" \
 		--file /etc/shells="$SSHDEV/etc/shells" \
 		--file /etc/dropbear/dropbear_ed25519_host_key="$SSHDEV/etc/host_key" \

@@ -583,6 +583,7 @@ static void test_ssh_workloads(void **state)
 	assert_string_equal(json_string_value(json_array_get(json_object_get(o, "power_cycle"), 0)), "ipmitool");
 	assert_null(json_object_get(o, "restore"));
 	assert_null(json_object_get(o, "identity"));
+	assert_string_equal(json_string_value(json_object_get(o, "tools_dir")), "/usr/bin");
 	json_decref(def);
 	conf_bisectd_release(&c);
 
@@ -603,8 +604,12 @@ static void test_ssh_workloads(void **state)
 	expect_b_error(text, "t.yaml:6:16: ", "'memory_mb' in workload 'w' is a setting of boot qemu, not of boot ssh");
 	expect_b_error("workloads:\n  w:\n    command: [./b]\n    pattern: 'x(.)'\n    ssh:\n      host: h\n",
 		       "t.yaml:6:7: ", "'ssh' in workload 'w' holds the settings of boot ssh, not of boot none");
+	/* A guest workload on the device: its ssh settings are checked as a command's are. */
 	expect_b_error("workloads:\n  w:\n    type: iperf3\n    boot: ssh\n    ssh:\n      host: h\n",
-		       "t.yaml:4:11: ", "workload 'w' of type iperf3 needs 'boot: qemu'");
+		       "t.yaml:6:7: ", "'install' in the ssh settings of workload 'w' is required");
+	snprintf(text, sizeof(text), "%s    ssh:\n      host: h\n      known_hosts: /k\n      install: [i]\n"
+		 "      power_cycle: [p]\n      tools_dir: bin\n", head);
+	expect_b_error(text, "t.yaml:11:18: ", "'tools_dir' in the ssh settings of workload 'w' must be an absolute path");
 }
 
 static void test_qemu_workloads(void **state)
@@ -665,7 +670,7 @@ static void test_qemu_workloads(void **state)
 	conf_bisectd_release(&c);
 
 	expect_b_error("workloads:\n  w:\n    type: iperf3\n", "t.yaml:2:3: ",
-		       "workload 'w' of type iperf3 needs 'boot: qemu'");
+		       "workload 'w' of type iperf3 needs 'boot: qemu or ssh'");
 	expect_b_error("workloads:\n  w:\n    type: iperf3\n    boot: qemu\n    iperf3: [-u, --bidir]\n",
 		       "t.yaml:5:18: ", "'iperf3' in workload 'w': iperf3 option '--bidir' is not one");
 	expect_b_error("workloads:\n  w:\n    type: iperf3\n    boot: qemu\n    iperf3: [-u, -t, x]\n",
@@ -735,7 +740,7 @@ static void test_kexec_workloads(void **state)
 	expect_b_error("workloads:\n  w:\n    boot: none\n    command: [x]\n    pattern: 'x'\n    kexec:\n"
 		       "      initrd: a\n", "t.yaml:7:7: ", "'kexec' in workload 'w' holds the settings of boot kexec");
 	expect_b_error("workloads:\n  w:\n    type: iperf3\n    boot: kexec\n", "t.yaml:4:11: ",
-		       "workload 'w' of type iperf3 needs 'boot: qemu' (it runs inside the built kernel)");
+		       "workload 'w' of type iperf3 needs 'boot: qemu or ssh' (it runs inside the built kernel)");
 }
 
 /* The kernel build: fragments read from kconfig_dir at load, and every way to get it wrong. */
