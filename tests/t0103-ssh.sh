@@ -2,16 +2,16 @@
 # t0103: boot ssh against a real sshd on a device under test that is a
 # QEMU guest (tests/lib/ssh-device.sh: Debian's kernel, busybox, dropbear,
 # user-mode network on a loopback port; tests/lib/ssh-power.sh plays its
-# IPMI). One real boot of an installed kernel, one of a guest workload
-# (iperf3's script run on the device over its loopback), then the faults that need
+# IPMI). One real boot of an installed kernel, then the faults that need
 # no boot of their own: a host key that does not match, a missing
 # identity, a copy that fails, the wrong kernel running (the power command
 # did nothing), a device that never comes back (the power command turns it
 # off). Each task goes through tests/lib/boot-task.c: the definition
 # bisectd sends for the workload, the agent's boot ssh. Needs qemu, busybox,
-# dropbear and openssh-client; four boots under TCG: 95 s to 3 min here,
+# dropbear and openssh-client; three boots under TCG: 75 s to 2.5 min here,
 # with the machine's load. The full bisection through a
-# device is tests/guest/ssh-bisect.sh.
+# device is tests/guest/ssh-bisect.sh; a guest workload on the device,
+# tests/guest/ssh-workloads.sh.
 . "$(dirname "$0")/lib/tap.sh"
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${BUILD:-$TOP/build}
@@ -23,7 +23,7 @@ trap 'sshdev_stop; rm -rf "$TEST_DIR"' EXIT
 why=$(sshdev_need)
 [ -z "$why" ] || skip_all "$why"
 
-tap_plan 30
+tap_plan 27
 D=$TEST_DIR/dev
 sshdev_setup "$D" > "$TEST_DIR/setup.log" 2>&1
 ok $? "the device's initramfs (busybox, dropbear, virtio modules) and keys are made"
@@ -40,41 +40,9 @@ printf '[127.0.0.1]:%s %s\n' "$SSHDEV_PORT" "$(cat "$TEST_DIR/other_host.pub")" 
 POWER="sh, $TOP/tests/lib/ssh-power.sh, $D"
 printf '#!/bin/sh\necho "power: cycle $*" >> "%s/cycles"\n%s\n' "$TEST_DIR" 'exec sh "$@"' > "$TEST_DIR/count"
 
-# workload NAME KEY=VALUE...: a command workload on the device; the ssh
-# settings given replace the defaults below.
-workload() {
-	name=$1
-	shift
-	host=127.0.0.1 port=$SSHDEV_PORT identity=$D/id_agent kh=$D/known_hosts dir=/tmp/bisect
-	power="[sh, $TEST_DIR/count, $TOP/tests/lib/ssh-power.sh, $D, cycle]"
-	restore="[sh, $TEST_DIR/count, $TOP/tests/lib/ssh-power.sh, $D, restore]"
-	tries=1 bto=150
-	for kv in "$@"; do eval "$kv"; done
-	cat <<EOW
-  $name:
-    type: command
-    boot: ssh
-    build: [true]
-    kernel_image: bzImage
-    command: [sh, -c, 'echo "payload: \$(cat /lib/modules/bisect-work)"']
-    pattern: 'payload: ([0-9]+)'
-    run_timeout: 60
-    ssh:
-      host: $host
-      port: $port
-      identity: $identity
-      known_hosts: $kh
-      dir: $dir
-      copy: [modules.tar]
-      install: [/sbin/bisect-install, '{kernel}', '{cmdline}']
-      power_cycle: $power
-      restore: $restore
-      console: [tail, -n, '0', -F, $D/console.log]
-      boot_timeout: $bto
-      power_tries: $tries
-      good_kernel: $SSHDEV_RELEASE
-EOW
-}
+# workload NAME KEY=VALUE...: tests/lib/ssh-device.sh's, its power cycles counted.
+SSHDEV_WRAP=$TEST_DIR/count
+workload() { sshdev_workload "$@"; }
 
 {
 	printf 'listen: 127.0.0.1:1\ndatabase: %s/db\nrepos:\n  r:\n    url: /nonexistent\nworkloads:\n' "$TEST_DIR"
@@ -85,9 +53,6 @@ EOW
 	workload wrongk 'power="[true]"' 'restore="[true]"'
 	workload gone "power=\"[sh, $TEST_DIR/count, $TOP/tests/lib/ssh-power.sh, $D, off]\"" \
 		"restore=\"[sh, $TOP/tests/lib/ssh-power.sh, $D, off]\"" tries=2 bto=4
-	# A guest workload (iperf3 over the device's loopback) run on the device, its tools in /usr/bin there.
-	workload udp | sed -e 's/^    type: command$/    type: iperf3/' -e '/^    command: /d' -e '/^    pattern: /d' \
-		-e 's/^    run_timeout: 60$/    run_timeout: 60\n    iperf3: [--udp, "-4", -b, "0", -l, "1400", -t, "1"]\n    metric: KBytes\/s/'
 
 	printf 'pools:\n  p:\n    labels: []\n'
 } > "$TEST_DIR/bisectd.yaml"
@@ -122,16 +87,6 @@ case "$cmdline" in *bisect.build=*) r=1 ;; *) r=0 ;; esac
 ok $r "... without the built kernel's marker"
 [ -s "$TEST_DIR/work-good/console.log" ]
 ok $? "the console log is kept in the method's work directory"
-
-# 1b. A guest workload on the device: iperf3's script run there, its JSON parsed here.
-if command -v iperf3 > /dev/null; then
-	task udp
-	like "$out" '^status=ok$' "an iperf3 workload boots the installed kernel on the device"
-	like "$out" '^run 1 value=[0-9.]+ unit=KBytes/s error=$' "... and iperf3 ran there: its received rate"
-	like "$out" '^run 1 value=[1-9]' "... which is above zero"
-else
-	for _ in 1 2 3; do ok 0 "# SKIP iperf3 missing (make deps)"; done
-fi
 
 # 2. The device's host key is not the one known: failed with ssh's words, nothing installed.
 task badkey

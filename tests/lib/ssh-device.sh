@@ -32,7 +32,7 @@ sshdev_setup() {
 	printf 'root:x:0:\n' > "$SSHDEV/etc/group"
 	printf '/bin/sh\n' > "$SSHDEV/etc/shells"
 	cp "$SSHDEV/id_agent.pub" "$SSHDEV/etc/authorized_keys"
-	# iperf3 too, where the agent has it: a guest workload run on the device (t0103).
+	# iperf3 too, where the agent has it: a guest workload run on the device (guest/ssh-workloads.sh).
 	"$BUILD/tests/mkinitramfs" "$SSHDEV/rootfs.cpio" --init "$TOP/tests/lib/ssh-device-init.sh" \
 		--program dropbear $(command -v iperf3 > /dev/null && echo --program iperf3) \
 		--file /etc/passwd="$SSHDEV/etc/passwd" --file /etc/group="$SSHDEV/etc/group" \
@@ -49,6 +49,45 @@ sshdev_setup() {
 	echo "bisect_test_good" > "$SSHDEV/good/cmdline"
 	tar -cf "$SSHDEV/disk.img" -C "$SSHDEV/good" kernel cmdline && truncate -s 64M "$SSHDEV/disk.img"
 	: > "$SSHDEV/console.log"
+}
+
+# sshdev_workload NAME KEY=VALUE...: bisectd.yaml text (under workloads:)
+# of a command workload of boot ssh on the device that reads a payload the
+# task copies there; KEY=VALUE (host port identity kh dir power restore
+# tries bto) replace the defaults. SSHDEV_WRAP, when set, is a script the
+# power commands run through (sh WRAP ssh-power.sh ...), to count them.
+sshdev_workload() {
+	name=$1
+	shift
+	host=127.0.0.1 port=$SSHDEV_PORT identity=$SSHDEV/id_agent kh=$SSHDEV/known_hosts dir=/tmp/bisect
+	power="[sh, ${SSHDEV_WRAP:+$SSHDEV_WRAP, }$TOP/tests/lib/ssh-power.sh, $SSHDEV, cycle]"
+	restore="[sh, ${SSHDEV_WRAP:+$SSHDEV_WRAP, }$TOP/tests/lib/ssh-power.sh, $SSHDEV, restore]"
+	tries=1 bto=150
+	for kv in "$@"; do eval "$kv"; done
+	cat <<EOW
+  $name:
+    type: command
+    boot: ssh
+    build: [true]
+    kernel_image: bzImage
+    command: [sh, -c, 'echo "payload: \$(cat /lib/modules/bisect-work)"']
+    pattern: 'payload: ([0-9]+)'
+    run_timeout: 60
+    ssh:
+      host: $host
+      port: $port
+      identity: $identity
+      known_hosts: $kh
+      dir: $dir
+      copy: [modules.tar]
+      install: [/sbin/bisect-install, '{kernel}', '{cmdline}']
+      power_cycle: $power
+      restore: $restore
+      console: [tail, -n, '0', -F, $SSHDEV/console.log]
+      boot_timeout: $bto
+      power_tries: $tries
+      good_kernel: $SSHDEV_RELEASE
+EOW
 }
 
 # sshdev_ssh ARGS...: runs ARGS on the device as the agent would.
