@@ -62,7 +62,7 @@ void coord_free(struct coord *s)
 		pthread_join(s->stepper, NULL);
 	}
 	free(s->pending);
-	for (size_t i = 0; i < sizeof(s->live) / sizeof(s->live[0]); i++)
+	for (size_t i = 0; i < COORD_LIVE_SLOTS; i++)
 		free(s->live[i].pool);
 	coord_ecache_free(s);
 	pthread_cond_destroy(&s->step_cond);

@@ -117,13 +117,15 @@ int coord_agent_seen(struct coord *s, long long *id, char ***labels, const char 
 {
 	long long now = (long long)now_unix();
 	struct agent a;
-	int rc = agent_lookup(s, &a, id, labels, name);
+	int rc = agent_lookup(s, &a, id, labels, name), back;
 
 	if (rc)
 		return rc;
+	back = a.retired || a.last_claim < now - s->conf->lease_seconds;
 	if (appeared)
-		*appeared = a.retired || a.last_claim < now - s->conf->lease_seconds;
-	if (a.retired || (claim && a.last_claim < now - s->conf->lease_seconds))
+		*appeared = back;
+	/* It counts as live from this call on (a claim), or is no longer retired. */
+	if (back && (claim || a.retired))
 		coord_live_forget(s);
 	rc = a.retired ? coord_event(s, 0, "agent", "%s is back (retired at %lld)", a.name, a.retired) : 0;
 	/* Seen this second already: nothing to write (a burst of calls costs one write a second). */

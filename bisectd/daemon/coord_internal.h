@@ -18,6 +18,7 @@
 #include "store.h"
 
 #define MAX_ATTEMPTS 3
+#define COORD_LIVE_SLOTS 8      /* pools whose live agents are counted at once (coord_live_agents()) */
 
 struct mirror {
 	const struct conf_repo *conf;
@@ -46,7 +47,7 @@ struct coord {
 	int stepping;                /* the stepper was started */
 	unsigned long long step_epoch; /* bumped by every step applied and every job ended */
 	/* coord_live_agents()'s counts, kept for the second they were counted in */
-	struct live_count { char *pool; int live; long long at; } live[8];
+	struct live_count { char *pool; int live; long long at; } live[COORD_LIVE_SLOTS];
 	unsigned live_next;
 };
 

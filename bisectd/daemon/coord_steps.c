@@ -127,7 +127,10 @@ int coord_queue_runs(long long *id, struct coord *s, struct jobctx *c, int idx, 
 	if ((rc = store_job_commit_queued(s->st, c->id, idx)))
 		return rc;
 	c->outstanding[idx]++;
-	/* A link of a chain waits for the one before: nobody can take it yet. */
+	/*
+	 * A link of a chain waits for the one before, which is queued too:
+	 * nothing to hand; one claim of the pool looks, as any new task had.
+	 */
 	if (after > 0) {
 		coord_wake_claims(s, c->job.pool, 0, 1);
 		return 0;
@@ -205,14 +208,13 @@ int coord_fail_job(struct coord *s, struct jobctx *c, const char *fmt, ...)
  */
 int coord_live_agents(struct coord *s, const struct conf_pool *pool)
 {
-	const size_t nr = sizeof(s->live) / sizeof(s->live[0]);
 	long long now = (long long)now_unix();
 	struct live_count *lc;
 	struct agent *a = NULL;
 	size_t n = 0;
 	int live = 0;
 
-	for (size_t i = 0; i < nr; i++)
+	for (size_t i = 0; i < COORD_LIVE_SLOTS; i++)
 		if (s->live[i].pool && s->live[i].at == now && !strcmp(s->live[i].pool, pool->name))
 			return s->live[i].live;
 	if (store_agents_active(&a, &n, s->st, now - s->conf->lease_seconds))
@@ -220,7 +222,7 @@ int coord_live_agents(struct coord *s, const struct conf_pool *pool)
 	for (size_t i = 0; i < n; i++)
 		live += conf_pool_matches(pool, a[i].labels);
 	store_agents_free(a, n);
-	lc = &s->live[s->live_next++ % nr];
+	lc = &s->live[s->live_next++ % COORD_LIVE_SLOTS];
 	free(lc->pool);
 	lc->pool = xstrdup(pool->name);
 	lc->live = live;
@@ -230,7 +232,7 @@ int coord_live_agents(struct coord *s, const struct conf_pool *pool)
 
 void coord_live_forget(struct coord *s)
 {
-	for (size_t i = 0; i < sizeof(s->live) / sizeof(s->live[0]); i++)
+	for (size_t i = 0; i < COORD_LIVE_SLOTS; i++)
 		s->live[i].at = 0;
 }
 

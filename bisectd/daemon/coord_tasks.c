@@ -54,6 +54,29 @@ static json_t *task_json(const struct task *t, const struct conf_workload *w, lo
 	return j;
 }
 
+/*
+ * Claims queued task t (of workload w) for agent, named to in the event,
+ * in the caller's transaction: *reply the task as the agent gets it,
+ * *attempt the attempt it runs.
+ */
+static int claim_one(struct coord *s, json_t **reply, long long *attempt, const struct task *t,
+		     const struct conf_workload *w, long long agent, const char *to)
+{
+	int rc;
+
+	*attempt = t->attempt + 1;
+	rc = store_task_claim(s->st, t->id, *attempt, agent, (long long)(now_unix() + s->conf->lease_seconds),
+			      (long long)now_unix());
+	if (rc == 0)
+		rc = store_job_set_running(s->st, t->job);
+	if (rc == 0)
+		rc = coord_event(s, t->job, "claim", "task %lld (commit %d, %.12s) attempt %lld to %s", t->id, t->idx,
+				 t->sha, *attempt, to);
+	if (rc == 0)
+		*reply = task_json(t, w, *attempt, s->conf->lease_seconds, coord_profile_role(s, t->id));
+	return rc;
+}
+
 /* Gives the oldest queued task this agent's labels fit to it, in the caller's transaction. */
 static int try_claim(struct coord *s, json_t **reply, long long agent, char **labels, const char *name)
 {
@@ -76,19 +99,11 @@ static int try_claim(struct coord *s, json_t **reply, long long agent, char **la
 	for (size_t i = 0; i < n; i++) {
 		const struct conf_pool *p = conf_pool_find(s->conf, t[i].pool);
 		const struct conf_workload *w = conf_workload_find(s->conf, t[i].workload);
-		long long attempt = t[i].attempt + 1;
+		long long attempt;
 
 		if (!p || !w || !conf_pool_matches(p, labels))
 			continue;
-		rc = store_task_claim(s->st, t[i].id, attempt, agent, (long long)(now_unix() + s->conf->lease_seconds),
-				      (long long)now_unix());
-		if (rc == 0)
-			rc = store_job_set_running(s->st, t[i].job);
-		if (rc == 0)
-			rc = coord_event(s, t[i].job, "claim", "task %lld (commit %d, %.12s) attempt %lld to %s", t[i].id,
-					 t[i].idx, t[i].sha, attempt, name);
-		if (rc == 0)
-			*reply = task_json(&t[i], w, attempt, s->conf->lease_seconds, coord_profile_role(s, t[i].id));
+		rc = claim_one(s, reply, &attempt, &t[i], w, agent, name);
 		break;
 	}
 	store_tasks_free(t, n);
@@ -183,29 +198,18 @@ int coord_hand_task(struct coord *s, const char *pool, long long task)
 	struct http_waiter *waiter;
 	struct coord_claimer *who;
 	struct task t;
-	long long attempt;
 	int rc;
 
 	if (s->shutdown || !want.pool || http_take_some(s->claims, 1, claim_wants, &want, &waiter) == 0)
 		return 0;
+	/* Taken out of the queue, it is no one else's to hand to: who->handed is NULL. */
 	who = http_waiter_tag(waiter);
 	if ((rc = store_task_claimable_get(&t, s->st, task)))
 		goto fire;
-	attempt = t.attempt + 1;
 	if (!(w = conf_workload_find(s->conf, t.workload)))
 		goto fire;  /* the config lost it: the claim finds nothing, as try_claim() */
-	rc = store_task_claim(s->st, t.id, attempt, who->agent, (long long)(now_unix() + s->conf->lease_seconds),
-			      (long long)now_unix());
-	if (rc == 0)
-		rc = store_job_set_running(s->st, t.job);
-	if (rc == 0)
-		rc = coord_event(s, t.job, "claim", "task %lld (commit %d, %.12s) attempt %lld to a waiting agent",
-				 t.id, t.idx, t.sha, attempt);
-	if (rc == 0 && !who->handed) {
-		who->handed = task_json(&t, w, attempt, s->conf->lease_seconds, coord_profile_role(s, t.id));
+	if ((rc = claim_one(s, &who->handed, &who->handed_attempt, &t, w, who->agent, "a waiting agent")) == 0)
 		who->handed_task = t.id;
-		who->handed_attempt = attempt;
-	}
 fire:
 	store_task_release(&t);
 	http_fire(waiter);
