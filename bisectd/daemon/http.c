@@ -11,7 +11,6 @@
  * thread; idle ones are closed after idle_timeout.
  */
 #include <arpa/inet.h>
-#include <errno.h>
 #include <gnutls/gnutls.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
@@ -409,10 +408,7 @@ int http_check_tls(const char *cert, const char *key)
 		return err_set(ERR_INVALID, "TLS needs both tls_cert and tls_key (PEM files), or neither");
 	if (!cert)
 		return 0;
-	if (access(cert, R_OK))
-		return err_set(ERR_INVALID, "tls_cert '%s': %s", cert, strerror(errno));
-	if (access(key, R_OK))
-		return err_set(ERR_INVALID, "tls_key '%s': %s", key, strerror(errno));
+	/* Readable and PEM, each said by its name (read_pem()), then the pair as GnuTLS loads it. */
 	for (int i = 0; i < 2; i++) {
 		char *pem = NULL;
 		int rc = read_pem(&pem, i ? key : cert, i ? "key" : "cert");
