@@ -954,11 +954,14 @@ static void keep_console(struct agent *a, const struct task *t, const char *cons
  */
 static int profile_prepare(struct agent *a, const struct task *t, struct result *r, char **data)
 {
-	if (!boot_method_profiles(t->boot)) {
-		result_set(r, "failed", "boot %s cannot record perf profiles (boot none and boot qemu can)", t->boot);
+	int perf = boot_method_profiles(t->boot);
+
+	if (!perf) {
+		result_set(r, "failed", "boot %s cannot record perf profiles (boot none, qemu and ssh can)", t->boot);
 		return -1;
 	}
-	if (!in_path("perf")) {
+	/* boot ssh: the device's perf records and reports (and says so when it is not there). */
+	if (perf == BOOT_PROFILE_AGENT && !in_path("perf")) {
 		result_set(r, "failed", "perf not found in PATH on this agent: a profile task needs it "
 			   "(Debian: linux-perf)");
 		return -1;
@@ -1147,13 +1150,25 @@ boot:
 		json_array_append_new(r->samples, sample_json(&s));
 	}
 	r->status = "ok";
-	/* A guest's report came with its console; on the agent's own machine perf reports here. */
-	if (perf_data && br.profile)
+	/*
+	 * A guest's report came with its console; a device reports with its
+	 * own perf; on the agent's own machine perf reports here.
+	 */
+	if (perf_data && br.profile) {
 		profile_take(t, r, br.profile, strlen(br.profile), NULL);
-	else if (perf_data && br.profile_error[0])
+	} else if (perf_data && br.profile_error[0]) {
 		result_set(r, "failed", "%s", br.profile_error);
-	else if (perf_data)
+	} else if (perf_data && boot->report) {
+		char *text = NULL;
+
+		if (boot->report(&text, session, &bt) < 0)
+			result_set(r, "failed", "%s", err_msg());
+		else
+			profile_take(t, r, text, strlen(text), NULL);
+		free(text);
+	} else if (perf_data) {
 		profile_report(t, r, perf_data);
+	}
 out:
 	if (started)
 		boot->stop(session, &bt);

@@ -26,7 +26,8 @@ struct boot_task {
 	int runs;                       /* how many run() calls follow start() */
 	int cpu;                        /* pin the runs (or the guest) to this host CPU; -1: none */
 	const char *perf_data;          /* a profile task: record each run under perf into this file
-					 * (methods.c's boot_method_profiles()); NULL: measure only */
+					 * on the agent, or the method's own on the device (methods.c's
+					 * boot_method_profiles()); NULL: measure only */
 	json_t *claim;                  /* the claim reply (taskwire.h); borrowed: what a method whose
 					 * task outlives the process (kexec) journals */
 };
@@ -62,6 +63,14 @@ struct boot_ops {
 	int (*start)(void **session, struct boot_result *r, const struct boot_task *t);
 	/* Run i (1..t->runs) into s; 0 when a sample (possibly a failed one) was produced. */
 	int (*run)(struct run_sample *s, void *session, const struct boot_task *t, int i);
+	/*
+	 * A profile task's report, after its runs, made where they ran (a
+	 * device's own perf): `perf report` of t->perf_data's runs as
+	 * perfreport_report_argv() makes it, into *report (owned). 0, or a
+	 * code with err_msg(). May be NULL: the report came with start()
+	 * (boot_result.profile), or the agent makes it of t->perf_data here.
+	 */
+	int (*report)(char **report, void *session, const struct boot_task *t);
 	/* Undoes start() and frees session; session may be NULL. */
 	void (*stop)(void *session, const struct boot_task *t);
 };

@@ -31,14 +31,21 @@ const struct boot_method *boot_method_find(const char *name)
 	return NULL;
 }
 
-/* The methods that record profiles: one name a line. */
-static const char *const profiling[] = { "none", "qemu", NULL };
+/* The methods that record profiles, and whose perf records them: one a line. */
+static const struct {
+	const char *name;
+	int perf;
+} profiling[] = {
+	{ "none", BOOT_PROFILE_AGENT },
+	{ "qemu", BOOT_PROFILE_AGENT },   /* the agent's perf goes into the guest */
+	{ "ssh", BOOT_PROFILE_DEVICE },   /* tools_dir/perf on the device */
+};
 
 int boot_method_profiles(const char *name)
 {
-	for (const char *const *p = profiling; name && *p; p++)
-		if (!strcmp(*p, name))
-			return 1;
+	for (size_t i = 0; name && i < sizeof(profiling) / sizeof(profiling[0]); i++)
+		if (!strcmp(profiling[i].name, name))
+			return profiling[i].perf;
 	return 0;
 }
 

@@ -28,10 +28,15 @@ struct boot_method {
 /* The method of that name; NULL when there is none. Borrowed (static). */
 const struct boot_method *boot_method_find(const char *name);
 
+/* Whose perf records a profile task's runs (boot_method_profiles()). */
+enum { BOOT_PROFILE_AGENT = 1, BOOT_PROFILE_DEVICE = 2 };
+
 /*
- * 1 when the method records a profile task's runs under perf (a workload's
- * `profile: true`, docs/REPORTS.md): its runs are argv runs on the agent
- * (boot_task.perf_data). 0 for the others and for a name that is none.
+ * Whether the method records a profile task's runs under perf (a
+ * workload's `profile: true`, docs/REPORTS.md; boot_task.perf_data), and
+ * whose perf does it: BOOT_PROFILE_AGENT, the agent's (its runs, or a
+ * guest it boots with the agent's perf inside); BOOT_PROFILE_DEVICE, the
+ * device's own (ssh). 0 for the others and for a name that is none.
  */
 int boot_method_profiles(const char *name);
 

@@ -6,7 +6,8 @@
  * configured power command (run on the agent: an IPMI or PDU command
  * line), wait for ssh with a deadline, power-cycle again on timeout, check
  * that the running kernel is the one built, run the workload's argv there
- * over ssh, and at the end bring the device back to its known-good kernel.
+ * over ssh (a profile task's under the device's perf, reported there), and
+ * at the end bring the device back to its known-good kernel.
  *
  * The built kernel is known by its release (its bzImage header, what
  * `uname -r` prints) and its build id: a hash of what was copied, passed
@@ -33,6 +34,7 @@
 #include "initramfs.h"
 #include "jsonx.h"
 #include "log.h"
+#include "perfreport.h"
 #include "run.h"
 #include "util.h"
 
@@ -44,6 +46,8 @@
 #define POWER_TIMEOUT_MS (300 * 1000)
 /* How long a copy of one file may take. */
 #define COPY_TIMEOUT_MS (600 * 1000)
+/* How long perf report of a profile task's runs may take on the device. */
+#define REPORT_TIMEOUT_MS (300 * 1000)
 
 /* The definition's "ssh" object, strings borrowed from it. */
 struct settings {
@@ -860,10 +864,38 @@ out:
 	return rc;
 }
 
+/*
+ * A profile task's runs are recorded on the device by its own perf
+ * (tools_dir/perf) into dir/perf.data, each run over the last (the last
+ * run's is the one reported, as boot none keeps it): the words before
+ * the run's command, quoted for the device's shell, into sb. dir is made
+ * first: what the copy put there may have gone with the reboot (a /tmp
+ * in memory).
+ */
+static void perf_record_words(struct sbuf *sb, const struct session *ss)
+{
+	static const char *const nothing[] = { NULL };
+	char *perf = xasprintf("%s/perf", ss->set.tools_dir), *data = xasprintf("%s/perf.data", ss->set.dir);
+	const char **rec = perfreport_record_argv(nothing, data);
+
+	sbuf_adds(sb, "mkdir -p ");
+	workload_sh_quote(sb, ss->set.dir);
+	sbuf_adds(sb, " && ");
+	rec[0] = perf;
+	for (size_t k = 0; rec[k]; k++) {
+		workload_sh_quote(sb, rec[k]);
+		sbuf_adds(sb, " ");
+	}
+	free(rec);
+	free(perf);
+	free(data);
+}
+
 static int run(struct run_sample *s, void *session, const struct boot_task *t, int i)
 {
 	struct session *ss = session;
 	struct run_result res;
+	struct sbuf line = SBUF_INIT;
 	char *cmd, msg[600];
 	json_t *argv;
 
@@ -896,13 +928,17 @@ static int run(struct run_sample *s, void *session, const struct boot_task *t, i
 	cmd = remote_cmd(argv, ss);
 	json_decref(argv);
 remote:
-	if (ssh_run(&res, &ss->set, cmd, NULL, ss->set.connect_timeout, (int)ss->set.run_timeout * 1000) < 0) {
+	if (t->perf_data)
+		perf_record_words(&line, ss);
+	sbuf_adds(&line, cmd);
+	free(cmd);
+	if (ssh_run(&res, &ss->set, line.buf, NULL, ss->set.connect_timeout, (int)ss->set.run_timeout * 1000) < 0) {
 		snprintf(s->unit, sizeof(s->unit), "%s", workload_def_str(t->def, "unit", "ops/s"));
 		workload_sample_fail(s, "cannot run ssh: %s", err_msg());
-		free(cmd);
+		sbuf_release(&line);
 		return 0;
 	}
-	free(cmd);
+	sbuf_release(&line);
 	if (res.exited && res.status == 255) {
 		/* ssh itself failed: the device went away or refused us; not the workload's output. */
 		ssh_describe(msg, sizeof(msg), &res);
@@ -914,6 +950,43 @@ remote:
 	boot_parse_output(s, t, &res);
 	run_result_release(&res);
 	return 0;
+}
+
+/* perf report of the recorded runs, by the device's perf, over ssh. */
+static int report(char **out, void *session, const struct boot_task *t)
+{
+	struct session *ss = session;
+	char *perf = xasprintf("%s/perf", ss->set.tools_dir), *data = xasprintf("%s/perf.data", ss->set.dir);
+	const char **argv = perfreport_report_argv(data);
+	struct sbuf line = SBUF_INIT;
+	struct run_result res;
+	char msg[600];
+	int rc = 0;
+
+	(void)t;
+	*out = NULL;
+	argv[0] = perf;
+	for (size_t k = 0; argv[k]; k++) {
+		if (k)
+			sbuf_adds(&line, " ");
+		workload_sh_quote(&line, argv[k]);
+	}
+	free(argv);
+	free(perf);
+	free(data);
+	if (ssh_run(&res, &ss->set, line.buf, NULL, ss->set.connect_timeout, REPORT_TIMEOUT_MS) < 0) {
+		rc = err_set(ERR_FAIL, "ssh: cannot run ssh for perf report: %s", err_msg());
+	} else {
+		if (!run_ok(&res)) {
+			ssh_describe(msg, sizeof(msg), &res);
+			rc = err_set(ERR_FAIL, "perf report on %s failed: %s", ss->device, msg);
+		} else {
+			*out = xstrndup(res.out ? res.out : "", res.out ? res.out_len : 0);
+		}
+		run_result_release(&res);
+	}
+	sbuf_release(&line);
+	return rc;
 }
 
 static void stop(void *session, const struct boot_task *t)
@@ -945,5 +1018,6 @@ const struct boot_ops boot_ssh = {
 	.prepare = prepare,
 	.start = start,
 	.run = run,
+	.report = report,
 	.stop = stop,
 };

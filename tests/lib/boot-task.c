@@ -11,6 +11,12 @@
  * error, then "run I value=V unit=U error=E" per run, then the console's
  * tail as "# " lines. Exit 0 when the task would be uploaded as ok, 2 for
  * skipped or failed, 1 for a usage or config error.
+ *
+ * BOOT_TASK_PROFILE=FILE makes it a profile task (boot_task.perf_data
+ * FILE): after the runs, the method's report (its report op, or what
+ * start() brought) parsed by bisectd's parser, as "profile=ok symbols=N
+ * samples=S event=E" and its first rows as "# profile: " lines, or
+ * "profile=failed error=..." (exit 2).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +26,7 @@
 #include "conf.h"
 #include "err.h"
 #include "methods.h"
+#include "perfreport.h"
 #include "util.h"
 #include "workload.h"
 
@@ -30,6 +37,39 @@ static void print_lines(const char *prefix, const char *s)
 	for (char *l = strtok_r(copy, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
 		printf("%s%s\n", prefix, l);
 	free(copy);
+}
+
+/* A profile task's report, as the agent takes it (agents/agent.c's run_task()): 0 when parsed, 2 when not. */
+static int profile(const struct boot_ops *boot, void *session, const struct boot_task *bt, const struct boot_result *br)
+{
+	struct perf_profile p = PERF_PROFILE_INIT;
+	char *text = NULL;
+	int rc = 2;
+
+	if (br->profile) {
+		text = xstrdup(br->profile);
+	} else if (br->profile_error[0]) {
+		printf("profile=failed\nerror=%s\n", br->profile_error);
+		return 2;
+	} else if (!boot->report) {
+		printf("profile=failed\nerror=boot %s has no report of its own (the agent reports %s here)\n",
+		       boot->name, bt->perf_data);
+		return 2;
+	} else if (boot->report(&text, session, bt) < 0) {
+		printf("profile=failed\nerror=%s\n", err_msg());
+		return 2;
+	}
+	if (perfreport_parse(&p, text, strlen(text)) < 0) {
+		printf("profile=failed\nerror=%s\n", err_msg());
+	} else {
+		printf("profile=ok symbols=%zu samples=%lld event=%s\n", p.n, p.samples, p.event);
+		for (size_t i = 0; i < p.n && i < 15; i++)
+			printf("# profile: %6.2f%% [%c] %s\n", p.syms[i].share, p.syms[i].level, p.syms[i].name);
+		rc = 0;
+	}
+	perfreport_release(&p);
+	free(text);
+	return rc;
 }
 
 int main(int argc, char **argv)
@@ -61,7 +101,7 @@ int main(int argc, char **argv)
 	wl = workload_find(w->type);
 	boot = boot_find(w->boot);
 	runs = atoi(argv[5]);
-	bt = (struct boot_task){ def, wl, argv[3], argv[4], runs, -1, NULL, NULL };
+	bt = (struct boot_task){ def, wl, argv[3], argv[4], runs, -1, getenv("BOOT_TASK_PROFILE"), NULL };
 	if (!wl || !boot || !(wl->places & boot_method_find(w->boot)->places)) {
 		printf("status=failed\nerror=boot %s does not run type %s\n", w->boot, w->type);
 		goto out;
@@ -87,8 +127,10 @@ int main(int argc, char **argv)
 		printf("run %d value=%g unit=%s error=%s\n", i, s.value, s.unit, s.error);
 		json_decref(s.extra);
 	}
-	boot->stop(session, &bt);
 	rc = 0;
+	if (bt.perf_data)
+		rc = profile(boot, session, &bt, &br);
+	boot->stop(session, &bt);
 out:
 	boot_result_release(&br);
 	json_decref(def);

@@ -32,9 +32,11 @@ sshdev_setup() {
 	printf 'root:x:0:\n' > "$SSHDEV/etc/group"
 	printf '/bin/sh\n' > "$SSHDEV/etc/shells"
 	cp "$SSHDEV/id_agent.pub" "$SSHDEV/etc/authorized_keys"
-	# iperf3 too, where the agent has it: a guest workload run on the device (guest/ssh-workloads.sh).
+	# iperf3 too, where the agent has it: a guest workload run on the device
+	# (guest/ssh-workloads.sh); and perf with SSHDEV_PERF=1, for its profile.
 	"$BUILD/tests/mkinitramfs" "$SSHDEV/rootfs.cpio" --init "$TOP/tests/lib/ssh-device-init.sh" \
 		--program dropbear $(command -v iperf3 > /dev/null && echo --program iperf3) \
+		$([ "${SSHDEV_PERF:-0}" = 1 ] && echo --program perf) \
 		--file /etc/passwd="$SSHDEV/etc/passwd" --file /etc/group="$SSHDEV/etc/group" \
 		--file /etc/shells="$SSHDEV/etc/shells" \
 		--file /etc/dropbear/dropbear_ed25519_host_key="$SSHDEV/etc/host_key" \
