@@ -5,7 +5,8 @@
 # claimed in the step that queued it for one of the two parked "local"
 # claims, which answer with it; the "other" agent is not woken and its
 # long poll ends empty. Every reply says its service time apart from its
-# wait (Server-Timing).
+# wait (Server-Timing). A claim whose agent has gone (killed while it
+# waited) is handed nothing: the next parked one is.
 . "$(dirname "$0")/lib/tap.sh"
 . "$(dirname "$0")/lib/lab.sh"
 . "$(dirname "$0")/lib/mkrepo.sh"
@@ -67,6 +68,33 @@ is "$(q "SELECT count(*) FROM events WHERE kind = 'claim' AND message LIKE '%to 
 # The handed tasks are theirs: heartbeats hold them.
 out=$(as fake1 POST /api/v1/agents/fake1/heartbeat "{\"task\":$t1,\"attempt\":1}")
 like "$out" '^200 .*"cancel": *false' "fake1 holds the task it was handed"
+
+# A claim whose agent went away: fake4 parks first and is killed; fake5,
+# parked after it, is handed a task of the next job, and fake4 none (its
+# task would have waited out a lease).
+for a in fake4 fake5; do
+	eval "T_$a=\$(lab_agent_token $a)"
+	as $a POST /api/v1/agents/register "{\"name\":\"$a\",\"labels\":[\"lab\"]}" > /dev/null
+done
+as fake4 POST "/api/v1/agents/fake4/claim?wait=8" '' > /dev/null 2>&1 &
+for _ in $(seq 1 100); do
+	[ "$(q "SELECT last_claim > 0 FROM agents WHERE name = 'fake4'")" = 1 ] && break
+	sleep 0.1
+done
+pkill -9 -f 'agents/fake4/claim'
+as fake5 POST "/api/v1/agents/fake5/claim?wait=8" '' > "$TEST_DIR/fake5.out" &
+p5=$!
+for _ in $(seq 1 100); do
+	[ "$(q "SELECT last_claim > 0 FROM agents WHERE name = 'fake5'")" = 1 ] && break
+	sleep 0.1
+done
+sleep 0.5
+out=$(api POST /api/v1/jobs '{"repo":"demo","good":"v1","bad":"main","workload":"bench"}')
+like "$out" '^201 ' "a second job of pool local is created"
+wait "$p5"
+like "$(cat "$TEST_DIR/fake5.out")" '^200 .*"task": *[34],' "the live agent parked after the gone one is handed a task"
+is "$(q "SELECT count(*) FROM tasks t JOIN agents a ON a.id = t.agent_id WHERE a.name = 'fake4'")" 0 \
+	"the agent that had gone holds none"
 
 # Service time apart from the wait.
 hdr=$(curl -sS -i -H "Authorization: Bearer $T_fake2" -H 'Content-Type: application/json' -X POST \

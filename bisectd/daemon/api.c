@@ -194,9 +194,10 @@ static void claim_free(void *arg)
 {
 	struct claim_wait *cw = arg;
 
+	/* Handed but never sent (the connection went first): back to the queue. */
+	coord_claim_gone(cw->s, &cw->who);
 	free(cw->name);
 	strv_free(cw->who.labels);
-	json_decref(cw->who.handed);  /* handed but never sent: its lease runs out */
 	free(cw);
 }
 
@@ -209,6 +210,12 @@ static void claim_try(struct http_response *res, struct claim_wait *cw, int stop
 	int rc;
 
 	err_clear();
+	/* Its agent went away while it waited: it takes nothing, and what was handed to it goes back. */
+	if (cw->who.conn && !http_conn_alive(cw->who.conn)) {
+		coord_claim_gone(cw->s, &cw->who);
+		res->status = 204;
+		return;
+	}
 	rc = coord_agent_claim(cw->s, &reply, cw->name, &cw->who);
 	now = now_ms();
 	if (rc) {
@@ -236,11 +243,12 @@ static void claim_poll(struct http_response *res, void *arg, int stopping)
 }
 
 /* Fills res: an answer, or a parked reply that owns a struct claim_wait. */
-static void agent_claim(struct http_response *res, struct coord *s, const char *name, int wait_s)
+static void agent_claim(struct http_response *res, struct coord *s, const char *name, int wait_s, void *conn)
 {
 	struct claim_wait *cw = xcalloc(1, sizeof(*cw));
 
 	cw->s = s;
+	cw->who.conn = conn;
 	cw->name = xstrdup(name);
 	cw->deadline = now_ms() + (int64_t)wait_s * 1000;
 	claim_try(res, cw, wait_s == 0);
@@ -367,7 +375,7 @@ void api_handle(struct http_response *res, const struct http_request *r, void *a
 			if (w && (*end || wait < 0 || wait > MAX_WAIT_S))
 				rc = err_set(ERR_INVALID, "wait must be 0..%d seconds", MAX_WAIT_S);
 			else {
-				agent_claim(res, s, seg[3], (int)wait);
+				agent_claim(res, s, seg[3], (int)wait, r->conn);
 				goto out;
 			}
 		} else

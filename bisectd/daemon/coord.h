@@ -142,6 +142,7 @@ int coord_agent_heartbeat(struct coord *s, json_t **reply, const char *name, con
 struct coord_claimer {
 	long long agent;
 	char **labels;
+	void *conn;             /* its connection (http_conn_alive()); NULL: not told */
 	/*
 	 * A task claimed for it while it was parked (coord_queue_runs()
 	 * hands a new task to the longest parked claim that fits): the
@@ -159,6 +160,13 @@ struct coord_claimer {
  * try marks the agent seen.
  */
 int coord_agent_claim(struct coord *s, json_t **reply, const char *name, struct coord_claimer *who);
+/*
+ * A parked claim whose agent has gone (its connection closed) or whose
+ * reply was never sent: a task handed to it goes back to the queue at
+ * once, and to a live parked claim that fits, rather than waiting out a
+ * lease. Clears who->handed. Takes s->lock.
+ */
+void coord_claim_gone(struct coord *s, struct coord_claimer *who);
 /*
  * What claims wait on: a queued task wakes as many parked claims as it
  * needs, of agents its pool fits (coord_wake_claims()); shutdown, a retry

@@ -174,6 +174,39 @@ out:
 	return rc;
 }
 
+void coord_claim_gone(struct coord *s, struct coord_claimer *who)
+{
+	struct task t = { 0 }, q = { 0 };
+	int rc;
+
+	if (!who->handed)
+		return;
+	json_decref(who->handed);
+	who->handed = NULL;
+	pthread_mutex_lock(&s->lock);
+	if ((rc = store_begin(s->st)))
+		goto out;
+	/* Still as the hand-off left it: the agent never had it. */
+	if (store_task_get(&t, s->st, who->handed_task) == 0 && !strcmp(t.state, "claimed") &&
+	    t.agent == who->agent && t.attempt == who->handed_attempt &&
+	    (!strcmp(t.job_state, "queued") || !strcmp(t.job_state, "running"))) {
+		rc = store_task_requeue(s->st, t.id, "handed to a waiting claim whose agent had gone");
+		if (rc == 0)
+			rc = coord_event(s, t.job, "requeue", "task %lld attempt %lld: the waiting claim it was handed "
+					 "to had gone (its agent's connection closed); queued again", t.id, t.attempt);
+		if (rc == 0 && store_task_claimable_get(&q, s->st, t.id) == 0)
+			rc = coord_hand_task(s, q.pool, t.id);
+	}
+	if (rc || (rc = store_commit(s->st))) {
+		log_error("handing back task %lld: %s", who->handed_task, err_msg());
+		store_rollback(s->st);
+	}
+out:
+	pthread_mutex_unlock(&s->lock);
+	store_task_release(&t);
+	store_task_release(&q);
+}
+
 struct claim_want {
 	const struct conf_pool *pool;  /* NULL: any */
 	long long agent;               /* 0: any */
@@ -187,6 +220,9 @@ static int claim_wants(const void *tag, const void *arg)
 	if (!who)
 		return 1;
 	if (w->agent && who->agent != w->agent)
+		return 0;
+	/* An agent that has gone: not woken, not handed anything (its task would wait out a lease). */
+	if (who->conn && !http_conn_alive(who->conn))
 		return 0;
 	return !w->pool || conf_pool_matches(w->pool, who->labels);
 }

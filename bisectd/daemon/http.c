@@ -11,6 +11,7 @@
  * thread; idle ones are closed after idle_timeout.
  */
 #include <arpa/inet.h>
+#include <errno.h>
 #include <gnutls/gnutls.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
@@ -20,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -536,4 +538,18 @@ void http_peer(const struct http_request *req, char *buf, size_t len)
 		inet_ntop(AF_INET, &((const struct sockaddr_in *)(const void *)sa)->sin_addr, buf, (socklen_t)len);
 	else if (sa && sa->sa_family == AF_INET6)
 		inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr, buf, (socklen_t)len);
+}
+
+int http_conn_alive(void *conn)
+{
+	const union MHD_ConnectionInfo *ci = conn ? MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD)
+						  : NULL;
+	char c;
+	ssize_t n;
+
+	if (!ci)
+		return 1;
+	/* A peek: 0 is the peer's FIN; bytes (a pipelined request) or nothing yet are an open connection. */
+	n = recv(ci->connect_fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
+	return n > 0 || (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR));
 }

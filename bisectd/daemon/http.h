@@ -150,6 +150,12 @@ const char *http_query(const struct http_request *req, const char *key);
 const char *http_header(const struct http_request *req, const char *name);
 /* The client's address as text ("127.0.0.1", "::1") into buf; "?" when unknown. */
 void http_peer(const struct http_request *req, char *buf, size_t len);
+/*
+ * 0 when the client has closed the connection (a request's conn, parked
+ * or not: a killed agent's socket is closed by its kernel); 1 while it is
+ * open, or when that cannot be told. Any thread; it reads nothing.
+ */
+int http_conn_alive(void *conn);
 
 /* 1 when "HOST:PORT"'s host is a loopback address (127.0.0.0/8, ::1, localhost). */
 int http_listen_is_loopback(const char *listen);

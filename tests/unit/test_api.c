@@ -226,6 +226,20 @@ int coord_agent_claim(struct coord *s, json_t **reply, const char *name, struct 
 }
 
 static struct http_waitq *claims;
+static int conn_gone, claims_gone;   /* http_conn_alive() says the client left; coord_claim_gone() calls */
+
+int http_conn_alive(void *conn)
+{
+	(void)conn;
+	return !conn_gone;
+}
+
+void coord_claim_gone(struct coord *s, struct coord_claimer *who)
+{
+	(void)s;
+	(void)who;
+	claims_gone++;
+}
 
 int coord_claim_recheck_ms(struct coord *s)
 {
@@ -682,6 +696,26 @@ static void test_claim_parks(void **state)
 	assert_int_equal(again.status, 204);
 	assert_null(again.later.poll);
 	later.release(later.arg);
+
+	/* Its agent went away while it waited: 204, no try, and what was handed to it goes back. */
+	seen.wait = 0;
+	claims_gone = 0;
+	r.conn = &r;  /* a connection http_conn_alive() can be asked of */
+	memset(&res, 0, sizeof(res));
+	api_handle(&res, &r, NULL);
+	later = res.later;
+	assert_non_null(later.poll);
+	assert_int_equal(seen.wait, 1);
+	conn_gone = 1;
+	memset(&again, 0, sizeof(again));
+	later.poll(&again, later.arg, 0);
+	assert_int_equal(again.status, 204);
+	assert_null(again.later.poll);
+	assert_int_equal(seen.wait, 1);
+	assert_int_equal(claims_gone, 1);
+	conn_gone = 0;
+	later.release(later.arg);
+	r.conn = NULL;
 
 	/* The deadline passed: 204, not parked again. */
 	query_wait = "1";
