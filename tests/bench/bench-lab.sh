@@ -289,11 +289,12 @@ gitbisect_job() {
 		fi
 		;;
 	range)
-		n=$(echo "$rest" | wc -w)
+		# Not n: that is the repetitions' loop's (sh has no locals).
+		nset=$(echo "$rest" | wc -w)
 		if echo " $rest " | grep -q " $t "; then
-			cls=range detail="set of $n"
+			cls=range detail="set of $nset"
 		else
-			cls=wrong detail="set of $n without it"
+			cls=wrong detail="set of $nset without it"
 		fi
 		;;
 	not-reproduced)
