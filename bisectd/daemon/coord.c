@@ -34,6 +34,7 @@ int coord_new(struct coord **out, const struct conf_bisectd *conf, struct store 
 	s->started = (long long)now_unix();
 	pthread_mutex_init(&s->lock, NULL);
 	s->claims = http_waitq_new();
+	store_on_end(st, coord_handoffs_end, s);
 	pthread_cond_init(&s->step_cond, NULL);
 	s->mirrors = xcalloc(conf->nr_repos + 1, sizeof(*s->mirrors));
 	for (size_t i = 0; i < conf->nr_repos; i++) {
@@ -67,6 +68,8 @@ void coord_free(struct coord *s)
 	coord_ecache_free(s);
 	pthread_cond_destroy(&s->step_cond);
 	http_waitq_free(s->claims);
+	store_on_end(s->st, NULL, NULL);
+	free(s->handoffs);
 	pthread_mutex_destroy(&s->lock);
 	free(s);
 }

@@ -31,6 +31,13 @@ struct coord {
 	struct store *st;
 	pthread_mutex_t lock;
 	struct http_waitq *claims;  /* woken when a task was queued, or at shutdown */
+	/*
+	 * Parked claims handed a task in the open transaction
+	 * (coord_hand_task()), fired when it ends: with their reply once it
+	 * is committed, without (to claim again) when it was rolled back.
+	 */
+	struct http_waiter **handoffs;
+	size_t nr_handoffs, handoffs_cap;
 	int shutdown;
 	struct mirror *mirrors;
 	pthread_t warm;              /* makes the mirrors at start-up */
@@ -212,12 +219,16 @@ void coord_wake_pool(struct coord *s, char **labels);
 void coord_wake_claims(struct coord *s, const char *pool, long long agent, size_t n);
 /*
  * Claims queued task for the longest parked claim of an agent pool fits
- * and wakes it with the task in hand (struct coord_claimer.handed): a
- * burst of queued tasks is handed out in the step that queued them, not
- * claimed again one by one. Nothing when no such claim is parked. In the
- * caller's transaction, s->lock held.
+ * and wakes it with the task in hand (struct coord_claimer.handed) once
+ * the caller's transaction is committed (coord_handoffs_end()): a burst
+ * of queued tasks is handed out in the step that queued them, not
+ * claimed again one by one, and the replies need no look at the store.
+ * Nothing when no such claim is parked. In the caller's transaction,
+ * s->lock held.
  */
 int coord_hand_task(struct coord *s, const char *pool, long long task);
+/* The store's end of a transaction (store_on_end()): fires s->handoffs. s->lock held. */
+void coord_handoffs_end(void *arg, int committed);
 /* From the tick: steps every idle job, retires agents not seen for agent_retire_seconds. */
 void coord_sweep(struct coord *s);
 /* What a job (its document) waits for, as the API shows it: a string, or json null. */

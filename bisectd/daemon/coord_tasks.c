@@ -110,26 +110,6 @@ static int try_claim(struct coord *s, json_t **reply, long long agent, char **la
 	return rc;
 }
 
-/*
- * The reply handed to a parked claim, if the claim made for it held: the
- * step that made it may have rolled back (s->lock held: it has ended).
- * Clears who->handed either way.
- */
-static json_t *handed_reply(struct coord *s, struct coord_claimer *who)
-{
-	json_t *reply = who->handed;
-	struct task t = { 0 };
-
-	who->handed = NULL;
-	if (store_task_get(&t, s->st, who->handed_task) || strcmp(t.state, "claimed") || t.agent != who->agent ||
-	    t.attempt != who->handed_attempt) {
-		json_decref(reply);
-		reply = NULL;
-	}
-	store_task_release(&t);
-	return reply;
-}
-
 int coord_agent_claim(struct coord *s, json_t **reply, const char *name, struct coord_claimer *who)
 {
 	char **labels = NULL;
@@ -137,11 +117,13 @@ int coord_agent_claim(struct coord *s, json_t **reply, const char *name, struct 
 	int appeared = 0, rc;
 
 	*reply = NULL;
-	pthread_mutex_lock(&s->lock);
-	if (who && who->handed && (*reply = handed_reply(s, who))) {
-		pthread_mutex_unlock(&s->lock);
+	/* Handed a task while it waited: fired only once that claim was committed, so it stands. */
+	if (who && who->handed) {
+		*reply = who->handed;
+		who->handed = NULL;
 		return 0;
 	}
+	pthread_mutex_lock(&s->lock);
 	/*
 	 * One transaction, one commit: the agent seen (each retry of a
 	 * parked long poll comes here: it stays "seen" and its claim
@@ -248,8 +230,31 @@ int coord_hand_task(struct coord *s, const char *pool, long long task)
 		who->handed_task = t.id;
 fire:
 	store_task_release(&t);
-	http_fire(waiter);
+	/* Its reply may go once the claim is in the store: fired when the transaction ends. */
+	if (store_in_transaction(s->st)) {
+		s->handoffs = xgrow(s->handoffs, s->nr_handoffs, &s->handoffs_cap, sizeof(*s->handoffs));
+		s->handoffs[s->nr_handoffs++] = waiter;
+	} else {
+		http_fire(waiter);
+	}
 	return rc == ERR_NOTFOUND ? 0 : rc;
+}
+
+void coord_handoffs_end(void *arg, int committed)
+{
+	struct coord *s = arg;
+
+	for (size_t i = 0; i < s->nr_handoffs; i++) {
+		struct coord_claimer *who = http_waiter_tag(s->handoffs[i]);
+
+		/* Rolled back: the claim made for it is gone; woken empty, it claims again. */
+		if (!committed) {
+			json_decref(who->handed);
+			who->handed = NULL;
+		}
+		http_fire(s->handoffs[i]);
+	}
+	s->nr_handoffs = 0;
 }
 
 void coord_wake_claims(struct coord *s, const char *pool, long long agent, size_t n)

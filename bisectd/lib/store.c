@@ -427,7 +427,9 @@ int store_begin(struct store *s)
 int store_commit(struct store *s)
 {
 	if (sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
-		return store_db_err(s, "commit");
+		return store_db_err(s, "commit");  /* the caller's store_rollback() ends it */
+	if (s->on_end)
+		s->on_end(s->on_end_arg, 1);
 	return 0;
 }
 
@@ -435,6 +437,19 @@ void store_rollback(struct store *s)
 {
 	if (!sqlite3_get_autocommit(s->db))
 		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+	if (s->on_end)
+		s->on_end(s->on_end_arg, 0);
+}
+
+void store_on_end(struct store *s, void (*fn)(void *arg, int committed), void *arg)
+{
+	s->on_end = fn;
+	s->on_end_arg = arg;
+}
+
+int store_in_transaction(const struct store *s)
+{
+	return !sqlite3_get_autocommit(s->db);
 }
 
 int store_exec(struct store *s, const char *sql, const char *types, ...)

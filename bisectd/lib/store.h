@@ -275,6 +275,14 @@ int store_summary_acc_put(struct store *s, long long job, int idx, const struct 
  * filled since the count last changed may hold rows that are gone.
  */
 long long store_rollbacks(const struct store *s);
+/*
+ * fn(arg, 1) after each COMMIT that held, fn(arg, 0) after each
+ * store_rollback() of an open transaction: what waits for a transaction
+ * to end (replies that may go only once their rows are in). NULL: none.
+ */
+void store_on_end(struct store *s, void (*fn)(void *arg, int committed), void *arg);
+/* 1 inside store_begin() ... store_commit() / store_rollback(). */
+int store_in_transaction(const struct store *s);
 /* The job's summaries into sum[0..n) by idx (zeroed first); rows outside are ignored. */
 int store_summaries(struct summary *sum, int n, struct store *s, long long job);
 

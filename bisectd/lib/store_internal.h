@@ -34,6 +34,8 @@ struct store {
 	struct store_cached cache[STORE_CACHE_SLOTS];  /* store.c's statement cache */
 	size_t cached;
 	struct store_ckpt *ckpt;                        /* store_checkpointer_start(); NULL: none */
+	void (*on_end)(void *arg, int committed);       /* store_on_end() */
+	void *on_end_arg;
 };
 
 /* Sets the last error from sqlite's, naming what failed; returns its code (ERR_BUSY, ERR_EXISTS, ERR_FAIL). */

@@ -299,6 +299,49 @@ static void test_checkpointer(void **state)
 	cleanup(path);
 }
 
+static int ends[2];  /* store_on_end() calls: [0] rolled back, [1] committed */
+
+static void count_end(void *arg, int committed)
+{
+	assert_ptr_equal(arg, ends);
+	ends[committed ? 1 : 0]++;
+}
+
+/* store_on_end(): once after a COMMIT that held, once after a rollback; never for a statement alone. */
+static void test_on_end(void **state)
+{
+	char *path = tmpdb();
+	struct store *s;
+	long long v = 0;
+
+	(void)state;
+	assert_int_equal(store_open(&s, path), 0);
+	store_on_end(s, count_end, ends);
+	assert_int_equal(store_in_transaction(s), 0);
+	assert_int_equal(store_exec(s, "CREATE TABLE t (x)", ""), 0);
+	assert_int_equal(ends[0] + ends[1], 0);
+	assert_int_equal(store_begin(s), 0);
+	assert_int_equal(store_in_transaction(s), 1);
+	assert_int_equal(store_exec(s, "INSERT INTO t VALUES (1)", ""), 1);
+	assert_int_equal(ends[1], 0);  /* not before the end */
+	assert_int_equal(store_commit(s), 0);
+	assert_int_equal(ends[1], 1);
+	assert_int_equal(store_in_transaction(s), 0);
+	assert_int_equal(store_begin(s), 0);
+	assert_int_equal(store_exec(s, "INSERT INTO t VALUES (2)", ""), 1);
+	store_rollback(s);
+	assert_int_equal(ends[0], 1);
+	assert_int_equal(ends[1], 1);
+	assert_int_equal(store_int(s, &v, "SELECT count(*) FROM t", ""), 0);
+	assert_int_equal(v, 1);
+	store_on_end(s, NULL, NULL);
+	assert_int_equal(store_begin(s), 0);
+	assert_int_equal(store_commit(s), 0);
+	assert_int_equal(ends[1], 1);
+	store_close(s);
+	cleanup(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -310,6 +353,7 @@ int main(void)
 		cmocka_unit_test(test_rows_and_json_columns),
 		cmocka_unit_test(test_statement_cache),
 		cmocka_unit_test(test_checkpointer),
+		cmocka_unit_test(test_on_end),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
