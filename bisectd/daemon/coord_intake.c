@@ -160,18 +160,20 @@ int coord_task_result(struct coord *s, json_t **reply, long long task_id, const 
 	else
 		rc = take_samples(s, &t, req);
 	/*
-	 * Measured runs: the step they lead to comes after the reply, in a
-	 * transaction of its own, so that an upload costs what its samples
-	 * do and not what the engine does with the whole job; a skip or a
-	 * failure changes what the engine may ask for, and steps at once.
+	 * The step an upload leads to (measured runs, a skip, a failure) comes
+	 * after the reply, in a transaction of its own, its engine decided
+	 * outside s->lock (coord_engine_step_unlocked()), so that an upload
+	 * costs what its samples do and not what the engine does with the
+	 * whole job. (A skip stepped inside the request once: on a large job
+	 * every other request waited for that engine.)
 	 */
-	if (rc == 0 && (strcmp(req->status, "ok") || !s->stepping))
+	if (rc == 0 && !s->stepping)
 		rc = coord_job_step(s, t.job);
 	if (rc || (rc = store_commit(s->st))) {
 		store_rollback(s->st);
 		goto unlock;
 	}
-	if (!strcmp(req->status, "ok") && s->stepping && (rc = coord_step_later(s, t.job)))
+	if (s->stepping && (rc = coord_step_later(s, t.job)))
 		goto unlock;
 	*reply = json_pack("{s:b, s:b}", "ok", 1, "duplicate", 0);
 	/*
