@@ -146,7 +146,8 @@ struct coord_claimer {
 	/*
 	 * A task claimed for it while it was parked (coord_queue_runs()
 	 * hands a new task to the longest parked claim that fits): the
-	 * reply, given once the store confirms the claim. NULL: none.
+	 * reply, fired once the step's transaction has committed the claim
+	 * (coord_handoffs_end()). NULL: none.
 	 */
 	json_t *handed;
 	long long handed_task, handed_attempt;
