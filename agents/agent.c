@@ -1151,23 +1151,21 @@ boot:
 	}
 	r->status = "ok";
 	/*
-	 * A guest's report came with its console; a device reports with its
-	 * own perf; on the agent's own machine perf reports here.
+	 * A guest's report came with its console, a device's from its own
+	 * perf (boot_profile_text()); on the agent's own machine perf reports
+	 * here.
 	 */
-	if (perf_data && br.profile) {
-		profile_take(t, r, br.profile, strlen(br.profile), NULL);
-	} else if (perf_data && br.profile_error[0]) {
-		result_set(r, "failed", "%s", br.profile_error);
-	} else if (perf_data && boot->report) {
+	if (perf_data) {
 		char *text = NULL;
+		int prc = boot_profile_text(&text, boot, session, &bt, &br);
 
-		if (boot->report(&text, session, &bt) < 0)
+		if (prc == 1)
+			profile_report(t, r, perf_data);
+		else if (prc < 0)
 			result_set(r, "failed", "%s", err_msg());
 		else
 			profile_take(t, r, text, strlen(text), NULL);
 		free(text);
-	} else if (perf_data) {
-		profile_report(t, r, perf_data);
 	}
 out:
 	if (started)

@@ -10,6 +10,7 @@
 #include "err.h"
 #include "run.h"
 #include "methods.h"
+#include "util.h"
 
 const struct boot_ops *boot_find(const char *name)
 {
@@ -51,4 +52,19 @@ void boot_parse_output(struct run_sample *s, const struct boot_task *t, const st
 	out.rc = res->exited ? res->status : -1;
 	out.how = out.ok ? "" : run_describe(res, how, sizeof(how));
 	t->wl->parse(s, t->def, &out);
+}
+
+int boot_profile_text(char **text, const struct boot_ops *ops, void *session, const struct boot_task *t,
+		      const struct boot_result *r)
+{
+	*text = NULL;
+	if (r->profile) {
+		*text = xstrdup(r->profile);
+		return 0;
+	}
+	if (r->profile_error[0])
+		return err_set(ERR_FAIL, "%s", r->profile_error);
+	if (!ops->report)
+		return 1;
+	return ops->report(text, session, t) < 0 ? ERR_FAIL : 0;
 }

@@ -85,6 +85,16 @@ struct run_result;
 /* One argv run's result (run.h) parsed by t's workload into s, as none, ssh and kexec run them. */
 void boot_parse_output(struct run_sample *s, const struct boot_task *t, const struct run_result *res);
 
+/*
+ * After a profile task's runs (t->perf_data set): the report the method
+ * made, into *text (owned): the one start() brought (r->profile), or its
+ * report op's. 0; a code with err_msg() when the method failed to make
+ * it (r->profile_error, or its report op's); 1 when the method makes
+ * none (the caller reports t->perf_data where it is).
+ */
+int boot_profile_text(char **text, const struct boot_ops *ops, void *session, const struct boot_task *t,
+		      const struct boot_result *r);
+
 /* r's status and why, as printf; returns ERR_FAIL, what start() returns then. */
 int boot_fail(struct boot_result *r, const char *status, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

@@ -44,21 +44,18 @@ static int profile(const struct boot_ops *boot, void *session, const struct boot
 {
 	struct perf_profile p = PERF_PROFILE_INIT;
 	char *text = NULL;
-	int rc = 2;
+	int rc = boot_profile_text(&text, boot, session, bt, br);
 
-	if (br->profile) {
-		text = xstrdup(br->profile);
-	} else if (br->profile_error[0]) {
-		printf("profile=failed\nerror=%s\n", br->profile_error);
-		return 2;
-	} else if (!boot->report) {
+	if (rc == 1) {
 		printf("profile=failed\nerror=boot %s has no report of its own (the agent reports %s here)\n",
 		       boot->name, bt->perf_data);
 		return 2;
-	} else if (boot->report(&text, session, bt) < 0) {
+	}
+	if (rc < 0) {
 		printf("profile=failed\nerror=%s\n", err_msg());
 		return 2;
 	}
+	rc = 2;
 	if (perfreport_parse(&p, text, strlen(text)) < 0) {
 		printf("profile=failed\nerror=%s\n", err_msg());
 	} else {
