@@ -882,10 +882,8 @@ static void perf_record_words(struct sbuf *sb, const struct session *ss)
 	workload_sh_quote(sb, ss->set.dir);
 	sbuf_adds(sb, " && ");
 	rec[0] = perf;
-	for (size_t k = 0; rec[k]; k++) {
-		workload_sh_quote(sb, rec[k]);
-		sbuf_adds(sb, " ");
-	}
+	workload_sh_quote_argv(sb, rec);
+	sbuf_adds(sb, " ");
 	free(rec);
 	free(perf);
 	free(data);
@@ -966,11 +964,7 @@ static int report(char **out, void *session, const struct boot_task *t)
 	(void)t;
 	*out = NULL;
 	argv[0] = perf;
-	for (size_t k = 0; argv[k]; k++) {
-		if (k)
-			sbuf_adds(&line, " ");
-		workload_sh_quote(&line, argv[k]);
-	}
+	workload_sh_quote_argv(&line, argv);
 	free(argv);
 	free(perf);
 	free(data);

@@ -116,7 +116,6 @@ static void parse(struct run_sample *s, json_t *def, const struct run_output *o)
 static int script(struct sbuf *sb, json_t *def, const char *const *paths)
 {
 	const char **argv = NULL;
-	size_t n;
 	int rc;
 
 	(void)paths;
@@ -129,11 +128,7 @@ static int script(struct sbuf *sb, json_t *def, const char *const *paths)
 	sbuf_adds(sb, "run_once() {\n");
 	workload_sh_need_tool(sb, argv[0], argv[0]);
 	sbuf_add(sb, "\t", 1);
-	for (n = 0; argv[n]; n++) {
-		if (n)
-			sbuf_add(sb, " ", 1);
-		workload_sh_quote(sb, argv[n]);
-	}
+	workload_sh_quote_argv(sb, argv);
 	sbuf_adds(sb, "\n}\n");
 	free(argv);
 	return 0;

@@ -235,6 +235,15 @@ void workload_sh_quote(struct sbuf *sb, const char *s)
 	sbuf_add(sb, "'", 1);
 }
 
+void workload_sh_quote_argv(struct sbuf *sb, const char *const *argv)
+{
+	for (size_t n = 0; argv[n]; n++) {
+		if (n)
+			sbuf_add(sb, " ", 1);
+		workload_sh_quote(sb, argv[n]);
+	}
+}
+
 void workload_sh_need_tool(struct sbuf *sb, const char *path, const char *what)
 {
 	char *msg = xasprintf("%s not found in the guest: the initramfs lacks %s", path, what);

@@ -158,6 +158,8 @@ void workload_note_exit(struct run_sample *s, const struct run_output *o);
 
 /* s single-quoted for sh, appended to sb. */
 void workload_sh_quote(struct sbuf *sb, const char *s);
+/* The NULL-terminated argv as one sh command line, each word quoted, spaces between, appended to sb. */
+void workload_sh_quote_argv(struct sbuf *sb, const char *const *argv);
 /* "if [ ! -x PATH ]; then echo ...not found in the guest...; return 127; fi" */
 void workload_sh_need_tool(struct sbuf *sb, const char *path, const char *what);
 /* An absolute guest path of sane length without a newline. */
