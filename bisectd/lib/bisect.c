@@ -118,7 +118,7 @@ struct bisect {
 	double *prior;
 	double *logl;        /* scratch: log posterior, unnormalised */
 	double *post;
-	double *sp;          /* per split: the bad group's sums, [n][nslots * NV] */
+	double *sp;          /* the bad group's sums at the most probable split, [nslots * NV] */
 	size_t sp_cap;
 	struct cdata *c;
 	int *measured;       /* commits with samples, in first-measured order */
@@ -759,46 +759,115 @@ static double logaddexp(double a, double b)
 }
 
 /*
+ * The log marginal of the split whose bad group's sums are vb, averaged
+ * over lambda and (with drift) the drift's scale; -INFINITY when either
+ * group is empty.
+ */
+static double split_loglik(const struct totals *T, int nslots, const double *vb, double w0, int drift)
+{
+	double nb = 0, l = -INFINITY;
+
+	for (int a = 0; a < nslots; a++)
+		nb += vb[a * NV];
+	if (nb <= 0.5 || w0 - nb <= 0.5)
+		return -INFINITY;
+	for (int li = 0; li < NR_LAMBDA; li++)
+		for (int m = 0; m < (drift ? NR_TAUS : 1); m++) {
+			double tau = drift_taus[m], P = tau > 0 ? 1 / (tau * tau * (1 + lambdas[li])) : 0;
+			struct lfit f;
+
+			lambda_fit(T, nslots, li, vb, P, &f);
+			if (!isfinite(f.lm))
+				continue;
+			/* The bad group must be the worse one: P(delta < 0 | data). */
+			f.lm += log(fmax(0.5 * erfc(f.delta / sqrt(2 * f.var)), 1e-300));
+			l = logaddexp(l, f.lm);
+		}
+	return l;
+}
+
+/* Whether commit j is in c's ancestors (itself included). */
+static int has_anc(const struct cdata *c, int j)
+{
+	return c->anc[j / 64] >> (j % 64) & 1;
+}
+
+/*
+ * The bad group's sums at split j into vb (nslots * NV): those of every
+ * measured commit that has j among its ancestors, in measured order.
+ */
+static void bad_sums(const struct bisect *b, int j, int nslots, double *vb)
+{
+	memset(vb, 0, (size_t)nslots * NV * sizeof(double));
+	for (int k = 0; k < b->nr_measured; k++) {
+		const struct cdata *c = &b->c[b->measured[k]];
+
+		if (c->kept == 0 || !has_anc(c, j))
+			continue;
+		for (int a = 0; a < nslots; a++)
+			if (c->agents >> a & 1)
+				for (int q = 0; q < NV; q++)
+					vb[a * NV + q] += c->v[a * NV + q];
+	}
+}
+
+/* Whether splits i and j put the same measured commits in the bad group. */
+static int same_bad_group(const struct bisect *b, int i, int j)
+{
+	for (int k = 0; k < b->nr_measured; k++) {
+		const struct cdata *c = &b->c[b->measured[k]];
+
+		if (c->kept > 0 && has_anc(c, i) != has_anc(c, j))
+			return 0;
+	}
+	return 1;
+}
+
+/* splitmix64's finaliser: a 64-bit value of its own for each measured commit. */
+static uint64_t mix64(uint64_t x)
+{
+	x += 0x9e3779b97f4a7c15ull;
+	x = (x ^ x >> 30) * 0xbf58476d1ce4e5b9ull;
+	x = (x ^ x >> 27) * 0x94d049bb133111ebull;
+	return x ^ x >> 31;
+}
+
+/*
  * Log marginal likelihood of every split into b->logl (and the posterior
  * into b->post), averaged over lambda and the drift's scale; returns the
- * most probable split.
+ * most probable split, whose bad group's sums are left in b->sp.
+ *
+ * Splits with the same measured commits in their bad group have the same
+ * sums, bit for bit, and so the same likelihood: it is computed once for
+ * each such group (between two measured commits of a line every split is
+ * in one) and the rest look it up, by a hash of the group's members and a
+ * check that the members are the same. A decision at N = 1024 on a
+ * recorded trace spent 80% of its time computing every split's.
  */
 static int split_posterior(struct bisect *b)
 {
 	const struct totals *T = &b->tot;
 	int nslots = b->nr_slots ? b->nr_slots : 1, map = -1, drift = b->o.drift;
-	size_t stride = (size_t)nslots * NV;
-	double best = -INFINITY, z = 0, w0 = 0, stt0 = 0;
+	size_t stride = (size_t)nslots * NV, hsize = 64;
+	double best = -INFINITY, z = 0, w0 = 0, stt0 = 0, *raw, *vb;
+	uint64_t *key = xcalloc((size_t)b->n, sizeof(uint64_t));
+	int *seen;  /* open addressing over the keys: the first split of a bad group, + 1 */
 
-	if (b->sp_cap < (size_t)b->n * stride) {
+	if (b->sp_cap < stride) {
 		free(b->sp);
-		b->sp_cap = (size_t)b->n * stride;
+		b->sp_cap = stride;
 		b->sp = xmalloc(b->sp_cap * sizeof(double));
 	}
-	memset(b->sp, 0, (size_t)b->n * stride * sizeof(double));
+	vb = xmalloc(stride * sizeof(double));
 	for (int k = 0; k < b->nr_measured; k++) {
 		const struct cdata *c = &b->c[b->measured[k]];
+		uint64_t m = mix64((uint64_t)k);
 
 		if (c->kept == 0)
 			continue;
-		for (int a = 0; a < nslots; a++) {
-			const double *v = c->v + a * NV;
-
-			if (!(c->agents >> a & 1))
-				continue;
-			for (size_t w = 0; w < b->words; w++) {
-				uint64_t bits = c->anc[w];
-
-				while (bits) {
-					double *dst = b->sp + ((w * 64) + (size_t)__builtin_ctzll(bits)) * stride +
-						      (size_t)a * NV;
-
-					bits &= bits - 1;
-					for (int q = 0; q < NV; q++)
-						dst[q] += v[q];
-				}
-			}
-		}
+		for (size_t w = 0; w < b->words; w++)
+			for (uint64_t bits = c->anc[w]; bits; bits &= bits - 1)
+				key[w * 64 + (size_t)__builtin_ctzll(bits)] ^= m;
 	}
 	for (int a = 0; a < nslots; a++) {
 		w0 += T->a[a][0][0];
@@ -807,28 +876,32 @@ static int split_posterior(struct bisect *b)
 	}
 	if (T->m < 8 || stt0 <= 0)
 		drift = 0;  /* too few tasks to spend a degree of freedom on drift */
+	while (hsize < 2 * (size_t)b->n)
+		hsize <<= 1;
+	seen = xcalloc(hsize, sizeof(int));
+	raw = xmalloc((size_t)b->n * sizeof(double));
 	for (int j = 1; j < b->n; j++) {
-		const double *vb = b->sp + (size_t)j * stride;
-		double nb = 0, l = -INFINITY;
+		double l;
+		size_t h;
 
-		for (int a = 0; a < nslots; a++)
-			nb += vb[a * NV];
-		if (b->prior[j] <= 0 || nb <= 0.5 || w0 - nb <= 0.5) {
+		if (b->prior[j] <= 0) {
 			b->logl[j] = -INFINITY;
 			continue;
 		}
-		for (int li = 0; li < NR_LAMBDA; li++)
-			for (int m = 0; m < (drift ? NR_TAUS : 1); m++) {
-				double tau = drift_taus[m], P = tau > 0 ? 1 / (tau * tau * (1 + lambdas[li])) : 0;
-				struct lfit f;
-
-				lambda_fit(T, nslots, li, vb, P, &f);
-				if (!isfinite(f.lm))
-					continue;
-				/* The bad group must be the worse one: P(delta < 0 | data). */
-				f.lm += log(fmax(0.5 * erfc(f.delta / sqrt(2 * f.var)), 1e-300));
-				l = logaddexp(l, f.lm);
-			}
+		for (h = mix64(key[j]) & (hsize - 1); seen[h]; h = (h + 1) & (hsize - 1))
+			if (key[seen[h] - 1] == key[j] && same_bad_group(b, seen[h] - 1, j))
+				break;
+		if (seen[h]) {
+			l = raw[seen[h] - 1];
+		} else {
+			seen[h] = j + 1;
+			bad_sums(b, j, nslots, vb);
+			l = raw[j] = split_loglik(T, nslots, vb, w0, drift);
+		}
+		if (!isfinite(l)) {
+			b->logl[j] = -INFINITY;
+			continue;
+		}
 		l += log(b->prior[j]);
 		b->logl[j] = l;
 		if (l > best) {
@@ -842,6 +915,12 @@ static int split_posterior(struct bisect *b)
 	}
 	for (int j = 1; j < b->n; j++)
 		b->post[j] = z > 0 ? b->post[j] / z : 1.0 / (b->n - 1);
+	if (map > 0)
+		bad_sums(b, map, nslots, b->sp);
+	free(seen);
+	free(raw);
+	free(vb);
+	free(key);
 	return map;
 }
 
@@ -1182,8 +1261,7 @@ static void update_posterior(struct bisect *b)
 	group_means(b, map);
 	b->map = map;
 	if (map > 0)
-		shift_of(b, &b->tot, b->sp + (size_t)map * (size_t)(b->nr_slots ? b->nr_slots : 1) * NV,
-			 NULL, 0, NULL);
+		shift_of(b, &b->tot, b->sp, NULL, 0, NULL);
 }
 
 /* ------------------------------------------------------------------ */
