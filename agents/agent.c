@@ -957,7 +957,8 @@ static int profile_prepare(struct agent *a, const struct task *t, struct result 
 	int perf = boot_method_profiles(t->boot);
 
 	if (!perf) {
-		result_set(r, "failed", "boot %s cannot record perf profiles (boot none, qemu and ssh can)", t->boot);
+		result_set(r, "failed", "boot %s cannot record perf profiles (boot none, qemu, kexec and ssh can)",
+			   t->boot);
 		return -1;
 	}
 	/* boot ssh: the device's perf records and reports (and says so when it is not there). */
@@ -967,7 +968,9 @@ static int profile_prepare(struct agent *a, const struct task *t, struct result 
 		return -1;
 	}
 	*data = xasprintf("%s/task-%lld-%s.perf.data", a->logs, t->id, t->profile);
-	unlink(*data);
+	/* Carried on after a kexec, the runs the journal holds were recorded in this boot before a restart. */
+	if (!t->resumed)
+		unlink(*data);
 	return 0;
 }
 

@@ -33,59 +33,12 @@ mkdir -p "$LAB"
 ctl() { "$BUILD/bisectctl" "$@"; }
 q() { sqlite3 "$LAB/bisectd.db" "$1"; }
 . "$TOP/tests/lib/mkrepo.sh"
+. "$TOP/tests/lib/profrepo.sh"
 
 # --- the repository: good, harmless, culprit, harmless ------------------------
 
 R=$LAB/prof.git
-mkrepo_init "$R"
-cat > "$R/bench.c" <<'EOF'
-#include <stdio.h>
-#include <time.h>
-
-static volatile unsigned long sink;
-
-__attribute__((noinline)) static unsigned long fast_mix(unsigned long x)
-{
-	return x * 0x9e3779b97f4a7c15UL ^ (x >> 29);
-}
-
-__attribute__((noinline)) static unsigned long slow_mix(unsigned long x)
-{
-	for (int i = 0; i < 3; i++)
-		x = (x * 0x9e3779b97f4a7c15UL) ^ (x >> 31) ^ (x << 7);
-	return x;
-}
-
-#ifndef SLOW
-#define mix fast_mix
-#else
-#define mix slow_mix
-#endif
-
-int main(void)
-{
-	struct timespec a, b;
-	unsigned long x = 1, n = 30000000;
-
-	(void)fast_mix;
-	(void)slow_mix;
-	clock_gettime(CLOCK_MONOTONIC, &a);
-	for (unsigned long i = 0; i < n; i++)
-		x = mix(x + i);
-	sink = x;
-	clock_gettime(CLOCK_MONOTONIC, &b);
-	printf("throughput: %.0f ops/s\n", n / ((b.tv_sec - a.tv_sec) + (b.tv_nsec - a.tv_nsec) / 1e9));
-	return 0;
-}
-EOF
-printf 'bench: bench.c Makefile\n\tcc -O2 -g $(CFLAGS) -o bench bench.c\n' > "$R/Makefile"
-mkrepo_commit_all "$R" "bench: a chain of mixes" > /dev/null
-mkrepo_tag "$R" v1.0
-mkrepo_commit "$R" README "a benchmark of a mix" "README: say what it is" > /dev/null
-printf 'bench: bench.c Makefile\n\tcc -O2 -g -DSLOW $(CFLAGS) -o bench bench.c\n' > "$R/Makefile"
-mkrepo_commit_all "$R" "bench: mix harder" > /dev/null
-culprit=$(mkrepo_git "$R" rev-parse HEAD)
-mkrepo_commit "$R" NOTES "notes" "NOTES: add them" > /dev/null
+culprit=$(profrepo_make "$R")
 
 LAB_RUNS=3
 lab_config "$R" "  noperf:

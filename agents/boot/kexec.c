@@ -7,8 +7,9 @@
  * finds the journal and runs the task again: start() now checks that the
  * running kernel is the built one (the marker in /proc/cmdline, uname -r
  * against the image's release) and in time, run() runs the workload's
- * argv on this machine, keeping each sample in the journal, and after the
- * upload kexec_finish() goes back to the known-good kernel (kexec.h).
+ * argv on this machine (under the agent's perf for a profile task),
+ * keeping each sample in the journal, and after the upload kexec_finish()
+ * goes back to the known-good kernel (kexec.h).
  *
  * What does not come back (a hang or a panic ends in the firmware's
  * default kernel, the good one, through panic= or a watchdog) is found
@@ -40,6 +41,7 @@
 #include "jsonx.h"
 #include "kexec.h"
 #include "log.h"
+#include "perfreport.h"
 #include "run.h"
 #include "taskwire.h"
 #include "util.h"
@@ -526,6 +528,13 @@ static int run(struct run_sample *out, void *session, const struct boot_task *t,
 	}
 	if ((rc = t->wl->argv(&argv, t->def)) < 0)
 		return rc;
+	/* A profile task: the run under the agent's perf, in the built kernel (the last run's is kept). */
+	if (t->perf_data) {
+		const char **rec = perfreport_record_argv(argv, t->perf_data);
+
+		free(argv);
+		argv = rec;
+	}
 	o.argv = argv;
 	o.cwd = ss->j.srcdir;
 	o.cpu = t->cpu;

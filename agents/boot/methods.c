@@ -39,6 +39,7 @@ static const struct {
 	{ "none", BOOT_PROFILE_AGENT },
 	{ "qemu", BOOT_PROFILE_AGENT },   /* the agent's perf goes into the guest */
 	{ "ssh", BOOT_PROFILE_DEVICE },   /* tools_dir/perf on the device */
+	{ "kexec", BOOT_PROFILE_AGENT },  /* the agent's perf, in the built kernel it kexec'd into */
 };
 
 int boot_method_profiles(const char *name)

@@ -1080,7 +1080,7 @@ static int workload_entry(const struct ctx *x, void *elem, const struct ynode *k
 	/* perf profiles at the culprit: only where the boot method records them (methods.c). */
 	if (w->profile && !boot_method_profiles(w->boot)) {
 		rc = at(x, ynode_get(def, "profile"), "'profile'%s: boot %s cannot record perf profiles (boot none, "
-			"qemu and ssh can)", where, w->boot);
+			"qemu, kexec and ssh can)", where, w->boot);
 		goto out;
 	}
 	if (direction && !strcmp(direction, "lower")) {

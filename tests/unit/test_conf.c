@@ -415,18 +415,20 @@ static void test_workload_profile(void **state)
 	conf_bisectd_release(&c);
 	expect_b_error("workloads:\n  w:\n    command: [./bench]\n    pattern: \"(\\\\d+)\"\n    profile: yes\n", "t.yaml:5:14: ",
 		       "'profile' in workload 'w' must be true or false, not 'yes'");
-	/* In the guest too; a boot method that cannot (kexec) is refused here. */
+	/* In the guest too, and in the kernel kexec booted. */
 	assert_int_equal(parse_b(&c, "workloads:\n  w:\n    type: iperf3\n    boot: qemu\n    profile: true\n"), 0);
 	assert_int_equal(c.workloads[0].profile, 1);
 	conf_bisectd_release(&c);
-	expect_b_error("workloads:\n  w:\n    boot: kexec\n    command: [./bench]\n    pattern: 'x: ([0-9]+)'\n"
-		       "    profile: true\n", "t.yaml:6:14: ",
-		       "'profile' in workload 'w': boot kexec cannot record perf profiles (boot none, qemu and ssh can)");
+	assert_int_equal(parse_b(&c, "workloads:\n  w:\n    boot: kexec\n    command: [./bench]\n"
+				 "    pattern: 'x: ([0-9]+)'\n    profile: true\n"), 0);
+	assert_int_equal(c.workloads[0].profile, 1);
+	conf_bisectd_release(&c);
 	/* The agent's perf records (on the agent, or in the guest it boots); a device's own for ssh. */
 	assert_int_equal(boot_method_profiles("none"), BOOT_PROFILE_AGENT);
 	assert_int_equal(boot_method_profiles("qemu"), BOOT_PROFILE_AGENT);
 	assert_int_equal(boot_method_profiles("ssh"), BOOT_PROFILE_DEVICE);
-	assert_int_equal(boot_method_profiles("kexec"), 0);
+	assert_int_equal(boot_method_profiles("kexec"), BOOT_PROFILE_AGENT);
+	assert_int_equal(boot_method_profiles("ipmi"), 0);
 	assert_int_equal(boot_method_profiles(NULL), 0);
 }
 
