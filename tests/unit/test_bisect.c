@@ -383,6 +383,57 @@ static void test_slow_run_in_the_confirmation(void **state)
 	dag_free(d);
 }
 
+/* The confirmation's runs of test_slow_parent_run_at_a_large_effect: 12% at 4%, the parent's third run 26% slow. */
+struct bigctx {
+	struct rng *rng;
+	int parent_runs;
+};
+
+static double big_effect_value(void *arg, int c)
+{
+	struct bigctx *x = arg;
+
+	if (c == 39 && ++x->parent_runs == 3)
+		return 740;
+	return (c >= 40 ? 880 : 1000) * (1 + 0.04 * rng_normal(x->rng));
+}
+
+/*
+ * At 12% / 4% a fixed test needs 4 pairs, and the last look was at twice
+ * that: one run of the parent 26% slow on a machine that had shown none
+ * (slow_cut() then lies 5 sigmas below the worse group, and keeps it)
+ * made 8 pairs say "no change" at p 0.02-0.04, and a true culprit at
+ * 1.0000 end undecided (bimodal noise at N = 16384: 2 of 100 jobs). The
+ * last look is now at 12 pairs at least.
+ */
+static void test_slow_parent_run_at_a_large_effect(void **state)
+{
+	struct dag *d = linear(65);
+
+	(void)state;
+	for (uint64_t seed = 1; seed <= 8; seed++) {
+		struct bisect_opts o = BISECT_OPTS_INIT;
+		struct bisect_query q[BISECT_MAX_QUERIES(1)];
+		struct bisect_result r;
+		struct bisect *b;
+		struct rng rng;
+		struct bigctx x = { &rng, 0 };
+		int nq;
+
+		rng_seed(&rng, seed);
+		assert_int_equal(bisect_new(&b, d->n, d->par, d->npar, &o), 0);
+		runs_around_40(b, &rng, 880, 0);
+		while ((nq = bisect_next(b, q, 1, NULL)) > 0)
+			feed(b, q, nq, big_effect_value, &x);
+		bisect_result(b, &r);
+		if (r.verdict != VERDICT_CULPRIT || r.culprit != 40)
+			fail_msg("seed %d: verdict %d, culprit %d after %d runs of the parent: %s", (int)seed, r.verdict,
+				 r.culprit, x.parent_runs, r.why);
+		bisect_free(b);
+	}
+	dag_free(d);
+}
+
 /*
  * At a large effect (15% at 4%: about 4 sigmas) one good-looking run of
  * the culprit, 930 against a parent at 1000 (less than half the effect
@@ -990,6 +1041,7 @@ int main(void)
 		cmocka_unit_test(test_ends_that_do_not_differ),
 		cmocka_unit_test(test_outlier_run_does_not_flip),
 		cmocka_unit_test(test_slow_run_in_the_confirmation),
+		cmocka_unit_test(test_slow_parent_run_at_a_large_effect),
 		cmocka_unit_test(test_one_good_looking_run_of_the_culprit),
 		cmocka_unit_test(test_k_way_queries),
 		cmocka_unit_test(test_four_agents_take_fewer_rounds),
