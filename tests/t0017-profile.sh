@@ -17,14 +17,11 @@
 # may outlive the test by up to 40 s).
 . "$(dirname "$0")/lib/tap.sh"
 . "$(dirname "$0")/lib/lab.sh"
+. "$(dirname "$0")/lib/profrepo.sh"
 
 command -v sqlite3 > /dev/null || skip_all "sqlite3 CLI missing (make deps)"
 command -v cc > /dev/null || skip_all "no C compiler for the test's project"
-command -v perf > /dev/null || skip_all "perf missing (Debian: linux-perf)"
-perf record -q -e cpu-clock -o "${TMPDIR:-/tmp}/t0017-probe.$$" -- true > /dev/null 2>&1
-probe=$?
-rm -f "${TMPDIR:-/tmp}/t0017-probe.$$"
-[ "$probe" -eq 0 ] || skip_all "perf cannot record a cpu-clock event here (perf_event_paranoid=$(cat /proc/sys/kernel/perf_event_paranoid 2>/dev/null))"
+profrepo_need_perf
 
 tap_plan 30
 LAB=$TEST_DIR/lab
@@ -33,7 +30,6 @@ mkdir -p "$LAB"
 ctl() { "$BUILD/bisectctl" "$@"; }
 q() { sqlite3 "$LAB/bisectd.db" "$1"; }
 . "$TOP/tests/lib/mkrepo.sh"
-. "$TOP/tests/lib/profrepo.sh"
 
 # --- the repository: good, harmless, culprit, harmless ------------------------
 

@@ -26,11 +26,7 @@ KERNEL=$(ls /boot/vmlinuz-* 2> /dev/null | sort -V | tail -n 1)
 [ -n "$KERNEL" ] || skip_all "no kernel in /boot (apt-get install linux-image-amd64)"
 [ -r "$KERNEL" ] || skip_all "kernel $KERNEL is not readable by $(id -un)"
 RELEASE=${KERNEL#/boot/vmlinuz-}
-command -v perf > /dev/null || skip_all "perf missing (Debian: linux-perf)"
-perf record -q -e cpu-clock -o "${TMPDIR:-/tmp}/t0022-probe.$$" -- true > /dev/null 2>&1
-probe=$?
-rm -f "${TMPDIR:-/tmp}/t0022-probe.$$"
-[ "$probe" -eq 0 ] || skip_all "perf cannot record a cpu-clock event here (perf_event_paranoid=$(cat /proc/sys/kernel/perf_event_paranoid 2>/dev/null))"
+profrepo_need_perf
 
 tap_plan 13
 LAB=$TEST_DIR/lab

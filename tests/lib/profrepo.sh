@@ -7,6 +7,8 @@
 #
 #   profrepo_make DIR   good (tag v1.0), harmless, culprit, harmless, on
 #                       branch main; prints the culprit's id
+#   profrepo_need_perf  a TAP skip of the whole test (tests/lib/tap.sh)
+#                       unless perf is here and can record cpu-clock
 
 profrepo_make() {
 	_pr=$1
@@ -60,4 +62,13 @@ EOF
 	_pr_culprit=$(mkrepo_git "$_pr" rev-parse HEAD)
 	mkrepo_commit "$_pr" NOTES "notes" "NOTES: add them" > /dev/null
 	echo "$_pr_culprit"
+}
+
+profrepo_need_perf() {
+	command -v perf > /dev/null || skip_all "perf missing (Debian: linux-perf)"
+	_pr_probe=${TMPDIR:-/tmp}/profrepo-probe.$$
+	perf record -q -e cpu-clock -o "$_pr_probe" -- true > /dev/null 2>&1
+	_pr_rc=$?
+	rm -f "$_pr_probe"
+	[ "$_pr_rc" -eq 0 ] || skip_all "perf cannot record a cpu-clock event here (perf_event_paranoid=$(cat /proc/sys/kernel/perf_event_paranoid 2>/dev/null))"
 }
