@@ -51,6 +51,12 @@ cpu2=$(( $(nproc) > 1 ? 1 : 0 ))
 # auth: none: 200 ghosts and a curl agent hold no token (who may call is t0009's).
 LAB_LEASE=3 lab_config "$LAB/demo.git" "agent_retire_seconds: 20
 auth: none"
+# Job 2's workload: the demo's bench after a second's sleep (bench times itself, so the
+# metric is the same), so that the job is still running when part 3 takes its agents
+# away one by one: with the bench alone it once ended in 10 s, before they were gone.
+sed -i 's/^workloads:$/workloads:\n  slowbench:\n    type: command\n    boot: none\n    build: [make, -s]\n    command: [sh, -c, "sleep 1; exec .\/bench"]\n    pattern: '"'"'throughput: ([0-9.]+)'"'"'\n    unit: ops\/s\n    run_timeout: 30/' \
+	"$LAB/bisectd.yaml"
+grep -q '^  slowbench:' "$LAB/bisectd.yaml" || { echo "Bail out! no slowbench workload in the config"; exit 1; }
 lab_start_bisectd || { echo "Bail out! bisectd did not start"; exit 1; }
 bisectd_pid=${LAB_PIDS##* }
 lab_start_agent lab1 0
@@ -134,7 +140,7 @@ sleep 2
 is "$(lab_curl -sS "$LAB_URL/api/v1/agents" | grep -o '"name": *"ghost[0-9]*"' | wc -l | tr -d ' ')" 200 \
 	"200 ghost agents are registered"
 
-"$BUILD/bisectctl" submit --repo demo --good "$good" --bad "$bad" --workload bench --budget-seconds 240 \
+"$BUILD/bisectctl" submit --repo demo --good "$good" --bad "$bad" --workload slowbench --budget-seconds 240 \
 	> "$LAB/submit2.out" 2>&1
 searching() { [ "$(q "SELECT count(*) FROM decisions WHERE job_id = 2 AND state = 'search'")" -ge 1 ]; }
 until_true 120 searching
