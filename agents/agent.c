@@ -957,8 +957,8 @@ static int profile_prepare(struct agent *a, const struct task *t, struct result 
 	int perf = boot_method_profiles(t->boot);
 
 	if (!perf) {
-		result_set(r, "failed", "boot %s cannot record perf profiles (boot none, qemu, kexec and ssh can)",
-			   t->boot);
+		result_set(r, "failed", "boot %s cannot record perf profiles (boot %s can)", t->boot,
+			   boot_profile_methods);
 		return -1;
 	}
 	/* boot ssh: the device's perf records and reports (and says so when it is not there). */

@@ -10,6 +10,7 @@
 #include "err.h"
 #include "run.h"
 #include "methods.h"
+#include "perfreport.h"
 #include "util.h"
 
 const struct boot_ops *boot_find(const char *name)
@@ -36,6 +37,19 @@ int boot_fail(struct boot_result *r, const char *status, const char *fmt, ...)
 	vsnprintf(r->error, sizeof(r->error), fmt, ap);
 	va_end(ap);
 	return ERR_FAIL;
+}
+
+int boot_workload_argv(const char ***argv, const struct boot_task *t)
+{
+	int rc = t->wl->argv(argv, t->def);
+
+	if (rc == 0 && t->perf_data) {
+		const char **rec = perfreport_record_argv(*argv, t->perf_data);
+
+		free(*argv);
+		*argv = rec;
+	}
+	return rc;
 }
 
 void boot_parse_output(struct run_sample *s, const struct boot_task *t, const struct run_result *res)

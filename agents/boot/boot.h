@@ -82,6 +82,14 @@ void boot_result_release(struct boot_result *r);
 
 struct run_result;
 
+/*
+ * The argv one run of t's workload runs on the agent's machine (none,
+ * kexec): the workload's, under perf record into t->perf_data for a
+ * profile task (the last run's profile is the one kept). 0 with *argv
+ * owned, or the workload's error code.
+ */
+int boot_workload_argv(const char ***argv, const struct boot_task *t);
+
 /* One argv run's result (run.h) parsed by t's workload into s, as none, ssh and kexec run them. */
 void boot_parse_output(struct run_sample *s, const struct boot_task *t, const struct run_result *res);
 

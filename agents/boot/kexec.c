@@ -41,7 +41,6 @@
 #include "jsonx.h"
 #include "kexec.h"
 #include "log.h"
-#include "perfreport.h"
 #include "run.h"
 #include "taskwire.h"
 #include "util.h"
@@ -526,15 +525,9 @@ static int run(struct run_sample *out, void *session, const struct boot_task *t,
 			 json_string_value(json_object_get(have, "error")) ?: "");
 		return 0;
 	}
-	if ((rc = t->wl->argv(&argv, t->def)) < 0)
+	/* A profile task's under the agent's perf, in the built kernel. */
+	if ((rc = boot_workload_argv(&argv, t)) < 0)
 		return rc;
-	/* A profile task: the run under the agent's perf, in the built kernel (the last run's is kept). */
-	if (t->perf_data) {
-		const char **rec = perfreport_record_argv(argv, t->perf_data);
-
-		free(argv);
-		argv = rec;
-	}
 	o.argv = argv;
 	o.cwd = ss->j.srcdir;
 	o.cpu = t->cpu;

@@ -42,6 +42,9 @@ static const struct {
 	{ "kexec", BOOT_PROFILE_AGENT },  /* the agent's perf, in the built kernel it kexec'd into */
 };
 
+/* The table's names, for the messages that refuse a profile task. */
+const char boot_profile_methods[] = "none, qemu, kexec and ssh";
+
 int boot_method_profiles(const char *name)
 {
 	for (size_t i = 0; name && i < sizeof(profiling) / sizeof(profiling[0]); i++)

@@ -40,6 +40,9 @@ enum { BOOT_PROFILE_AGENT = 1, BOOT_PROFILE_DEVICE = 2 };
  */
 int boot_method_profiles(const char *name);
 
+/* The names of those methods, as a sentence's list ("none, qemu, kexec and ssh"). */
+extern const char boot_profile_methods[];
+
 /* All of them, in the table's order; *n gets their number. Borrowed (static). */
 const struct boot_method *boot_methods(size_t *n);
 

@@ -8,7 +8,6 @@
 
 #include "boot.h"
 #include "err.h"
-#include "perfreport.h"
 #include "run.h"
 #include "util.h"
 
@@ -59,15 +58,8 @@ static int run(struct run_sample *s, void *session, const struct boot_task *t, i
 	(void)session;
 	(void)i;
 	memset(s, 0, sizeof(*s));
-	if ((rc = t->wl->argv(&argv, t->def)) < 0)
+	if ((rc = boot_workload_argv(&argv, t)) < 0)
 		return rc;
-	/* A profile task: the same run under perf record (the last run's profile is the one kept). */
-	if (t->perf_data) {
-		const char **rec = perfreport_record_argv(argv, t->perf_data);
-
-		free(argv);
-		argv = rec;
-	}
 	o.argv = argv;
 	o.cwd = t->srcdir;
 	o.cpu = t->cpu;

@@ -1079,8 +1079,8 @@ static int workload_entry(const struct ctx *x, void *elem, const struct ynode *k
 	}
 	/* perf profiles at the culprit: only where the boot method records them (methods.c). */
 	if (w->profile && !boot_method_profiles(w->boot)) {
-		rc = at(x, ynode_get(def, "profile"), "'profile'%s: boot %s cannot record perf profiles (boot none, "
-			"qemu, kexec and ssh can)", where, w->boot);
+		rc = at(x, ynode_get(def, "profile"), "'profile'%s: boot %s cannot record perf profiles (boot %s can)",
+			where, w->boot, boot_profile_methods);
 		goto out;
 	}
 	if (direction && !strcmp(direction, "lower")) {
