@@ -49,14 +49,19 @@ until_true() {
 cpu2=$(( $(nproc) > 1 ? 1 : 0 ))
 
 # auth: none: 200 ghosts and a curl agent hold no token (who may call is t0009's).
-LAB_LEASE=3 lab_config "$LAB/demo.git" "agent_retire_seconds: 20
-auth: none"
 # Job 2's workload: the demo's bench after a second's sleep (bench times itself, so the
 # metric is the same), so that the job is still running when part 3 takes its agents
 # away one by one: with the bench alone it once ended in 10 s, before they were gone.
-sed -i 's/^workloads:$/workloads:\n  slowbench:\n    type: command\n    boot: none\n    build: [make, -s]\n    command: [sh, -c, "sleep 1; exec .\/bench"]\n    pattern: '"'"'throughput: ([0-9.]+)'"'"'\n    unit: ops\/s\n    run_timeout: 30/' \
-	"$LAB/bisectd.yaml"
-grep -q '^  slowbench:' "$LAB/bisectd.yaml" || { echo "Bail out! no slowbench workload in the config"; exit 1; }
+LAB_WORKLOADS='  slowbench:
+    type: command
+    boot: none
+    build: [make, -s]
+    command: [sh, -c, "sleep 1; exec ./bench"]
+    pattern: '"'throughput: ([0-9.]+)'"'
+    unit: ops/s
+    run_timeout: 30'
+LAB_LEASE=3 lab_config "$LAB/demo.git" "agent_retire_seconds: 20
+auth: none"
 lab_start_bisectd || { echo "Bail out! bisectd did not start"; exit 1; }
 bisectd_pid=${LAB_PIDS##* }
 lab_start_agent lab1 0

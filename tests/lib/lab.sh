@@ -13,7 +13,8 @@ lab_free_port() {
 }
 
 # lab_config REPO_URL [EXTRA_YAML]: writes $LAB/bisectd.yaml with the demo
-# workload and a pool "local" of agents labelled "lab". TLS when
+# workload (and LAB_WORKLOADS, more workloads' YAML lines indented as
+# bench's) and a pool "local" of agents labelled "lab". TLS when
 # LAB_TLS_CERT and LAB_TLS_KEY name PEM files (then LAB_CA is the CA that
 # agents, bisectctl and lab_curl trust); LAB_HOST is the address to
 # listen on and talk to (127.0.0.1; [::1] for IPv6).
@@ -48,6 +49,7 @@ workloads:
     direction: higher
     build_timeout: 120
     run_timeout: 30
+${LAB_WORKLOADS:-}
 pools:
   local:
     labels: [lab]
