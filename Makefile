@@ -135,6 +135,8 @@ $(BUILD)/tests/test_auth: $(call obj,bisectd/daemon/auth.c)
 
 # the coordinator's kept engines, against a real store
 $(BUILD)/tests/test_ecache: $(call obj,bisectd/daemon/coord_ecache.c)
+# the coordinator itself, against a real store, mirror and parking lot
+$(BUILD)/tests/test_coord: $(call obj,tests/unit/gitsh.c $(COORD_SRC) bisectd/daemon/http_wait.c)
 
 # tests/t0100-qemu-boot.sh drives the qemu boot method through this helper.
 QEMU_HELPER := $(BUILD)/tests/qemu-boot

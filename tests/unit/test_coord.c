@@ -1,0 +1,433 @@
+/*
+ * test_coord: the coordinator itself (bisectd/daemon/coord*.c) with a
+ * real store, a real mirror of a git history and the real parking lot
+ * (http_wait.c); only the connection's liveness (http.c) and the
+ * dashboard's wake (events.c) are stubbed. What it checks is the claim's
+ * hand-off: a task queued while claims wait is claimed in its step for
+ * the longest parked claim that fits and fired once that step commits;
+ * when the claim's agent has gone before the reply went out, the task
+ * goes back to the queue and to the next parked claim at once; when the
+ * step rolls back, the claim made for it is gone and the parked claim is
+ * woken empty; a claim whose reply was sent, or whose task has moved on
+ * since, is left alone.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "coord.h"
+#include "coord_internal.h"
+#include "err.h"
+#include "events.h"
+#include "gitsh.h"
+#include "http_wait.h"
+#include "log.h"
+#include "util.h"
+
+/* --- the two stubs ------------------------------------------------------ */
+
+/* A parked claim's connection is the struct below; gone when its flag says so. */
+struct parked {
+	struct http_waiter w;        /* first: the fire callback's pointer is the parked */
+	struct coord_claimer who;
+	int fired, gone;
+};
+
+int http_conn_alive(void *conn)
+{
+	return !((struct parked *)conn)->gone;
+}
+
+void events_changed(void)
+{
+}
+
+/* --- the fixture --------------------------------------------------------- */
+
+struct fx {
+	char *dir;
+	struct conf_bisectd conf;
+	struct store *st;
+	struct coord *s;
+};
+
+static int setup(void **state)
+{
+	char tmpl[] = "/tmp/test_coord.XXXXXX";
+	struct fx *f = xcalloc(1, sizeof(*f));
+	struct register_request r[] = { { "a1", { "lab" }, 1 }, { "a2", { "lab" }, 1 }, { "a3", { "lab" }, 1 },
+					 { "o1", { "elsewhere" }, 1 } };
+	char *text, *db;
+	json_t *reply = NULL;
+
+	assert_non_null(mkdtemp(tmpl));
+	f->dir = xstrdup(tmpl);
+	gitsh0(f->dir, "mkrepo_init repo && mkrepo_commit repo a.txt one first && mkrepo_tag repo v1 && "
+		       "for i in 2 3 4 5; do mkrepo_commit repo a.txt $i \"change $i\" || exit 1; done");
+	text = xasprintf("listen: 127.0.0.1:1\n"
+			 "database: %s/db\n"
+			 "mirrors: %s/mirrors\n"
+			 "lease_seconds: 30\n"
+			 "repos:\n  demo:\n    url: %s/repo\n"
+			 "workloads:\n  bench:\n    type: command\n    boot: none\n    build: [make, -s]\n"
+			 "    command: [./bench]\n    pattern: 'throughput: ([0-9.]+)'\n    unit: ops/s\n"
+			 "pools:\n  local:\n    labels: [lab]\n  other:\n    labels: [elsewhere]\n",
+			 f->dir, f->dir, f->dir);
+	assert_int_equal(conf_bisectd_parse(&f->conf, "test.yaml", text, strlen(text)), 0);
+	free(text);
+	db = xasprintf("%s/db", f->dir);
+	assert_int_equal(store_open(&f->st, db), 0);
+	free(db);
+	assert_int_equal(coord_new(&f->s, &f->conf, f->st), 0);
+	assert_int_equal(coord_sync_conf(f->s), 0);
+	for (size_t i = 0; i < sizeof(r) / sizeof(r[0]); i++) {
+		assert_int_equal(coord_agent_register(f->s, &reply, &r[i]), 0);
+		json_decref(reply);
+	}
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fx *f = *state;
+
+	coord_free(f->s);
+	store_close(f->st);
+	conf_bisectd_release(&f->conf);
+	remove_tree(f->dir);
+	free(f->dir);
+	free(f);
+	return 0;
+}
+
+static void on_fire(struct http_waiter *w)
+{
+	((struct parked *)(void *)w)->fired++;
+}
+
+/* As api.c's claim: one try that finds nothing, then parked on the claim queue. */
+static void park(struct fx *f, struct parked *p, const char *name)
+{
+	struct http_waitq *q = coord_claim_queue(f->s);
+	unsigned long seen = http_waitq_gen(q);
+	json_t *reply = NULL;
+
+	memset(p, 0, sizeof(*p));
+	p->who.conn = p;
+	assert_int_equal(coord_agent_claim(f->s, &reply, name, &p->who), 0);
+	assert_null(reply);
+	p->w.fire = on_fire;
+	http_park(&p->w, &(struct http_wait){ q, seen, now_ms() + 60000, &p->who });
+	assert_int_equal(p->fired, 0);
+}
+
+/* Takes a parked claim off the queue (a claim that was never fired is still there). */
+static void unpark(struct fx *f, struct parked *p)
+{
+	if (!p->fired) {
+		http_wake(coord_claim_queue(f->s));
+		assert_int_equal(p->fired, 1);
+	}
+	json_decref(p->who.handed);
+	p->who.handed = NULL;
+	strv_free(p->who.labels);
+	p->who.labels = NULL;
+}
+
+/* A job of pool local over v1..main: its two ends are queued in the same transaction. */
+static long long job(struct fx *f)
+{
+	struct job_request req = { .repo = "demo", .good = "v1", .bad = "main", .workload = "bench",
+				   .policy = "bisectd", .confidence = 0.99, .alpha = 0.05, .min_effect = 0.02 };
+	json_t *reply = NULL;
+	long long id;
+
+	assert_int_equal(coord_job_create(f->s, &reply, &req), 0);
+	id = json_integer_value(json_object_get(reply, "id"));
+	assert_true(id > 0);
+	json_decref(reply);
+	return id;
+}
+
+/* An agent's claim that does not wait: the task it got. */
+static long long claim_now(struct fx *f, const char *name)
+{
+	json_t *reply = NULL;
+	long long id;
+
+	assert_int_equal(coord_agent_claim(f->s, &reply, name, NULL), 0);
+	id = reply ? json_integer_value(json_object_get(reply, "task")) : 0;
+	json_decref(reply);
+	return id;
+}
+
+static long long agent_id(struct fx *f, const char *name)
+{
+	struct agent a = { 0 };
+	long long id;
+
+	assert_int_equal(store_agent_get(&a, f->st, name), 0);
+	id = a.id;
+	store_agent_release(&a);
+	return id;
+}
+
+/* The job's tasks in id order: their ids into ids[0..n), which must be all of them. */
+static void tasks_of(struct fx *f, long long jid, long long *ids, size_t n)
+{
+	size_t k = 0;
+
+	for (long long id = 1; id < 1000 && k < n; id++) {
+		struct task t = { 0 };
+
+		if (store_task_get(&t, f->st, id) == 0 && t.job == jid)
+			ids[k++] = id;
+		store_task_release(&t);
+	}
+	assert_int_equal(k, n);
+}
+
+static void task_is(struct fx *f, long long id, const char *state, long long agent, long long attempt)
+{
+	struct task t = { 0 };
+
+	assert_int_equal(store_task_get(&t, f->st, id), 0);
+	assert_string_equal(t.state, state);
+	assert_int_equal(t.agent, agent);
+	if (attempt >= 0)
+		assert_int_equal(t.attempt, attempt);
+	store_task_release(&t);
+}
+
+static long long task_attempt(struct fx *f, long long id)
+{
+	struct task t = { 0 };
+	long long a;
+
+	assert_int_equal(store_task_get(&t, f->st, id), 0);
+	a = t.attempt;
+	store_task_release(&t);
+	return a;
+}
+
+/* How many of the job's events are of this kind. */
+static int events(struct fx *f, long long jid, const char *kind)
+{
+	json_t *doc = NULL, *e;
+	size_t i;
+	int n = 0;
+
+	assert_int_equal(store_job_events_doc(&doc, f->st, jid), 0);
+	json_array_foreach(doc, i, e)
+		n += !strcmp(json_string_value(json_object_get(e, "kind")), kind);
+	json_decref(doc);
+	return n;
+}
+
+static long long handed_task(const struct parked *p)
+{
+	return p->who.handed ? json_integer_value(json_object_get(p->who.handed, "task")) : 0;
+}
+
+/* --- the tests ------------------------------------------------------------ */
+
+/*
+ * Two parked claims of pool local and one of pool other: the job's two
+ * ends go one to each local claim, the oldest first, each fired once the
+ * job's transaction committed; the other pool's claim is not touched. The
+ * reply a claim then takes is the task it was handed.
+ */
+static void test_handed_in_the_step(void **state)
+{
+	struct fx *f = *state;
+	struct parked p1, p2, po;
+	long long ids[2], jid;
+	json_t *reply = NULL;
+
+	park(f, &po, "o1");
+	park(f, &p1, "a1");
+	park(f, &p2, "a2");
+	jid = job(f);
+	tasks_of(f, jid, ids, 2);
+	assert_int_equal(p1.fired, 1);
+	assert_int_equal(p2.fired, 1);
+	assert_int_equal(po.fired, 0);
+	assert_int_equal(handed_task(&p1), ids[0]);
+	assert_int_equal(handed_task(&p2), ids[1]);
+	task_is(f, ids[0], "claimed", agent_id(f, "a1"), p1.who.handed_attempt);
+	task_is(f, ids[1], "claimed", agent_id(f, "a2"), p2.who.handed_attempt);
+	/* The woken poll's try answers with what it was handed, and takes nothing else. */
+	assert_int_equal(coord_agent_claim(f->s, &reply, "a1", &p1.who), 0);
+	assert_non_null(reply);
+	assert_int_equal(json_integer_value(json_object_get(reply, "task")), ids[0]);
+	assert_null(p1.who.handed);
+	json_decref(reply);
+	/* Sent: the claim's end finds nothing to give back. */
+	coord_claim_gone(f->s, &p1.who);
+	task_is(f, ids[0], "claimed", agent_id(f, "a1"), -1);
+	assert_int_equal(events(f, jid, "requeue"), 0);
+	unpark(f, &p1);
+	unpark(f, &p2);
+	unpark(f, &po);
+}
+
+/*
+ * The agent of the claim a task was handed to has gone before its reply
+ * went out: the task is queued again at once, with an event that says
+ * why, and handed to the next parked claim that fits (fired when that
+ * commits), not left to wait out a lease.
+ */
+static void test_gone_goes_to_the_next(void **state)
+{
+	struct fx *f = *state;
+	struct parked p1, p2;
+	long long ids[2], jid, a0;
+
+	park(f, &p1, "a1");
+	jid = job(f);
+	tasks_of(f, jid, ids, 2);
+	assert_int_equal(handed_task(&p1), ids[0]);
+	a0 = p1.who.handed_attempt;
+	/* Nobody parked for the other end: queued, until a3 asks. */
+	task_is(f, ids[1], "queued", 0, -1);
+	assert_int_equal(claim_now(f, "a3"), ids[1]);
+
+	park(f, &p2, "a2");
+	p1.gone = 1;
+	coord_claim_gone(f->s, &p1.who);
+	assert_null(p1.who.handed);
+	assert_int_equal(events(f, jid, "requeue"), 1);
+	assert_int_equal(p2.fired, 1);
+	assert_int_equal(handed_task(&p2), ids[0]);
+	assert_true(p2.who.handed_attempt > a0);
+	task_is(f, ids[0], "claimed", agent_id(f, "a2"), p2.who.handed_attempt);
+	/* Gone twice (the poll's try and its release both say so): once is all it does. */
+	coord_claim_gone(f->s, &p1.who);
+	assert_int_equal(events(f, jid, "requeue"), 1);
+	task_is(f, ids[0], "claimed", agent_id(f, "a2"), p2.who.handed_attempt);
+
+	/* No claim parked: queued, and the next agent to ask takes it. */
+	p2.gone = 1;
+	coord_claim_gone(f->s, &p2.who);
+	assert_int_equal(events(f, jid, "requeue"), 2);
+	task_is(f, ids[0], "queued", 0, -1);
+	assert_int_equal(claim_now(f, "a1"), ids[0]);
+	unpark(f, &p1);
+	unpark(f, &p2);
+}
+
+/* A parked claim whose agent has gone is handed nothing: the live one behind it is. */
+static void test_dead_claim_passed_over(void **state)
+{
+	struct fx *f = *state;
+	struct parked p1, p2;
+	long long ids[2], jid;
+
+	park(f, &p1, "a1");
+	park(f, &p2, "a2");
+	p1.gone = 1;
+	jid = job(f);
+	tasks_of(f, jid, ids, 2);
+	assert_null(p1.who.handed);
+	assert_int_equal(p1.fired, 0);
+	assert_int_equal(handed_task(&p2), ids[0]);
+	task_is(f, ids[1], "queued", 0, -1);
+	assert_int_equal(events(f, jid, "requeue"), 0);
+	unpark(f, &p1);
+	unpark(f, &p2);
+}
+
+/*
+ * The step that queued and handed a task rolls back: the task and the
+ * claim made for it are gone with it, so the parked claim is woken with
+ * nothing handed, and its try (woken empty) finds nothing to claim.
+ */
+static void test_rolled_back(void **state)
+{
+	struct fx *f = *state;
+	struct parked p1;
+	long long ids[2], jid, id = 0;
+	struct task t = { 0 };
+	json_t *reply = NULL;
+
+	jid = job(f);
+	tasks_of(f, jid, ids, 2);
+	assert_int_equal(claim_now(f, "a2"), ids[0]);
+	assert_int_equal(claim_now(f, "a3"), ids[1]);
+	park(f, &p1, "a1");
+
+	pthread_mutex_lock(&f->s->lock);
+	assert_int_equal(store_begin(f->st), 0);
+	assert_int_equal(store_task_add(&id, f->st, jid, 2, 5, (long long)now_unix(), 0, 0), 0);
+	assert_int_equal(coord_hand_task(f->s, "local", id), 0);
+	/* Claimed in the transaction, not yet fired. */
+	assert_int_equal(handed_task(&p1), id);
+	assert_int_equal(p1.fired, 0);
+	store_rollback(f->st);
+	pthread_mutex_unlock(&f->s->lock);
+
+	assert_int_equal(p1.fired, 1);
+	assert_null(p1.who.handed);
+	assert_int_equal(store_task_get(&t, f->st, id), ERR_NOTFOUND);
+	store_task_release(&t);
+	assert_int_equal(coord_agent_claim(f->s, &reply, "a1", &p1.who), 0);
+	assert_null(reply);
+	assert_int_equal(events(f, jid, "claim"), 2);
+	unpark(f, &p1);
+}
+
+/*
+ * A claim whose reply never went out, but whose task has moved on since
+ * (its lease ran out, it was queued again and another agent claimed it):
+ * the claim's end leaves that other agent's claim as it is.
+ */
+static void test_gone_after_moved_on(void **state)
+{
+	struct fx *f = *state;
+	struct parked p1;
+	long long ids[2], jid, a2;
+
+	park(f, &p1, "a1");
+	jid = job(f);
+	tasks_of(f, jid, ids, 2);
+	assert_int_equal(handed_task(&p1), ids[0]);
+	pthread_mutex_lock(&f->s->lock);
+	assert_int_equal(store_begin(f->st), 0);
+	assert_int_equal(store_task_requeue(f->st, ids[0], "lease expired"), 0);
+	assert_int_equal(store_commit(f->st), 0);
+	pthread_mutex_unlock(&f->s->lock);
+	assert_int_equal(claim_now(f, "a2"), ids[0]);
+	a2 = task_attempt(f, ids[0]);
+
+	p1.gone = 1;
+	coord_claim_gone(f->s, &p1.who);
+	assert_null(p1.who.handed);
+	task_is(f, ids[0], "claimed", agent_id(f, "a2"), a2);
+	assert_int_equal(events(f, jid, "requeue"), 0);
+	unpark(f, &p1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_handed_in_the_step, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_gone_goes_to_the_next, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_dead_claim_passed_over, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_rolled_back, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_gone_after_moved_on, setup, teardown),
+	};
+	int rc;
+
+	log_init("test_coord", LOG_WARN);
+	if (gitsh_init())
+		return 1;
+	rc = cmocka_run_group_tests(tests, NULL, NULL);
+	gitsh_release();
+	return rc;
+}
