@@ -74,6 +74,26 @@ static int tools(const char **names, size_t n, json_t *def)
 	return 1;
 }
 
+/*
+ * For a distribution kernel, where they are modules: pktgen and the dummy
+ * device, and with clsact_bpf the clsact qdisc (sch_ingress) and cls_bpf.
+ * A kernel built with the egress fragment has them built in.
+ */
+static int modules(const char **names, size_t n, json_t *def)
+{
+	size_t k = 0;
+
+	if (n < 4)
+		return err_set(ERR_INVALID, "pktgen: no room for its modules");
+	names[k++] = "pktgen";
+	names[k++] = "dummy";
+	if (json_is_true(json_object_get(def, "clsact_bpf"))) {
+		names[k++] = "sch_ingress";
+		names[k++] = "cls_bpf";
+	}
+	return (int)k;
+}
+
 int pktgen_script(struct sbuf *sb, const struct pktgen_script_opts *o)
 {
 	const char *dev = o->dev ? o->dev : DEV;
@@ -182,6 +202,7 @@ const struct workload_ops workload_pktgen = {
 	.about = "the kernel's pktgen on a dummy device; the metric is its rate",
 	.check = check,
 	.tools = tools,
+	.modules = modules,
 	.script = script,
 	.parse = parse,
 };

@@ -383,9 +383,17 @@ static void test_guest_kinds_check(void **state)
 	assert_int_equal(json_integer_value(json_object_get(def, "count")), 200000);
 	assert_int_equal(json_integer_value(json_object_get(def, "pkt_size")), 60);
 	assert_int_equal(pg->tools(tools, 4, def), 0);
+	/* Its modules, for a distribution kernel that has them as such. */
+	assert_int_equal(pg->modules(tools, 4, def), 2);
+	assert_string_equal(tools[0], "pktgen");
+	assert_string_equal(tools[1], "dummy");
 	json_object_set_new(def, "clsact_bpf", json_true());
 	assert_int_equal(pg->tools(tools, 4, def), 1);
 	assert_string_equal(tools[0], "tc");
+	assert_int_equal(pg->modules(tools, 4, def), 4);
+	assert_string_equal(tools[2], "sch_ingress");
+	assert_string_equal(tools[3], "cls_bpf");
+	assert_int_equal(pg->modules(tools, 3, def), ERR_INVALID);
 	/* Idempotent: the agent checks again what the coordinator sent. */
 	assert_int_equal(workload_check(pg, def, &bad), 0);
 	json_object_set_new(def, "pkt_size", json_integer(59));
