@@ -733,6 +733,8 @@ int qemu_init_script(char **out, const struct qemu_script_opts *o)
 		return err_set(ERR_INVALID, "qemu: the script needs the workload's run_once()");
 	}
 	sbuf_adds(&sb, o->run_once);
+	/* For the console log: which kernel booted, with which command line (the job's --append among it). */
+	sbuf_adds(&sb, "echo \"booted: $(uname -r) $(cat /proc/cmdline)\"\n");
 	sbuf_adds(&sb, "echo " QEMU_MARK_READY "\n");
 	if (o->perf) {
 		sbuf_adds(&sb, "# A profile task: the whole guest under perf while the runs run.\n"

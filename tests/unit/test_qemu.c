@@ -344,7 +344,8 @@ static void test_script_iperf3(void **state)
 	assert_contains(s, "ip link set lo up");
 	assert_contains(s, "'/usr/bin/iperf3' -s -1 -p 5201");
 	assert_contains(s, "'/usr/bin/iperf3' -c 127.0.0.1 -4 -p 5201 -J -t 3 -P 4 -u -b 0 -l 8920 -O 1\n");
-	assert_contains(s, "echo BISECT-READY\n");
+	/* The console log says which kernel booted with which command line, before the runs. */
+	assert_contains(s, "echo \"booted: $(uname -r) $(cat /proc/cmdline)\"\necho BISECT-READY\n");
 	assert_contains(s, "while [ $i -le 3 ]");
 	assert_contains(s, "echo \"BISECT-BEGIN $i\"");
 	assert_contains(s, "echo \"BISECT-END $i rc=$rc\"");
