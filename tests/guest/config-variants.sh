@@ -12,6 +12,7 @@
 . "$(dirname "$0")/../lib/tap.sh"
 . "$(dirname "$0")/../lib/lab.sh"
 . "$(dirname "$0")/../lib/mkrepo.sh"
+. "$(dirname "$0")/../lib/kstandin.sh"
 
 command -v sqlite3 > /dev/null || skip_all "sqlite3 CLI missing (make deps)"
 command -v qemu-system-x86_64 > /dev/null ||
@@ -29,30 +30,7 @@ LAB=$TEST_DIR/lab
 trap 'lab_stop; rm -rf "$TEST_DIR"' EXIT
 
 R=$TEST_DIR/linux
-mkrepo_init "$R" > /dev/null
-mkdir -p "$R/scripts/kconfig"
-cat > "$R/scripts/kconfig/merge_config.sh" <<'EOS'
-#!/bin/sh
-# merge_config.sh -m -O OUT BASE FRAGMENT: the fragment's lines win.
-set -e
-[ "$1" = -m ] && [ "$2" = -O ] || exit 9
-base=$4 frag=$5
-for n in $(sed -n -e 's/^\(CONFIG_[A-Za-z0-9_]*\)=.*/\1/p' -e 's/^# \(CONFIG_[A-Za-z0-9_]*\) is not set$/\1/p' "$frag"); do
-	sed -e "/^$n=/d" -e "/^# $n is not set/d" "$base" > "$base.tmp"; mv "$base.tmp" "$base"
-done
-cat "$frag" >> "$base"
-EOS
-cat > "$R/Makefile" <<EOS
-# A stand-in kernel tree: answers as Kbuild does when called with O=.
-tinyconfig:
-	printf 'CONFIG_64BIT=y\n# CONFIG_NET is not set\n' > \$(O)/.config
-olddefconfig:
-	sed -i '/^CONFIG_NO_SUCH_OPTION=/d' \$(O)/.config
-bzImage:
-	@echo "  CC      net/ipv4/udp.o"
-	mkdir -p \$(O)/arch/x86/boot
-	cp $KERNEL \$(O)/arch/x86/boot/bzImage
-EOS
+kstandin_tree "$R" "$KERNEL"
 mkrepo_commit "$R" README "a kernel tree stand-in" "base" > /dev/null
 mkrepo_tag "$R" v1
 mkrepo_commit "$R" net/ipv4/udp.c "/* a change */" "udp: touch" > /dev/null
