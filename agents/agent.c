@@ -807,7 +807,8 @@ static int build(struct agent *a, const struct task *t, const char *dir, struct 
 	int64_t t0;
 	int rc = 0;
 
-	if (!b || json_is_null(b))
+	/* No build: the coordinator sends [] for a workload without one (a TRex run, a plain command). */
+	if (!b || json_is_null(b) || (json_is_array(b) && json_array_size(b) == 0))
 		return 0;
 	if (workload_def_argv(&argv, t->def, "build") < 0) {
 		result_set(r, "failed", "%s", err_msg());

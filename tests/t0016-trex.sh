@@ -129,6 +129,11 @@ cat > "$LAB/trex.yaml" <<EOC
     direction: higher
     run_timeout: 30
 EOC
+# The pedit seed's workload from etc/examples/trex-pedit.yaml as written, but for
+# where its server is (the stand-in on loopback), its profile and a 1 s duration.
+sed -n '/^  pedit-mirred:$/,/^$/p' "$TOP/etc/examples/trex-pedit.yaml" | sed -e "s|^    server: .*|    server: 127.0.0.1|" \
+	-e "s|^    sync_port: .*|    sync_port: $SYNC|" -e "s|^    traffic_profile: .*|    traffic_profile: $PROFILE|" \
+	-e "s|^    duration: .*|    duration: 1|" >> "$LAB/trex.yaml"
 sed "/^workloads:\$/r $LAB/trex.yaml" "$LAB/bisectd.yaml" > "$LAB/b.yaml" && mv "$LAB/b.yaml" "$LAB/bisectd.yaml"
 
 # A bad definition is refused when bisectd loads its config.
@@ -175,6 +180,19 @@ like "$(q "SELECT error FROM samples WHERE job_id = 2 ORDER BY id LIMIT 1")" \
 like "$(cat "$LAB/watch2.out") $(q "SELECT coalesce(error, '') FROM jobs WHERE id = 2")" "taken by 'trex-console'" \
 	"... which the job's failure repeats"
 : > "$FAULT"
+
+# The example's own workload (rate 100% of line rate, ports 0 and 1, rx_mpps): its first task measures.
+like "$(grep -c '^  pedit-mirred:$' "$LAB/bisectd.yaml") $(grep -c '^    rate: 100%' "$LAB/bisectd.yaml")" '^1 1' \
+	"the example's pedit-mirred workload is in the lab's config, at its rate"
+"$BUILD/bisectctl" submit --repo demo --good good --bad main --workload pedit-mirred --runs 1 > "$LAB/submit3.out" 2>&1
+for _ in $(seq 1 300); do
+	case $(q "SELECT state FROM tasks WHERE job_id = 3 ORDER BY id LIMIT 1") in queued|claimed|'') sleep 0.1 ;; *) break ;; esac
+done
+api POST /api/v1/jobs/3/cancel '' > /dev/null
+is "$(q "SELECT state || ' ' || coalesce(error, '-') FROM tasks WHERE job_id = 3 ORDER BY id LIMIT 1")" "done -" \
+	"the example's workload measures through TRex's protocol"
+like "$(q "SELECT unit || ' ' || value FROM samples WHERE job_id = 3 AND coalesce(error, '') = '' LIMIT 1")" \
+	'^Mpps [0-9.]*[1-9]' "... a positive rx_mpps sample"
 
 tap_plan "$tap_n"
 tap_done
