@@ -193,24 +193,17 @@ static void tasks_of(struct fx *f, long long jid, long long *ids, size_t n)
 	assert_int_equal(k, n);
 }
 
-static void task_is(struct fx *f, long long id, const char *state, long long agent, long long attempt)
+/* Checks the task's state and agent (and attempt, unless -1); returns its attempt. */
+static long long task_is(struct fx *f, long long id, const char *state, long long agent, long long attempt)
 {
 	struct task t = { 0 };
+	long long a;
 
 	assert_int_equal(store_task_get(&t, f->st, id), 0);
 	assert_string_equal(t.state, state);
 	assert_int_equal(t.agent, agent);
 	if (attempt >= 0)
 		assert_int_equal(t.attempt, attempt);
-	store_task_release(&t);
-}
-
-static long long task_attempt(struct fx *f, long long id)
-{
-	struct task t = { 0 };
-	long long a;
-
-	assert_int_equal(store_task_get(&t, f->st, id), 0);
 	a = t.attempt;
 	store_task_release(&t);
 	return a;
@@ -403,7 +396,7 @@ static void test_gone_after_moved_on(void **state)
 	assert_int_equal(store_commit(f->st), 0);
 	pthread_mutex_unlock(&f->s->lock);
 	assert_int_equal(claim_now(f, "a2"), ids[0]);
-	a2 = task_attempt(f, ids[0]);
+	a2 = task_is(f, ids[0], "claimed", agent_id(f, "a2"), -1);
 
 	p1.gone = 1;
 	coord_claim_gone(f->s, &p1.who);
