@@ -11,7 +11,11 @@
 # and ended by a kexec back. The job ends done with the culprit, and its
 # two profile tasks record their runs with the real perf in the "built
 # kernel" (perf record -g -e cpu-clock: a software event, as in a guest),
-# so the report's diff shows slow_mix coming and fast_mix going.
+# so the report's diff shows slow_mix coming and fast_mix going. The
+# agent is killed once between the culprit's run and its perf report (a
+# perf stand-in in front of the real one): restarted in the same boot, it
+# carries the task on again and reports the perf.data it recorded, the
+# run not done twice.
 # Needs a kernel in /boot (as t0015), perf that can record here, cc,
 # sqlite3 and python3; else a TAP skip with the reason. About 30-60 s.
 . "$(dirname "$0")/lib/tap.sh"
@@ -28,7 +32,7 @@ KERNEL=$(ls /boot/vmlinuz-* 2> /dev/null | sort -V | tail -n 1)
 RELEASE=${KERNEL#/boot/vmlinuz-}
 profrepo_need_perf
 
-tap_plan 13
+tap_plan 16
 LAB=$TEST_DIR/lab
 trap 'lab_stop; rm -rf "$TEST_DIR"' EXIT
 mkdir -p "$LAB" "$TEST_DIR/bin"
@@ -66,6 +70,21 @@ EOS
 printf '#!/bin/sh\necho "reboot $*" >> "$KX_LOG"\n"$(dirname "$0")/boot" "$GOOD_LINE"\nkill -9 "$PPID"\n' \
 	> "$TEST_DIR/bin/reboot"
 chmod +x "$TEST_DIR/bin/boot" "$TEST_DIR/bin/kexec" "$TEST_DIR/bin/reboot"
+# perf: the real one, logged, except that the first `perf report` of the
+# culprit's profile ends the agent instead (a crash between the run and its
+# report, in the built kernel): the agent restarted in the same boot must
+# report the perf.data of the run it recorded, not run it again.
+export REAL_PERF="$(command -v perf)" KX_PERFLOG="$TEST_DIR/perf.log" KX_CRASHED="$TEST_DIR/crashed"
+cat > "$TEST_DIR/bin/perf" <<'EOS'
+#!/bin/sh
+case "$1 $*" in
+report*-culprit.perf.data*) echo "report culprit" >> "$KX_PERFLOG"
+	[ -e "$KX_CRASHED" ] || { : > "$KX_CRASHED"; kill -9 "$PPID"; exit 1; } ;;
+record*-culprit.perf.data*) echo "record culprit" >> "$KX_PERFLOG" ;;
+esac
+exec "$REAL_PERF" "$@"
+EOS
+chmod +x "$TEST_DIR/bin/perf"
 export PATH="$TEST_DIR/bin:$PATH"
 boot "$GOOD_LINE"
 
@@ -146,6 +165,12 @@ for t in $(q "SELECT task_id FROM profiles WHERE job_id = 1"); do
 	grep -q "the journal holds task $t attempt .*carrying it on" "$LAB/kx.all.log" && n=$((n + 1))
 done
 is "$n" 2 "both profile tasks were carried on from the journal after the kexec"
+ok "$([ -e "$KX_CRASHED" ]; echo $?)" "the agent was killed before its culprit's perf report"
+T=$(q "SELECT task_id FROM profiles WHERE job_id = 1 AND role = 'culprit'")
+is "$(grep -c "the journal holds task $T attempt .*carrying it on" "$LAB/kx.all.log")" 2 \
+	"... and the agent of the same boot carried the task on again"
+is "$(grep -c '^record culprit' "$KX_PERFLOG") $(grep -c '^report culprit' "$KX_PERFLOG")" "1 2" \
+	"... reporting the perf.data of the run recorded before the crash, the run not done again"
 ls "$LAB"/agents/kx/logs/task-*-culprit.perf.data > /dev/null 2>&1
 ok $? "the agent keeps perf.data beside its logs"
 is "$(grep -c '^-e' "$KX_LOG")" "$(( 2 * $(q "SELECT count(*) FROM tasks WHERE job_id = 1 AND state = 'done'") ))" \
