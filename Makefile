@@ -202,9 +202,9 @@ bench-api: $(PROGS) $(BUILD)/bench-api
 $(BUILD)/obj/tests/unit/test_bound.o: ALL_CFLAGS += -iquote tests/bench
 $(BUILD)/obj/tests/bench/%.o: ALL_CFLAGS += -iquote tests/bench
 $(BUILD)/tests/test_bound: $(call obj,tests/bench/bound.c)
-# test_sim checks the simulator's noise models and the trace parser.
+# test_sim checks the simulator's noise models, the trace parser and the oracle policy.
 $(BUILD)/obj/tests/unit/test_sim.o: ALL_CFLAGS += -iquote tests/bench
-$(BUILD)/tests/test_sim: $(call obj,tests/bench/sim.c tests/bench/trace.c)
+$(BUILD)/tests/test_sim: $(call obj,tests/bench/sim.c tests/bench/trace.c tests/bench/policies.c)
 
 # --- packages -------------------------------------------------------------
 

@@ -11,7 +11,9 @@
  *
  * LISTs are comma-separated: noise names (trace: every trace found,
  * trace:NAME one of them), candidate counts, linear/merges, percentages,
- * policy names. Results go to stdout, progress to stderr. For bisectd it
+ * policy names (git-bisect-1run fixed-5 pinpoint bisectd, and oracle,
+ * run only when named: the yardstick of a search that knows the lab).
+ * Results go to stdout, progress to stderr. For bisectd it
  * also prints, per noise model and trace, how often an answer given at a
  * claimed confidence was right (calibration).
  */
@@ -254,6 +256,8 @@ static void usage(int status)
 		"  --noise: normal lognormal bimodal drift (independent runs), ar1 bursts shift agents\n"
 		"           percommit tasks (a real lab's structure), trace (every " TRACE_DIR "/*.trace, or\n"
 		"           --traces DIR's), trace:NAME (one of them)\n"
+		"  --policy: git-bisect-1run fixed-5 pinpoint bisectd (the default: all four), and oracle\n"
+		"           (probabilistic bisection told the true levels and noise; only when named)\n"
 		"  --quick: a smoke run of about a minute: normal and bimodal at four pairs, and N=64, linear,\n"
 		"           %d trials, at 7%%/4%% and 30%%/4%% for every structured model, 30%% for a trace\n"
 		"  BENCH_WHY=1 (2: also the undecided and capped) says why a wrong answer came out;\n"
@@ -728,6 +732,32 @@ static int find_pol(const struct bench *B, const char *name)
 	return -1;
 }
 
+/*
+ * bisectd's runs at candidates over the oracle's (policies.c), per case of
+ * independent Gaussian noise where both ran: how far the whole engine is
+ * from a search that has nothing to learn, in the same trials.
+ */
+static void oracle_line(struct bench *B, int bd)
+{
+	int or = find_pol(B, "oracle"), n = 0;
+	char detail[1024] = "";
+
+	if (or < 0 || bd < 0)
+		return;
+	for (int ci = 0; ci < B->nr_cases; ci++) {
+		const struct sim_case *c = &B->cases[ci];
+		const struct acc *a = res_at(B, ci, bd, 0), *o = res_at(B, ci, or, 0);
+
+		if ((c->noise != NOISE_NORMAL && c->noise != NOISE_LOGNORMAL) || !(mean(o, o->runs) > 0) || n > 8)
+			continue;
+		snprintf(detail + strlen(detail), sizeof(detail) - strlen(detail), "%s%s N=%d %s %d%%/%d%% %.1f/%.1f = %.2fx",
+			 n++ ? ", " : "", c->name, c->n_cand, sim_shape_name(c->shape), c->change, c->cv,
+			 mean(a, a->runs), mean(o, o->runs), mean(a, a->runs) / mean(o, o->runs));
+	}
+	if (n)
+		printf("# bisectd's runs at candidates over the oracle's (1 agent, the same trials): %s\n", detail);
+}
+
 /* Standard error of the difference of two accuracies. */
 static double se_diff(const struct acc *a, const struct acc *b)
 {
@@ -1041,6 +1071,7 @@ static void print_targets(struct bench *B)
 		}
 	}
 	verdict("runs <= 1.6 x bound at N=1024, 7%/4%, Gaussian noise", checked, bad, detail);
+	oracle_line(B, bd);
 	if (pp < 0)
 		printf("SKIP >= 2x fewer runs than pinpoint at N=1024, 7%%/4%%: pinpoint was not run\n");
 	else
@@ -1190,7 +1221,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	for (int p = 0; sim_policies[p]; p++)
-		if (wanted(&B.o.policy, sim_policies[p]->name))
+		if (wanted(&B.o.policy, sim_policies[p]->name) && (!sim_policies[p]->by_name || B.o.policy.nr))
 			B.pol[B.nr_pol++] = sim_policies[p];
 	B.ks[0] = 1;
 	B.ks[1] = B.o.agents;

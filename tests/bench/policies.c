@@ -1,5 +1,6 @@
 /*
- * policies: the four bisection policies the benchmark compares. The three
+ * policies: the four bisection policies the benchmark compares, and an
+ * oracle to measure them by. The three
  * baselines split the remaining candidates as git bisect does (by ancestor
  * count, policy.h's rule, computed here in O(n) per step from the closed
  * form of ancestry) and differ in how they classify a commit; bisectd
@@ -249,6 +250,7 @@ const struct sim_policy sim_policy_git = {
 	"git-bisect-1run",
 	"1 run per commit, the ends included; bad when below the midpoint of the ends' runs",
 	trial_git,
+	0,
 };
 
 /* (b) fixed 5 runs: Welch t on the logs against the good end, one-sided 0.05. */
@@ -279,6 +281,7 @@ const struct sim_policy sim_policy_fixed5 = {
 	"5 runs per commit, the ends included; bad when Welch t on ln(value) against the good end "
 	"is significant, one-sided, 0.05",
 	trial_fixed,
+	0,
 };
 
 /*
@@ -375,6 +378,7 @@ const struct sim_policy sim_policy_pinpoint = {
 	"compare with the good end: 10 runs each, min(p_MW, p_KS) < 0.01 bad, > 0.1 good, "
 	"else 10 more each up to 40 then good; the ends must differ first",
 	trial_pp,
+	0,
 };
 
 #define MAX_QUERIES BISECT_MAX_QUERIES(16)
@@ -546,10 +550,100 @@ const struct sim_policy sim_policy_bisectd = {
 	"bisectd",
 	"bisect.h's engine, one bisect_next() per round handing out up to k queries",
 	trial_bisectd,
+	0,
+};
+
+/*
+ * (e) oracle: probabilistic bisection told what no real policy knows, the
+ * lab's true levels (1000 at good commits, 1000 (1 - d) at bad ones) and
+ * its noise (a run's log is normal with sd sqrt(ln(1 + cv^2))). It is not
+ * a baseline to beat but a yardstick: the runs the search alone needs with
+ * nothing to learn, no ends measured, no model of a lab's structure and no
+ * confirmation. Each round puts one run at the commit whose ancestor mass
+ * is nearest each quantile 1/(k+1) .. k/(k+1), and it names the most
+ * probable commit once it holds ORACLE_STOP, bisectd's stop at a
+ * confidence of 0.99. It believes the independent models; under any other
+ * it is wrong more often than it claims. Run it by name (--policy oracle).
+ */
+#define ORACLE_STOP 0.9925
+
+static int trial_oracle(struct sim_answer *ans, struct sim_lab *lab, int k, const struct sim_limits *lim)
+{
+	const struct sim_dag *g = lab->dag;
+	double *lp = xcalloc((size_t)g->n, sizeof(double)), *post = xcalloc((size_t)g->n, sizeof(double));
+	double *S = xcalloc((size_t)g->n, sizeof(double));
+	double sd = sqrt(log1p(lab->cv * lab->cv)), lg = log(SIM_BASE), lb = log(SIM_BASE * (1 - lab->d));
+	int *q = xcalloc((size_t)k, sizeof(int));
+
+	for (;;) {
+		double m = -INFINITY, z = 0, top = -1;
+		int best = -1, nq = 0;
+
+		for (int j = 1; j < g->n; j++)
+			m = fmax(m, lp[j]);
+		for (int j = 1; j < g->n; j++)
+			z += post[j] = exp(lp[j] - m);
+		for (int j = 1; j < g->n; j++) {
+			post[j] /= z;
+			S[j] = S[j - 1] + post[j];
+			if (post[j] > top) {
+				top = post[j];
+				best = j;
+			}
+		}
+		if (top >= ORACLE_STOP) {
+			ans->verdict = SIM_CULPRIT;
+			ans->culprit = best;
+			ans->confidence = top;
+			break;
+		}
+		if (lab->round >= lim->max_rounds || (lim->max_runs && lab->runs >= lim->max_runs)) {
+			ans->capped = 1;
+			break;
+		}
+		for (int t = 1; t <= k; t++) {
+			double target = (double)t / (k + 1), near = INFINITY;
+			int at = -1;
+
+			for (int i = 1; i < g->n - 1; i++) {
+				double e = fabs(sim_dag_mass(g, S, i) - target);
+				int dup = 0;
+
+				for (int u = 0; u < nq; u++)
+					dup |= q[u] == i;
+				if (e < near && !dup) {
+					near = e;
+					at = i;
+				}
+			}
+			if (at >= 0)
+				q[nq++] = at;
+		}
+		for (int u = 0; u < nq; u++) {
+			double x = log(sim_lab_run(lab, q[u], u, sim_lab_task(lab)));
+			double good = -(x - lg) * (x - lg) / (2 * sd * sd), bad = -(x - lb) * (x - lb) / (2 * sd * sd);
+
+			for (int j = 1; j < g->n; j++)
+				lp[j] += sim_dag_is_ancestor(g, j, q[u]) ? bad : good;
+		}
+		lab->round++;
+	}
+	free(lp);
+	free(post);
+	free(S);
+	free(q);
+	return 0;
+}
+
+const struct sim_policy sim_policy_oracle = {
+	"oracle",
+	"probabilistic bisection told the true levels and noise: the runs the search alone needs (by name only)",
+	trial_oracle,
+	1,
 };
 
 const struct sim_policy *const sim_policies[] = {
-	&sim_policy_git, &sim_policy_fixed5, &sim_policy_pinpoint, &sim_policy_bisectd, NULL,
+	&sim_policy_git, &sim_policy_fixed5, &sim_policy_pinpoint, &sim_policy_bisectd, &sim_policy_oracle, NULL,
 };
 
 /* The O(n) split against policy_next() on random runs of both shapes. */

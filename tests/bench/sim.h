@@ -2,7 +2,7 @@
  * sim: a synthetic lab for the bisection benchmark. It makes commit
  * histories (linear, or a main line with side branches merged back), plants
  * a culprit, and answers "run the benchmark once at commit m" with a value
- * drawn from one of the noise models below. Policies (four of them, behind
+ * drawn from one of the noise models below. Policies (five of them, behind
  * struct sim_policy) drive a lab and name a commit; the harness counts.
  */
 #ifndef BENCH_SIM_H
@@ -43,6 +43,16 @@ void sim_dag_free(struct sim_dag *g);
 static inline int sim_dag_is_ancestor(const struct sim_dag *g, int a, int b)
 {
 	return a <= g->pre[b] || (a >= g->lo[b] && a <= b);
+}
+/*
+ * The mass of b's ancestors-or-self, from S, the prefix sums of a weight
+ * per commit (S[i] = w[0] + ... + w[i]): O(1) by the closed form.
+ */
+static inline double sim_dag_mass(const struct sim_dag *g, const double *S, int b)
+{
+	if (g->lo[b] <= g->pre[b] + 1)
+		return S[b];
+	return S[g->pre[b]] + S[b] - S[g->lo[b] - 1];
 }
 /*
  * Compares the closed form with policy.h's ancestry bitsets over all
@@ -230,12 +240,14 @@ struct sim_policy {
 	const char *name;
 	const char *about;   /* one line for the report's header */
 	int (*trial)(struct sim_answer *ans, struct sim_lab *lab, int k, const struct sim_limits *lim);
+	int by_name;         /* run only when --policy names it */
 };
 
 extern const struct sim_policy sim_policy_git;
 extern const struct sim_policy sim_policy_fixed5;
 extern const struct sim_policy sim_policy_pinpoint;
 extern const struct sim_policy sim_policy_bisectd;
+extern const struct sim_policy sim_policy_oracle;
 
 /* NULL-terminated, in report order. */
 extern const struct sim_policy *const sim_policies[];
