@@ -1604,9 +1604,9 @@ static int neighbour_pairs(const struct bisect *b, int a, int c, int confirm, do
  * made three pairs of two equal commits pass 4% of the time on a lab
  * whose every task has its own level.)
  */
-static double paired_p(const struct bisect *b, const double *d, int n)
+static double paired_p(const double *d, int n, double unit1_var)
 {
-	double m = 0, ss = 0, nu0 = b->unit1_var > 0 ? 5 : 0, s2;
+	double m = 0, ss = 0, nu0 = unit1_var > 0 ? 5 : 0, s2;
 
 	if (n < 1)
 		return 1;
@@ -1617,10 +1617,24 @@ static double paired_p(const struct bisect *b, const double *d, int n)
 		ss += (d[i] - m) * (d[i] - m);
 	if (nu0 + n - 1 < 1)
 		return 1;
-	s2 = (nu0 * 2 * b->unit1_var + ss) / (nu0 + n - 1);
+	s2 = (nu0 * 2 * unit1_var + ss) / (nu0 + n - 1);
 	if (s2 <= 0)
 		return m > 0 ? 0 : 1;
 	return stats_t_cdf(-m / sqrt(s2 / n), nu0 + n - 1);
+}
+
+int bisect_pairs_pass(const double *d, int np, int last, double unit1_var, double *p)
+{
+	int passed = 0;
+
+	*p = 1;
+	for (int n = CONFIRM_MIN_PAIRS; n <= np && n <= last && !passed; n += 2) {
+		double q = paired_p(d, n, unit1_var);
+
+		*p = q < *p ? q : *p;
+		passed = q < (n < last ? CONFIRM_LOOK_P : CONFIRM_LAST_P);
+	}
+	return passed;
 }
 
 /*
@@ -1791,12 +1805,7 @@ static int confirm_step(struct bisect *b, struct bisect_query *out, int k, const
 	 * simulator had passed that way at p 0.02-0.05.)
 	 */
 	np = neighbour_pairs(b, parent, top, 1, d);
-	for (int n = CONFIRM_MIN_PAIRS; n <= np && n <= maxp && !passed; n += 2) {
-		double q = paired_p(b, d, n);
-
-		p = q < p ? q : p;
-		passed = q < (n < maxp ? CONFIRM_LOOK_P : CONFIRM_LAST_P);
-	}
+	passed = bisect_pairs_pass(d, np, maxp, b->unit1_var, &p);
 	free(d);
 	if (passed && p_top >= stop) {
 		snprintf(why, sizeof(why), "commit %d holds %.4f of the posterior, and %d interleaved pairs against "

@@ -166,6 +166,18 @@ struct bisect_result {
 /* The state after the last bisect_next(); pointers inside are valid until the next call. */
 void bisect_result(const struct bisect *b, struct bisect_result *r);
 
+/*
+ * The confirmation's sequential paired test on d[0..np), the differences
+ * of neighbouring parent and culprit runs (log units, worse is lower, so
+ * a true culprit gives d > 0): a one-sided paired t test at 4, 6, ...
+ * pairs, passing at a look below 0.003 or at `last` pairs below 0.011
+ * (0.02 of false passes over all looks for any last up to 24). unit1_var,
+ * the variance of a one-run task's mean the model sees, is its prior (5
+ * degrees of freedom at 2 unit1_var), 0 for none. Returns 1 when a look
+ * passes; *p is the least p of the looks made.
+ */
+int bisect_pairs_pass(const double *d, int np, int last, double unit1_var, double *p);
+
 /* Posterior probability that commit i measures bad (the culprit is an ancestor-or-self of it). */
 double bisect_bad_mass(struct bisect *b, int i);
 /* 1 when commit i cannot be measured: marked skipped, or only failed runs so far (three or more). */

@@ -1032,9 +1032,58 @@ static void test_clone_steps_like_a_rebuild(void **state)
 	dag_free(d);
 }
 
+/*
+ * The confirmation's sequential test on its own (bisect_pairs_pass()),
+ * on 20,000 seeded sequences of pair differences whose variance is what
+ * the model says (2 unit1_var = 1): two equal commits pass at most 0.025
+ * of the time over all looks up to 24 pairs (the boundary is sized for
+ * 0.02), and at the effect a 7% change has at 4% (1.24 sd of a
+ * difference, the last look at 18 pairs) a culprit passes in 0.99 of the
+ * sequences or more. Here: 0.016 and 0.997, after 8.6 pairs on average.
+ * A look at 0.01 in place of 0.003 passes equal commits 0.033 of the time
+ * and fails the first.
+ */
+static void test_pairs_test_error_and_power(void **state)
+{
+	struct rng rng;
+	double d[24], p;
+	int nul = 0, alt = 0, T = 20000;
+	long pairs = 0;
+
+	(void)state;
+	rng_seed(&rng, 77);
+	for (int t = 0; t < T; t++) {
+		for (int i = 0; i < 24; i++)
+			d[i] = rng_normal(&rng);
+		nul += bisect_pairs_pass(d, 24, 24, 0.5, &p);
+		for (int i = 0; i < 18; i++)
+			d[i] = 1.237 + rng_normal(&rng);
+		alt += bisect_pairs_pass(d, 18, 18, 0.5, &p);
+		for (int n = 4; n <= 18; n += 2)
+			if (bisect_pairs_pass(d, n, 18, 0.5, &p) || n == 18) {
+				pairs += n;
+				break;
+			}
+	}
+	if (nul > 0.025 * T || nul < 0.002 * T)
+		fail_msg("equal commits passed %d of %d times", nul, T);
+	if (alt < 0.99 * T)
+		fail_msg("a culprit at 1.24 sd passed %d of %d times", alt, T);
+	/* It stops at the first look that passes: fewer pairs on average than the 18 it may take. */
+	assert_true((double)pairs / T < 12);
+	/* Fewer than four pairs are no test; a mean at or below 0 never passes. */
+	for (int i = 0; i < 24; i++)
+		d[i] = 5;
+	assert_false(bisect_pairs_pass(d, 3, 24, 0.5, &p));
+	for (int i = 0; i < 24; i++)
+		d[i] = -0.1 * (i % 3);
+	assert_false(bisect_pairs_pass(d, 24, 24, 0.5, &p));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_pairs_test_error_and_power),
 		cmocka_unit_test(test_first_and_last_candidate),
 		cmocka_unit_test(test_culprit_inside_merged_branch),
 		cmocka_unit_test(test_skipped_neighbours_give_a_range),
