@@ -161,7 +161,8 @@ $(TREX_STANDIN): $(BUILD)/obj/tests/lib/trex-standin.o $(LIB)
 
 # --- benchmark ------------------------------------------------------------
 
-BENCH_SRC   := tests/bench/bench_bisect.c tests/bench/sim.c tests/bench/policies.c tests/bench/bound.c tests/bench/trace.c
+BENCH_SRC   := tests/bench/bench_bisect.c tests/bench/sim.c tests/bench/policies.c tests/bench/bound.c tests/bench/trace.c \
+               tests/bench/pairs.c
 BENCH_FLAGS ?=
 
 $(BUILD)/bench-bisect: $(call obj,$(BENCH_SRC)) $(LIB)

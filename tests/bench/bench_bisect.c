@@ -8,6 +8,7 @@
  *                [--threads T] [--agents K] [--noise LIST] [--n LIST]
  *                [--shape LIST] [--change LIST] [--cv LIST] [--policy LIST]
  *                [--traces DIR] [--selftest]
+ *   bench-bisect --pairs [--trials N] [--seed S]
  *
  * LISTs are comma-separated: noise names (trace: every trace found,
  * trace:NAME one of them), candidate counts, linear/merges, percentages,
@@ -27,6 +28,7 @@
 #include <unistd.h>
 
 #include "bound.h"
+#include "pairs.h"
 #include "err.h"
 #include "policy.h"
 #include "bisect.h"
@@ -42,6 +44,7 @@
 #define CALIB_LEVEL 0.99  /* answers claimed at this or more must be right this often, give or take 2 se */
 #define QUICK_TRIALS 30
 #define QUICK_TRIALS_NEW 100
+#define PAIRS_TRIALS 20000  /* --pairs: sequences a row */
 #define TRACE_DIR "tests/bench/traces"
 #define MAX_LIST 16
 #define MAX_TRACES 64
@@ -64,7 +67,7 @@ struct filter {
 };
 
 struct opts {
-	int trials, trials_set, trials_big, trials_big_set, threads, agents, quick, selftest;
+	int trials, trials_set, trials_big, trials_big_set, threads, agents, quick, selftest, pairs;
 	uint64_t seed;
 	struct filter noise, n, shape, change, cv, policy;
 	const char *traces;         /* --traces DIR, NULL: TRACE_DIR when traces are wanted */
@@ -253,6 +256,7 @@ static void usage(int status)
 		"usage: bench-bisect [--quick] [--trials N] [--trials-big N] [--seed S] [--threads T]\n"
 		"                    [--agents K] [--noise LIST] [--n LIST] [--shape LIST]\n"
 		"                    [--change LIST] [--cv LIST] [--policy LIST] [--traces DIR] [--selftest]\n"
+		"       bench-bisect --pairs [--trials N] [--seed S]\n"
 		"  --noise: normal lognormal bimodal drift (independent runs), ar1 bursts shift agents\n"
 		"           percommit tasks (a real lab's structure), trace (every " TRACE_DIR "/*.trace, or\n"
 		"           --traces DIR's), trace:NAME (one of them)\n"
@@ -260,8 +264,10 @@ static void usage(int status)
 		"           (probabilistic bisection told the true levels and noise; only when named)\n"
 		"  --quick: a smoke run of about a minute: normal and bimodal at four pairs, and N=64, linear,\n"
 		"           %d trials, at 7%%/4%% and 30%%/4%% for every structured model, 30%% for a trace\n"
+		"  --pairs: the confirmation's paired test alone against two sequential tests (%d sequences a row)\n"
 		"  BENCH_WHY=1 (2: also the undecided and capped) says why a wrong answer came out;\n"
-		"  BENCH_TRACE=C prints every decision and run of the trials whose culprit is C\n", QUICK_TRIALS_NEW);
+		"  BENCH_TRACE=C prints every decision and run of the trials whose culprit is C\n", QUICK_TRIALS_NEW,
+		PAIRS_TRIALS);
 	exit(status);
 }
 
@@ -325,6 +331,10 @@ static void parse_args(struct opts *o, int argc, char **argv)
 		}
 		if (!strcmp(a, "--selftest")) {
 			o->selftest = 1;
+			continue;
+		}
+		if (!strcmp(a, "--pairs")) {
+			o->pairs = 1;
 			continue;
 		}
 		if (!v)
@@ -1220,6 +1230,8 @@ int main(int argc, char **argv)
 		printf("bench-bisect: self-test passed\n");
 		return 0;
 	}
+	if (B.o.pairs)
+		return bench_pairs(B.o.trials_set ? B.o.trials : PAIRS_TRIALS, B.o.seed);
 	for (int p = 0; sim_policies[p]; p++)
 		if (wanted(&B.o.policy, sim_policies[p]->name) && (!sim_policies[p]->by_name || B.o.policy.nr))
 			B.pol[B.nr_pol++] = sim_policies[p];
