@@ -1382,8 +1382,13 @@ static void resume_kexec(struct agent *a)
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: bisect-agent -f CONFIG [-v]\n"
-		   "  -f CONFIG  the agent's YAML configuration (etc/agent.yaml)\n"
-		   "  -v         log debug messages\n");
+		   "       bisect-agent -f CONFIG --noreturn | --forget BUILD_ID|all\n"
+		   "  -f CONFIG           the agent's YAML configuration (etc/agent.yaml)\n"
+		   "  -v                  log debug messages\n"
+		   "  --noreturn          list the kernels this machine skips because a kexec into them\n"
+		   "                      did not come back (build id, when, why), and exit\n"
+		   "  --forget ID|all     forget one of them (or all), so that its next task boots it\n"
+		   "                      again, and exit\n");
 }
 
 static char *workdir_sub(const char *workdir, const char *sub)
@@ -1481,14 +1486,27 @@ int main(int argc, char **argv)
 	struct agent a;
 	const char *config = NULL;
 	pthread_t sig_thread, hb_thread;
-	int verbose = 0, opt, level;
+	int verbose = 0, opt, level, noreturn = 0;
+	const char *forget = NULL;
+	static const struct option longopts[] = {
+		{ "noreturn", no_argument, NULL, 'N' },
+		{ "forget", required_argument, NULL, 'F' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
 
 	memset(&a, 0, sizeof(a));
 	log_init("bisect-agent", LOG_INFO);
-	while ((opt = getopt(argc, argv, "f:vh")) != -1) {
+	while ((opt = getopt_long(argc, argv, "f:vh", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'f':
 			config = optarg;
+			break;
+		case 'N':
+			noreturn = 1;
+			break;
+		case 'F':
+			forget = optarg;
 			break;
 		case 'v':
 			verbose = 1;
@@ -1507,6 +1525,25 @@ int main(int argc, char **argv)
 	}
 	if (conf_agent_load(&a.conf, config) < 0)
 		fatal("%s", err_msg());
+	if (noreturn || forget) {
+		/* Offline: the running agent, if any, reads the records at each kexec task. */
+		int n = noreturn && forget ? err_set(ERR_INVALID, "--noreturn and --forget: one at a time")
+			: noreturn ? kexec_noreturn_list(a.conf.workdir, stdout)
+				   : kexec_noreturn_forget(a.conf.workdir, forget);
+
+		if (n < 0) {
+			fprintf(stderr, "bisect-agent: %s\n", err_msg());
+			conf_agent_release(&a.conf);
+			return err_code() == ERR_INVALID ? 2 : 1;
+		}
+		if (forget && n == 0)
+			printf("forgot nothing: no kernel was remembered as not come back\n");
+		else if (forget)
+			printf("forgot %d kernel%s: %s\n", n, n == 1 ? "" : "s",
+			       n == 1 ? "its next task boots it again" : "their next tasks boot them again");
+		conf_agent_release(&a.conf);
+		return 0;
+	}
 	level = verbose ? LOG_DEBUG : log_level_parse(a.conf.log_level ? a.conf.log_level : "info");
 	if (level < 0)
 		fatal("%s: unknown log_level '%s'", config, a.conf.log_level);

@@ -11,8 +11,10 @@
 # pool's line and the marker, the resumed agent measures and uploads
 # under the same lease and goes back to the good kernel; a kernel that
 # never comes back, the wrong kernel, a late one and an image kexec cannot
-# load are skipped with the reason, and a built kernel without a journal
-# takes no task; the systemd unit passes systemd-analyze verify. About
+# load are skipped with the reason (a kernel that did not come back is
+# listed by --noreturn and booted again after --forget), and a built
+# kernel without a journal takes no task; the systemd unit passes
+# systemd-analyze verify. About
 # 25 s here. The real kexec is tests/guest/kexec.sh.
 . "$(dirname "$0")/lib/tap.sh"
 . "$(dirname "$0")/lib/lab.sh"
@@ -282,6 +284,34 @@ T=$(q "SELECT min(id) FROM tasks WHERE job_id = 7")
 like "$(task_end "$T")" "^skipped kernel $ID did not come back after an earlier kexec on this machine" \
 	"a later task of the same kernel is skipped at once"
 is "$(grep -c -- '^-l' "$KX_LOG")" "$loads" "... without a kexec"
+like "$(task_end "$T")" "\(bisect-agent --forget $ID lets it be tried again\)\$" "... and says how to let it be tried again"
+stop
+
+# --- 5b. forgetting a kernel that did not come back (a power loss, not the kernel) ---
+AG="$BUILD/bisect-agent -f $LAB/kx.yaml"
+like "$($AG --noreturn)" "^$ID [0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}Z the machine came back in 6\.1\.0-good without bisect\.build=$ID" \
+	"--noreturn lists the kernel, when and why"
+out=$($AG --forget nonsense 2>&1)
+is "$? $(echo "$out" | head -n 1)" "2 bisect-agent: 'nonsense' is not a build id (16 lower-case hex digits, as --noreturn lists them) nor 'all'" \
+	"--forget refuses what is not a build id, with exit 2"
+is "$($AG --forget "$ID")" "forgot 1 kernel: its next task boots it again" "--forget ID forgets it"
+[ ! -e "$LAB/agents/kx/kexec/noreturn/$ID" ]
+ok $? "... its record is gone"
+out=$($AG --forget "$ID" 2>&1)
+is "$? $out" "1 bisect-agent: kernel $ID is not remembered as not come back on this machine (--noreturn lists those that are)" \
+	"forgetting it again fails and says so"
+is "$($AG --noreturn)" "" "... and --noreturn lists nothing"
+loads=$(grep -c -- '^-l' "$KX_LOG")
+job kx
+agent
+gone
+ok $? "job 8: the forgotten kernel's next task kexecs into it again"
+is "$(grep -c -- '^-l' "$KX_LOG")" "$((loads + 1))" "... after its kexec -l"
+T=$(jget '["task"]')
+boot "$GOOD_LINE" 6.1.0-good good-5b
+agent
+like "$(task_end "$T")" "^skipped the built kernel did not come back" "it did not come back this time either: skipped"
+is "$($AG --forget all)" "forgot 1 kernel: its next task boots it again" "... remembered again, and --forget all forgets it"
 stop
 
 # --- 6. a built kernel without a journal takes no task -----------------------------

@@ -15,12 +15,15 @@
  * default kernel, the good one, through panic= or a watchdog) is found
  * by the agent of the next boot: skipped, never bad. Its build id is
  * remembered in kexec/noreturn/, so a later attempt of the same kernel
- * on this machine is skipped without a second kexec.
+ * on this machine is skipped without a second kexec, until `bisect-agent
+ * --forget` lets it be tried again (after a power loss, say, that was not
+ * the kernel's fault).
  *
  * BISECT_KEXEC_PROC names a folder read in place of /proc (cmdline,
  * sys/kernel/osrelease, sys/kernel/random/boot_id): the test's stand-in
  * for a reboot (tests/t0015-kexec.sh).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -277,6 +280,80 @@ static void noreturn_note(const char *workdir, const char *id, const char *why)
 	free(path);
 }
 
+static int is_record(const struct dirent *e)
+{
+	return journal_build_id_ok(e->d_name);
+}
+
+int kexec_noreturn_list(const char *agent_workdir, FILE *out)
+{
+	char *dir = xasprintf("%s/kexec/noreturn", agent_workdir);
+	struct dirent **names = NULL;
+	int n = scandir(dir, &names, is_record, alphasort);
+
+	if (n < 0) {
+		n = errno == ENOENT ? 0 : err_set(ERR_FAIL, "%s: %s", dir, strerror(errno));
+		free(dir);
+		return n;
+	}
+	for (int i = 0; i < n; i++) {
+		char *path = xasprintf("%s/%s", dir, names[i]->d_name), *why = NULL, when[32] = "?";
+		struct stat st;
+		size_t len = 0;
+
+		if (stat(path, &st) == 0)
+			fmt_time(when, sizeof(when), (int64_t)st.st_mtime);
+		if (file_read(&why, &len, path, 4096) < 0)
+			why = xstrdup("(unreadable)");
+		fprintf(out, "%s %s %s\n", names[i]->d_name, when, why);
+		free(why);
+		free(path);
+		free(names[i]);
+	}
+	free(names);
+	free(dir);
+	return n;
+}
+
+int kexec_noreturn_forget(const char *agent_workdir, const char *id)
+{
+	char *dir = xasprintf("%s/kexec/noreturn", agent_workdir), *path;
+	struct dirent **names = NULL;
+	int n = 0, rc = 0;
+
+	if (strcmp(id, "all")) {
+		if (!journal_build_id_ok(id)) {
+			free(dir);
+			return err_set(ERR_INVALID, "'%s' is not a build id (%d lower-case hex digits, as --noreturn lists "
+				       "them) nor 'all'", id, JOURNAL_BUILD_ID_LEN);
+		}
+		path = xasprintf("%s/%s", dir, id);
+		if (unlink(path) < 0)
+			rc = errno == ENOENT ? err_set(ERR_NOTFOUND, "kernel %s is not remembered as not come back on "
+						       "this machine (--noreturn lists those that are)", id)
+					     : err_set(ERR_FAIL, "%s: %s", path, strerror(errno));
+		free(path);
+		free(dir);
+		return rc < 0 ? rc : 1;
+	}
+	n = scandir(dir, &names, is_record, alphasort);
+	if (n < 0) {
+		rc = errno == ENOENT ? 0 : err_set(ERR_FAIL, "%s: %s", dir, strerror(errno));
+		free(dir);
+		return rc;
+	}
+	for (int i = 0; i < n; i++) {
+		path = xasprintf("%s/%s", dir, names[i]->d_name);
+		if (unlink(path) < 0 && errno != ENOENT && rc == 0)
+			rc = err_set(ERR_FAIL, "%s: %s", path, strerror(errno));
+		free(path);
+		free(names[i]);
+	}
+	free(names);
+	free(dir);
+	return rc < 0 ? rc : n;
+}
+
 /* --- boot_ops --------------------------------------------------------------------- */
 
 static int prepare(const struct boot_task *t)
@@ -333,7 +410,8 @@ static int go(struct boot_result *r, const struct boot_task *t, const struct set
 	}
 	note = noreturn_path(t->workdir, id);
 	if (file_read(&why, &len, note, 4096) == 0) {
-		boot_fail(r, "skipped", "kernel %s did not come back after an earlier kexec on this machine: %s", id, why);
+		boot_fail(r, "skipped", "kernel %s did not come back after an earlier kexec on this machine: %s "
+			  "(bisect-agent --forget %s lets it be tried again)", id, why, id);
 		goto out;
 	}
 	/* Not a bzImage: kexec -l is the judge of what it can load. */

@@ -11,6 +11,7 @@
 #define AGENT_BOOT_KEXEC_H
 
 #include <jansson.h>
+#include <stdio.h>
 
 /*
  * The claim reply of the task the journal under agent_workdir holds, into
@@ -30,5 +31,18 @@ int kexec_journal_claim(json_t **claim, const char *agent_workdir);
  * was no need, else a code with err_msg().
  */
 int kexec_finish(const char *agent_workdir);
+
+/*
+ * The kernels this machine remembers as not come back from a kexec
+ * (agent_workdir/kexec/noreturn/), which its tasks skip without booting
+ * them: kexec_noreturn_list() prints one line each, "BUILD_ID WHEN WHY",
+ * and returns how many; kexec_noreturn_forget() removes the record of
+ * one build id, or of every one for "all", so that the next task of
+ * that kernel boots it again, and returns how many it removed.
+ * ERR_INVALID for an id that is not one, ERR_NOTFOUND for one not
+ * remembered.
+ */
+int kexec_noreturn_list(const char *agent_workdir, FILE *out);
+int kexec_noreturn_forget(const char *agent_workdir, const char *id);
 
 #endif
