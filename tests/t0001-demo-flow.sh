@@ -17,7 +17,6 @@ sh "$TOP/tests/lib/mkdemo.sh" "$LAB/demo.git" > "$LAB/mkdemo.out"
 ok $? "the demo repository is generated"
 expect=$(sed -n 's/^culprit \([0-9a-f]*\) .*/\1/p' "$LAB/mkdemo.out")
 like "$expect" '^[0-9a-f]{40}$' "mkdemo names the injected culprit"
-q() { sqlite3 "$LAB/bisectd.db" "$1"; }
 
 lab_config "$LAB/demo.git"
 lab_start_bisectd || { echo "Bail out! bisectd did not start"; exit 1; }

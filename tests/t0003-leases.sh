@@ -19,7 +19,6 @@ for i in 2 3 4 5; do mkrepo_commit "$R" a.txt "$i" "change $i" > /dev/null; done
 
 LAB_LEASE=2 LAB_RUNS=3 lab_config "$R"
 lab_start_bisectd || { echo "Bail out! bisectd did not start"; exit 1; }
-q() { sqlite3 "$LAB/bisectd.db" "$1"; }
 # curl plays two agents, each with its own token (enrolled as lab_start_agent's agents are).
 T1=$(lab_agent_token fake1)
 T2=$(lab_agent_token fake2)

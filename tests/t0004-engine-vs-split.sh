@@ -16,7 +16,6 @@ mkdir -p "$LAB"
 
 sh "$TOP/tests/lib/mkdemo.sh" "$LAB/demo.git" > "$LAB/mkdemo.out"
 expect=$(sed -n 's/^culprit \([0-9a-f]*\) .*/\1/p' "$LAB/mkdemo.out")
-q() { sqlite3 "$LAB/bisectd.db" "$1"; }
 
 lab_config "$LAB/demo.git"
 lab_start_bisectd || { echo "Bail out! bisectd did not start"; exit 1; }

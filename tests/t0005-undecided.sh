@@ -14,7 +14,6 @@ trap 'lab_stop; rm -rf "$TEST_DIR"' EXIT
 mkdir -p "$LAB"
 
 sh "$TOP/tests/lib/mkdemo.sh" "$LAB/demo.git" > "$LAB/mkdemo.out"
-q() { sqlite3 "$LAB/bisectd.db" "$1"; }
 # rep JOB EXPR: a Python expression over the job's report r (and the job j), printed.
 rep() {
 	"$BUILD/bisectctl" --json show "$1" | python3 -c "import json, sys

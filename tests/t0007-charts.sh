@@ -17,7 +17,6 @@ OUT=$TEST_DIR/out
 trap 'lab_stop; rm -rf "$TEST_DIR"' EXIT
 mkdir -p "$LAB" "$OUT"
 CTL=$BUILD/bisectctl
-q() { sqlite3 "$LAB/bisectd.db" "$1"; }
 size() { wc -c < "$1" | tr -d ' '; }
 
 sh "$TOP/tests/lib/mkdemo.sh" "$LAB/demo.git" > "$LAB/mkdemo.out"

@@ -16,7 +16,6 @@ LAB=$TEST_DIR/lab
 trap 'lab_stop; rm -rf "$TEST_DIR"' EXIT
 mkdir -p "$LAB"
 ctl() { "$BUILD/bisectctl" "$@"; }
-q() { sqlite3 "$LAB/bisectd.db" "$1"; }
 
 sh "$TOP/tests/lib/mkdemo.sh" "$LAB/demo.git" > "$LAB/mkdemo.out"
 ok $? "the demo repository is generated"

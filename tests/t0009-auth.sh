@@ -26,7 +26,6 @@ AUTH_YAML='auth:
   failure_window: 3'
 LAB_LEASE=2 LAB_RUNS=3 lab_config "$R" "$AUTH_YAML"
 lab_start_bisectd || { echo "Bail out! bisectd did not start"; exit 1; }
-q() { sqlite3 "$LAB/bisectd.db" "$1"; }
 snapshot() { sqlite3 "$LAB/bisectd.db" .dump | md5sum; }
 
 # post TOKEN CONTENT_TYPE ORIGIN PATH BODY: prints "STATUS BODY" ("" leaves a header out).

@@ -13,7 +13,6 @@ command -v cc > /dev/null || skip_all "no C compiler for the demo project"
 LAB=$TEST_DIR/lab
 trap 'lab_stop; rm -rf "$TEST_DIR"' EXIT
 mkdir -p "$LAB"
-q() { sqlite3 "$LAB/bisectd.db" "$1"; }
 
 # mkca NAME: a self-signed CA in $TEST_DIR/NAME.pem (key NAME.key).
 mkca() {

@@ -30,7 +30,6 @@ mkdir -p "$LAB"
 
 sh "$TOP/tests/lib/mkdemo.sh" "$LAB/demo.git" > "$LAB/mkdemo.out"
 expect=$(sed -n 's/^culprit \([0-9a-f]*\) .*/\1/p' "$LAB/mkdemo.out")
-q() { sqlite3 "$LAB/bisectd.db" "$1"; }
 # A range of 12 around the culprit (6 before, 5 after): enough candidates
 # for ghosts to show, short enough to decide on a loaded machine.
 good=$(git -C "$LAB/demo.git" rev-parse "$expect~6")

@@ -28,7 +28,6 @@ git -C "$R" rev-list --reverse v1..main | tail -n 8 > "$TEST_DIR/bad.txt"
 lab_config "$R" "auth: none"
 "$BUILD/bisectd" -n -f "$LAB/bisectd.yaml" > /dev/null 2>&1 || lab_config "$R" ""
 lab_start_bisectd || { echo "Bail out! bisectd did not start"; exit 1; }
-q() { sqlite3 "$LAB/bisectd.db" "$1"; }
 
 # 20 agents; 500 samples an upload between the ends, where each task
 # measures like either end (the job searches on), until 20,000.

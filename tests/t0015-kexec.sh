@@ -128,7 +128,6 @@ like "$("$BUILD/bisectd" -n -f "$LAB/bad.yaml" 2>&1)" "'good_kernel' in the kexe
 	"a relative good_kernel is refused at load"
 
 lab_start_bisectd || { echo "Bail out! bisectd did not start"; exit 1; }
-q() { sqlite3 "$LAB/bisectd.db" "$1"; }
 JOURNAL=$LAB/agents/kx/kexec/journal.json
 jget() { python3 -c 'import json, sys; print(eval("j" + sys.argv[2], {"j": json.load(open(sys.argv[1]))}))' "$JOURNAL" "$1"; }
 
@@ -147,13 +146,6 @@ gone() {
 stop() {
 	kill "$AGENT" 2> /dev/null
 	gone
-}
-# task_end ID: waits until task ID is no longer queued or claimed; prints "state error".
-task_end() {
-	for _ in $(seq 1 300); do
-		case $(q "SELECT state FROM tasks WHERE id = $1") in queued|claimed|'') sleep 0.2 ;; *) break ;; esac
-	done
-	q "SELECT state || ' ' || coalesce(error, '-') FROM tasks WHERE id = $1"
 }
 
 # --- 1. kexec, come back in the built kernel, measure, go back -------------
@@ -179,7 +171,7 @@ boot "$BUILT_LINE" "$RELEASE" built-1
 agent
 gone
 ok $? "after the task the agent went back to the good kernel (a second kexec -e)"
-is "$(task_end "$T1")" "done -" "the resumed agent measured and delivered the task under its lease"
+is "$(lab_wait_task "id = $T1")" "done -" "the resumed agent measured and delivered the task under its lease"
 is "$(q "SELECT count(*) || ' ' || min(value) FROM samples WHERE task_id = $T1")" "2 100.0" \
 	"... two samples from the runs in the built kernel"
 like "$(grep -- '^-l' "$KX_LOG" | tail -n 1)" "^-l $KERNEL --command-line=$GOOD_LINE\$" \
@@ -212,7 +204,7 @@ kill -9 "$AGENT"
 gone
 is "$(jget '["state"]') $(jget '["samples"].__len__()')" "running 1" "the first run is in the journal when the agent is killed"
 agent
-is "$(task_end "$T")" "done -" "the agent restarted in the same boot finishes the task"
+is "$(lab_wait_task "id = $T")" "done -" "the agent restarted in the same boot finishes the task"
 is "$(q "SELECT count(*) FROM samples WHERE task_id = $T")" 2 "... with both samples"
 ok $([ "$(wc -l < "$TEST_DIR/slow.runs")" -le 3 ]; echo $?) "... without running the journalled run again ($(wc -l < "$TEST_DIR/slow.runs") runs started)"
 gone
@@ -228,7 +220,7 @@ T=$(jget '["task"]')
 boot "root=/dev/vda ro bisect.build=$ID" 6.1.0-other built-2
 export KX_REFUSE="$KERNEL"
 agent
-like "$(task_end "$T")" "^skipped wrong kernel: uname -r says 6.1.0-other, the built image is $RELEASE" \
+like "$(lab_wait_task "id = $T")" "^skipped wrong kernel: uname -r says 6.1.0-other, the built image is $RELEASE" \
 	"the wrong kernel (uname -r) is skipped"
 gone
 ok $? "... and the machine goes back to the good kernel"
@@ -249,7 +241,7 @@ open(sys.argv[1], "w").write(json.dumps(j))
 EOP
 boot "$BUILT_LINE" "$RELEASE" built-3
 agent
-like "$(task_end "$T")" "^skipped the built kernel $ID came up [0-9]+ s after its return deadline" \
+like "$(lab_wait_task "id = $T")" "^skipped the built kernel $ID came up [0-9]+ s after its return deadline" \
 	"a kernel that came up after the deadline is skipped"
 gone
 ok $? "... and the machine goes back to the good kernel"
@@ -259,7 +251,7 @@ boot "$GOOD_LINE" 6.1.0-good good-4
 job junk
 agent
 T=$(q "SELECT min(id) FROM tasks WHERE job_id = 5")
-like "$(task_end "$T")" "^skipped kexec -l refused the built kernel: kexec: exit 1: Cannot determine the file type" \
+like "$(lab_wait_task "id = $T")" "^skipped kexec -l refused the built kernel: kexec: exit 1: Cannot determine the file type" \
 	"an image kexec -l cannot load is skipped with kexec's words"
 [ ! -e "$JOURNAL" ]
 ok $? "... and leaves no journal"
@@ -274,17 +266,17 @@ T=$(jget '["task"]')
 # Hung, then reset: the firmware's default is the good kernel.
 boot "$GOOD_LINE" 6.1.0-good good-5
 agent
-like "$(task_end "$T")" "^skipped the built kernel did not come back: the machine came back in 6.1.0-good without bisect.build=$ID" \
+like "$(lab_wait_task "id = $T")" "^skipped the built kernel did not come back: the machine came back in 6.1.0-good without bisect.build=$ID" \
 	"a kernel that does not come back is skipped with the reason"
 [ -s "$LAB/agents/kx/kexec/noreturn/$ID" ]
 ok $? "... and its build id is remembered"
 loads=$(grep -c -- '^-l' "$KX_LOG")
 job kx
 T=$(q "SELECT min(id) FROM tasks WHERE job_id = 7")
-like "$(task_end "$T")" "^skipped kernel $ID did not come back after an earlier kexec on this machine" \
+like "$(lab_wait_task "id = $T")" "^skipped kernel $ID did not come back after an earlier kexec on this machine" \
 	"a later task of the same kernel is skipped at once"
 is "$(grep -c -- '^-l' "$KX_LOG")" "$loads" "... without a kexec"
-like "$(task_end "$T")" "\(bisect-agent --forget $ID lets it be tried again\)\$" "... and says how to let it be tried again"
+like "$(lab_wait_task "id = $T")" "\(bisect-agent --forget $ID lets it be tried again\)\$" "... and says how to let it be tried again"
 stop
 
 # --- 5b. forgetting a kernel that did not come back (a power loss, not the kernel) ---
@@ -310,7 +302,7 @@ is "$(grep -c -- '^-l' "$KX_LOG")" "$((loads + 1))" "... after its kexec -l"
 T=$(jget '["task"]')
 boot "$GOOD_LINE" 6.1.0-good good-5b
 agent
-like "$(task_end "$T")" "^skipped the built kernel did not come back" "it did not come back this time either: skipped"
+like "$(lab_wait_task "id = $T")" "^skipped the built kernel did not come back" "it did not come back this time either: skipped"
 is "$($AG --forget all)" "forgot 1 kernel: its next task boots it again" "... remembered again, and --forget all forgets it"
 stop
 

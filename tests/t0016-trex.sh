@@ -149,7 +149,6 @@ is "$?" 0 "the pedit seed's example config loads"
 lab_start_bisectd || { echo "Bail out! bisectd did not start"; exit 1; }
 export PATH="$BUILD:$PATH"
 lab_start_agent lab1 0
-q() { sqlite3 "$LAB/bisectd.db" "$1"; }
 
 timeout 240 "$BUILD/bisectctl" submit --repo demo --good good --bad main --workload dut \
 	--budget-seconds 200 --watch > "$LAB/watch.out" 2>&1
@@ -185,11 +184,9 @@ like "$(cat "$LAB/watch2.out") $(q "SELECT coalesce(error, '') FROM jobs WHERE i
 like "$(grep -c '^  pedit-mirred:$' "$LAB/bisectd.yaml") $(grep -c '^    rate: 100%' "$LAB/bisectd.yaml")" '^1 1' \
 	"the example's pedit-mirred workload is in the lab's config, at its rate"
 "$BUILD/bisectctl" submit --repo demo --good good --bad main --workload pedit-mirred --runs 1 > "$LAB/submit3.out" 2>&1
-for _ in $(seq 1 300); do
-	case $(q "SELECT state FROM tasks WHERE job_id = 3 ORDER BY id LIMIT 1") in queued|claimed|'') sleep 0.1 ;; *) break ;; esac
-done
+st=$(lab_wait_task "job_id = 3" 30)
 api POST /api/v1/jobs/3/cancel '' > /dev/null
-is "$(q "SELECT state || ' ' || coalesce(error, '-') FROM tasks WHERE job_id = 3 ORDER BY id LIMIT 1")" "done -" \
+is "$st" "done -" \
 	"the example's workload measures through TRex's protocol"
 like "$(q "SELECT unit || ' ' || value FROM samples WHERE job_id = 3 AND coalesce(error, '') = '' LIMIT 1")" \
 	'^Mpps [0-9.]*[1-9]' "... a positive rx_mpps sample"

@@ -28,7 +28,6 @@ LAB=$TEST_DIR/lab
 trap 'lab_stop; rm -rf "$TEST_DIR"' EXIT
 mkdir -p "$LAB"
 ctl() { "$BUILD/bisectctl" "$@"; }
-q() { sqlite3 "$LAB/bisectd.db" "$1"; }
 . "$TOP/tests/lib/mkrepo.sh"
 
 # --- the repository: good, harmless, culprit, harmless ------------------------

@@ -60,7 +60,6 @@ unlike() {	# unlike TEXT EXTENDED-REGEX DESCRIPTION
 		ok 0 "$3"
 	fi
 }
-q() { sqlite3 "$LAB/bisectd.db" "$1"; }
 snapshot() { sqlite3 "$LAB/bisectd.db" .dump | md5sum; }
 
 JOB='"repo":"linux","good":"v1","bad":"v2","workload":"udp"'

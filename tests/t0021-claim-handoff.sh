@@ -24,7 +24,6 @@ for i in 2 3 4; do mkrepo_commit "$R" a.txt "$i" "change $i" > /dev/null; done
 lab_config "$R" "  other:
     labels: [elsewhere]"
 lab_start_bisectd || { echo "Bail out! bisectd did not start"; exit 1; }
-q() { sqlite3 "$LAB/bisectd.db" "$1"; }
 
 for a in fake1 fake2 fake3; do
 	eval "T_$a=\$(lab_agent_token $a)"

@@ -36,7 +36,6 @@ tap_plan 16
 LAB=$TEST_DIR/lab
 trap 'lab_stop; rm -rf "$TEST_DIR"' EXIT
 mkdir -p "$LAB" "$TEST_DIR/bin"
-q() { sqlite3 "$LAB/bisectd.db" "$1"; }
 
 # The machine: kexec -l keeps what it loads, kexec -e and reboot boot it.
 export KX_LOG="$TEST_DIR/kexec.log" KX_LOADED="$TEST_DIR/kexec.loaded" RELEASE

@@ -69,7 +69,6 @@ ok $? "the iperf3/qemu workload is a valid config"
 
 lab_start_bisectd || { echo "Bail out! bisectd did not start"; exit 1; }
 lab_start_agent qa 0
-q() { sqlite3 "$LAB/bisectd.db" "$1"; }
 
 start=$(date +%s)
 out=$(api POST /api/v1/jobs '{"repo":"linux","good":"v1","bad":"main","workload":"udp","runs":2}')

@@ -206,7 +206,6 @@ start_agent() {
 	lab_start_agent "$1" "$2" "build_lock: $LAB/build.lock"
 }
 
-q() { sqlite3 "$LAB/bisectd.db" "$1"; }
 
 # bisectd_job CASE REP SEED: one job; appends its result line.
 bisectd_job() {

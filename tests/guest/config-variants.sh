@@ -66,7 +66,6 @@ EOC
 lab_start_bisectd || { echo "Bail out! bisectd did not start"; exit 1; }
 lab_start_agent qa -1
 CTL=$BUILD/bisectctl
-q() { sqlite3 "$LAB/bisectd.db" "$1"; }
 TREE1=$(git -C "$R" rev-parse v1^{tree})
 # Up to 8 minutes for a job's first task: a boot under TCG on a busy host.
 first_task() {  # first_task JOB: waits until its first task ended, prints "state build_s"

@@ -102,21 +102,10 @@ done
 
 lab_start_bisectd || { echo "Bail out! bisectd did not start"; exit 1; }
 lab_start_agent qa -1
-q() { sqlite3 "$LAB/bisectd.db" "$1"; }
-# first_task JOB: waits (up to 10 minutes) until the job's first task has ended; prints "state error".
-first_task() {
-	for _ in $(seq 1 1200); do
-		case $(q "SELECT state FROM tasks WHERE job_id = $1 ORDER BY id LIMIT 1") in
-		queued|claimed|'') sleep 0.5 ;;
-		*) break ;;
-		esac
-	done
-	q "SELECT state || ' ' || coalesce(error, '-') FROM tasks WHERE job_id = $1 ORDER BY id LIMIT 1"
-}
 # measured JOB UNIT WHAT: the first task done, its sample positive in the unit.
 n=0
 measured() {
-	_st=$(first_task "$1")
+	_st=$(lab_wait_task "job_id = $1" 600)
 	is "$_st" "done -" "$3: the first task builds, boots and measures"
 	_v=$(q "SELECT value FROM samples WHERE job_id = $1 AND unit = '$2' AND value > 0 LIMIT 1")
 	ok "$([ -n "$_v" ]; echo $?)" "... a positive sample in $2 (${_v:-none})"
@@ -160,7 +149,7 @@ if [ -n "$XDP_WHY" ]; then
 	tap_n=$((tap_n + 1))
 else
 	J=$(submit xdp-redirect)
-	st=$(first_task "${J:-0}")
+	st=$(lab_wait_task "job_id = ${J:-0}" 600)
 	why=$(q "SELECT coalesce(error, '') FROM samples WHERE job_id = ${J:-0}")
 	case "$st $why" in
 	*"has no BTF"*|*"Failed to attach XDP program"*|*"failed to load"*|*"needs CONFIG_"*|*"is needed"*)

@@ -91,17 +91,8 @@ ok $? "a kernel workload with fragments from kconfig/ beside the config is valid
 
 lab_start_bisectd || { echo "Bail out! bisectd did not start"; exit 1; }
 lab_start_agent qa -1
-q() { sqlite3 "$LAB/bisectd.db" "$1"; }
 # Up to 8 minutes: each task boots a guest under TCG, 6-10 s on an idle
 # host and 30 s or more with a CPU hog on each core.
-wait_task() {  # wait_task JOB: until the job's first task has ended
-	for _ in $(seq 1 960); do
-		case $(q "SELECT state FROM tasks WHERE job_id = $1 ORDER BY id LIMIT 1") in
-		queued|claimed|'') sleep 0.5 ;;
-		*) return 0 ;;
-		esac
-	done
-}
 wait_job() {  # wait_job JOB
 	for _ in $(seq 1 960); do
 		case $(q "SELECT state FROM jobs WHERE id = $1") in
@@ -122,7 +113,7 @@ for _ in $(seq 1 100); do
 	sleep 0.1
 done
 like "$seen" '"building the kernel, 0:00"' "while it builds, the job's running list says so (heartbeat progress)"
-wait_task 1
+lab_wait_task "job_id = 1" 480 > /dev/null
 is "$(q "SELECT state || ' ' || coalesce(error, '-') FROM tasks WHERE job_id = 1 ORDER BY id LIMIT 1")" "done -" \
 	"the first task builds with the recipe, boots the image and measures"
 is "$(q "SELECT count(*) FROM samples WHERE job_id = 1 AND value > 0 AND unit = 'KBytes/s'")" 1 \
@@ -151,7 +142,7 @@ api POST /api/v1/jobs/1/cancel '' > /dev/null
 # A second job on the same commit builds nothing.
 out=$(api POST /api/v1/jobs '{"repo":"linux","good":"v1","bad":"v2","workload":"udp","runs":1}')
 like "$out" '^201 ' "job 2 created on the same range"
-wait_task 2
+lab_wait_task "job_id = 2" 480 > /dev/null
 T2=$(q "SELECT id FROM tasks WHERE job_id = 2 ORDER BY id LIMIT 1")
 is "$(q "SELECT state || ' ' || coalesce(build_s, -1) FROM tasks WHERE id = $T2")" "done 0.0" \
 	"its first task is done with no build time"

@@ -166,7 +166,6 @@ EOC
 "$BUILD/bisectd" -n -f "$LAB/bisectd.yaml" > /dev/null 2>&1
 ok $? "the guest lab's config is valid"
 lab_start_bisectd || { echo "Bail out! bisectd did not start"; exit 1; }
-q() { sqlite3 "$LAB/bisectd.db" "$1"; }
 
 cp "$LAB/enrol.token" "$D/enrol.token" 2> /dev/null
 cat > "$D/agent.yaml" <<EOC
@@ -192,13 +191,6 @@ guest() {
 }
 # count PATTERN FILE: lines of FILE matching PATTERN.
 count() { grep -c -- "$1" "$2" 2> /dev/null || true; }
-# task_end ID SECONDS: waits until task ID is no longer queued or claimed; prints "state error".
-task_end() {
-	for _ in $(seq 1 $(($2 * 2))); do
-		case $(q "SELECT state FROM tasks WHERE id = $1") in queued|claimed|'') sleep 0.5 ;; *) break ;; esac
-	done
-	q "SELECT state || ' ' || coalesce(error, '-') FROM tasks WHERE id = $1"
-}
 console_tail() { tr -d '\r' < "$1" | tail -n 25 | sed 's/^/#   console: /'; }
 
 # --- 1. kexec, resume from the journal, kexec back ----------------------------
@@ -245,7 +237,7 @@ QEMU_PID=
 ok $([ -n "$T" ] && [ "$(count "Linux version" "$CONSOLE")" -gt "$seen" ]; echo $?) \
 	"the built kernel started after kexec -e, and the guest was killed then"
 guest "$TEST_DIR/console2.log"
-like "$(task_end "${T:-0}" 600)" "^skipped the built kernel did not come back: the machine came back in $RELEASE without bisect.build=" \
+like "$(lab_wait_task "id = ${T:-0}" 600)" "^skipped the built kernel did not come back: the machine came back in $RELEASE without bisect.build=" \
 	"the task of a kernel that never returned ends skipped, with the reason"
 
 # --- 3. a built image that is not a kernel -------------------------------------

@@ -122,7 +122,6 @@ sshdev_wait 300
 ok $? "the device is up on its good kernel"
 lab_start_bisectd || { echo "Bail out! bisectd did not start"; exit 1; }
 lab_start_agent dut 0
-q() { sqlite3 "$LAB/bisectd.db" "$1"; }
 
 start=$(date +%s)
 timeout 5400 "$BUILD/bisectctl" submit --repo r --good v1 --bad main --workload dev --runs 3 \
@@ -151,11 +150,8 @@ like "$cmdline" 'bisect_test_good' "the device is back on its good kernel"
 out=$("$BUILD/bisectctl" submit --repo r --good v1 --bad main --workload hang --runs 1 \
 	--append bisect_test_variant 2>&1)
 ok $? "a job with a kernel command line variant is accepted for boot ssh"
-state=
-for _ in $(seq 1 900); do
-	state=$(q "SELECT state FROM tasks WHERE job_id = 2 ORDER BY id LIMIT 1")
-	case $state in queued|claimed|'') sleep 1 ;; *) break ;; esac
-done
+state=$(lab_wait_task "job_id = 2" 900)
+state=${state%% *}
 is "$state" skipped "its first task is skipped, not bad"
 like "$(q "SELECT error FROM tasks WHERE job_id = 2 ORDER BY id LIMIT 1")" \
 	'^the kernel did not come back: no ssh on root@127\.0\.0\.1:[0-9]+ within' "because it did not come back"

@@ -105,17 +105,7 @@ printf '%s\n' "$out" | grep -v '^$' | sed 's/^/# /' | head -5
 
 lab_start_bisectd || { echo "Bail out! bisectd did not start"; exit 1; }
 lab_start_agent qa 0
-q() { sqlite3 "$LAB/bisectd.db" "$1"; }
 
-# first_task JOB: waits (up to 10 minutes) for the job's first task to end; prints its state.
-first_task() {
-	_state=
-	for _ in $(seq 1 600); do
-		_state=$(q "SELECT state FROM tasks WHERE job_id = $1 ORDER BY id LIMIT 1")
-		case $_state in queued|claimed|'') sleep 1 ;; *) break ;; esac
-	done
-	echo "$_state"
-}
 task_q() {	# task_q JOB SQL-EXPR: that expression over the job's first task's samples
 	q "SELECT $2 FROM samples WHERE task_id = (SELECT min(id) FROM tasks WHERE job_id = $1)"
 }
@@ -137,7 +127,8 @@ skip_if_unrunnable() {	# JOB
 start=$(date +%s)
 out=$(api POST /api/v1/jobs '{"repo":"linux","good":"v1","bad":"main","workload":"xdp-redirect","runs":2}')
 like "$out" '^201 ' "the redirect job is created"
-state=$(first_task 1)
+state=$(lab_wait_task "job_id = 1" 600)
+state=${state%% *}
 echo "# the redirect job's first task ended '$state' after $(($(date +%s) - start)) s"
 skip_if_unrunnable 1
 is "$(q "SELECT state || ' ' || coalesce(error, '-') FROM tasks WHERE job_id = 1 ORDER BY id LIMIT 1")" "done -" \
@@ -161,7 +152,8 @@ like "$out" '^200 .*"state": *"cancelled"' "the job is cancelled (both ends are 
 start=$(date +%s)
 out=$(api POST /api/v1/jobs '{"repo":"linux","good":"v1","bad":"main","workload":"xdp-drop","runs":1}')
 like "$out" '^201 ' "the drop job is created"
-state=$(first_task 2)
+state=$(lab_wait_task "job_id = 2" 600)
+state=${state%% *}
 echo "# the drop job's first task ended '$state' after $(($(date +%s) - start)) s"
 skip_if_unrunnable 2
 is "$(q "SELECT state || ' ' || coalesce(error, '-') FROM tasks WHERE job_id = 2 ORDER BY id LIMIT 1")" "done -" \

@@ -148,7 +148,6 @@ rc=$?
 end=$(date +%s)
 echo
 
-q() { sqlite3 "$LAB/bisectd.db" "$1"; }
 JOB=$(q "SELECT max(id) FROM jobs")
 got=$(q "SELECT c.sha FROM jobs j JOIN job_commits c ON c.job_id = j.id AND c.idx = j.culprit WHERE j.id = $JOB")
 conf=$(q "SELECT json_extract(report, '\$.confidence') FROM jobs WHERE id = $JOB")

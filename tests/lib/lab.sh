@@ -8,6 +8,26 @@ TOP=${TOP:-$(cd "$(dirname "$0")/.." && pwd)}
 BUILD=${BUILD:-$TOP/build}
 LAB_PIDS=""
 
+# q SQL: a query of the lab's store ($LAB/bisectd.db), one row a line.
+q() { sqlite3 "$LAB/bisectd.db" "$1"; }
+
+# lab_wait_task WHERE [SECONDS]: waits (60 s by default) until the first
+# task (lowest id) that WHERE selects is there and no longer queued or
+# claimed; prints its "STATE ERROR", ERROR '-' when it has none (after the
+# wait, whatever its state). lab_wait_task "id = $T"; lab_wait_task
+# "job_id = 2" 600.
+lab_wait_task() {
+	_lw_n=$(( ${2:-60} * 5 ))
+	while [ "$_lw_n" -gt 0 ]; do
+		case $(q "SELECT state FROM tasks WHERE $1 ORDER BY id LIMIT 1") in
+		queued|claimed|'') sleep 0.2 ;;
+		*) break ;;
+		esac
+		_lw_n=$((_lw_n - 1))
+	done
+	q "SELECT state || ' ' || coalesce(error, '-') FROM tasks WHERE $1 ORDER BY id LIMIT 1"
+}
+
 lab_free_port() {
 	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
