@@ -1,10 +1,10 @@
 /*
  * policies: the four bisection policies the benchmark compares, and an
- * oracle to measure them by. The three
- * baselines split the remaining candidates as git bisect does (by ancestor
- * count, policy.h's rule, computed here in O(n) per step from the closed
- * form of ancestry) and differ in how they classify a commit; bisectd
- * drives the engine in bisect.h.
+ * oracle to measure them by. The three baselines split the remaining
+ * candidates as git bisect does (by ancestor count, policy.h's rule,
+ * computed here in O(n) per step from the closed form of ancestry) and
+ * differ in how they classify a commit; bisectd drives the engine in
+ * bisect.h; the oracle is told the lab (its comment below).
  */
 #include <math.h>
 #include <stdio.h>
