@@ -54,8 +54,10 @@ timeout 240 "$BUILD/bisectctl" submit --repo demo --good v1.0 --bad main --workl
 is "$(q "SELECT state FROM jobs WHERE id = 1")" done "the job ends done"
 is "$(q "SELECT c.sha FROM jobs j JOIN job_commits c ON c.job_id = j.id AND c.idx = j.culprit WHERE j.id = 1")" \
 	"$culprit" "... with the culprit"
-is "$(q "SELECT group_concat(role || ':' || state, ' ') FROM (SELECT * FROM profiles WHERE job_id = 1 ORDER BY id)")" \
-	"parent:ok culprit:ok" "both profiles are in"
+st=$(q "SELECT group_concat(role || ':' || state, ' ') FROM (SELECT * FROM profiles WHERE job_id = 1 ORDER BY id)")
+is "$st" "parent:ok culprit:ok" "both profiles are in"
+[ "$st" = "parent:ok culprit:ok" ] ||
+	q "SELECT '#   ' || role || ': ' || state || ' ' || coalesce(error, '-') FROM profiles WHERE job_id = 1"
 is "$(q "SELECT count(*) FROM profiles p JOIN tasks t ON t.id = p.task_id WHERE p.job_id = 1 AND t.state = 'done'
 	AND t.idx = p.idx AND (p.role = 'culprit') = (p.idx = (SELECT culprit FROM jobs WHERE id = 1))")" 2 \
 	"... each recorded by a done task on its own commit"

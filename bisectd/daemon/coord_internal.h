@@ -108,9 +108,20 @@ const struct policy_ops *coord_policy_find(const char *name);
 
 /* coord_steps.c: what the policies share. */
 int coord_set_commit_state(struct coord *s, struct jobctx *c, int idx, const char *state);
-/* Queues runs of commit idx; after > 0 chains it behind that task, on the same agent. *id may be NULL. */
+/*
+ * Queues runs of commit idx; after > 0 chains it behind that task, on the
+ * same agent. *id may be NULL. A task not chained is handed at once to a
+ * parked claim that fits (coord_hand_task()), its reply made now.
+ */
 int coord_queue_runs(long long *id, struct coord *s, struct jobctx *c, int idx, int runs, int confirm,
 		     long long after);
+/*
+ * The same, handed to no one: for a task whose own rows (a profile's role)
+ * must be in the store before its claim reply is made. The caller hands
+ * it with coord_hand_task() once they are.
+ */
+int coord_queue_unhanded(long long *id, struct coord *s, struct jobctx *c, int idx, int runs, int confirm,
+			 long long after);
 int coord_queue_task(struct coord *s, struct jobctx *c, int idx);
 /* Commit idx with its summary, as reports show it; json null when it cannot be read. */
 json_t *coord_commit_json(struct coord *s, struct jobctx *c, int idx);

@@ -57,8 +57,16 @@ int coord_profile_hold(struct coord *s, struct jobctx *c, int culprit, json_t *r
 		rc = store_tasks_cancel_queued(s->st, c->id, (long long)now_unix());
 	coord_ecache_drop(s, c->id);
 	s->step_epoch++;
-	if (rc == 0 && (rc = coord_queue_runs(&pt, s, c, parent, 1, 0, 0)) == 0)
-		rc = store_profile_add(s->st, c->id, "parent", parent, pt);
+	/*
+	 * Each profile's row before its task can be handed: the claim reply
+	 * names the role from it. (Handed at once to a parked claim, the
+	 * parent's went out as a plain measurement: on a loaded machine the
+	 * agent then ran it without perf and the profile failed as "sent no
+	 * profile".)
+	 */
+	if (rc == 0 && (rc = coord_queue_unhanded(&pt, s, c, parent, 1, 0, 0)) == 0 &&
+	    (rc = store_profile_add(s->st, c->id, "parent", parent, pt)) == 0)
+		rc = coord_hand_task(s, c->job.pool, pt);
 	if (rc == 0 && (rc = coord_queue_runs(&ct, s, c, culprit, 1, 0, pt)) == 0)
 		rc = store_profile_add(s->st, c->id, "culprit", culprit, ct);
 	if (rc == 0)

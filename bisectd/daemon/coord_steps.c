@@ -114,8 +114,8 @@ int coord_set_commit_state(struct coord *s, struct jobctx *c, int idx, const cha
 	return 0;
 }
 
-int coord_queue_runs(long long *id, struct coord *s, struct jobctx *c, int idx, int runs, int confirm,
-		     long long after)
+int coord_queue_unhanded(long long *id, struct coord *s, struct jobctx *c, int idx, int runs, int confirm,
+			 long long after)
 {
 	long long task;
 	int rc;
@@ -127,6 +127,19 @@ int coord_queue_runs(long long *id, struct coord *s, struct jobctx *c, int idx, 
 	if ((rc = store_job_commit_queued(s->st, c->id, idx)))
 		return rc;
 	c->outstanding[idx]++;
+	return 0;
+}
+
+int coord_queue_runs(long long *id, struct coord *s, struct jobctx *c, int idx, int runs, int confirm,
+		     long long after)
+{
+	long long task;
+	int rc;
+
+	if ((rc = coord_queue_unhanded(&task, s, c, idx, runs, confirm, after)))
+		return rc;
+	if (id)
+		*id = task;
 	/*
 	 * A link of a chain waits for the one before, which is queued too:
 	 * nothing to hand; one claim of the pool looks, as any new task had.

@@ -9,7 +9,7 @@
  * goes back to the queue and to the next parked claim at once; when the
  * step rolls back, the claim made for it is gone and the parked claim is
  * woken empty; a claim whose reply was sent, or whose task has moved on
- * since, is left alone.
+ * since, is left alone; a profile task handed so is told its role.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -76,6 +76,8 @@ static int setup(void **state)
 			 "repos:\n  demo:\n    url: %s/repo\n"
 			 "workloads:\n  bench:\n    type: command\n    boot: none\n    build: [make, -s]\n"
 			 "    command: [./bench]\n    pattern: 'throughput: ([0-9.]+)'\n    unit: ops/s\n"
+			 "  prof:\n    type: command\n    boot: none\n    build: [make, -s]\n"
+			 "    command: [./bench]\n    pattern: 'throughput: ([0-9.]+)'\n    profile: true\n"
 			 "pools:\n  local:\n    labels: [lab]\n  other:\n    labels: [elsewhere]\n",
 			 f->dir, f->dir, f->dir);
 	assert_int_equal(conf_bisectd_parse(&f->conf, "test.yaml", text, strlen(text)), 0);
@@ -140,10 +142,10 @@ static void unpark(struct fx *f, struct parked *p)
 	p->who.labels = NULL;
 }
 
-/* A job of pool local over v1..main: its two ends are queued in the same transaction. */
-static long long job(struct fx *f)
+/* A job of pool local over v1..main of workload w: its two ends are queued in the same transaction. */
+static long long job_of(struct fx *f, const char *w)
 {
-	struct job_request req = { .repo = "demo", .good = "v1", .bad = "main", .workload = "bench",
+	struct job_request req = { .repo = "demo", .good = "v1", .bad = "main", .workload = w,
 				   .policy = "bisectd", .confidence = 0.99, .alpha = 0.05, .min_effect = 0.02 };
 	json_t *reply = NULL;
 	long long id;
@@ -153,6 +155,11 @@ static long long job(struct fx *f)
 	assert_true(id > 0);
 	json_decref(reply);
 	return id;
+}
+
+static long long job(struct fx *f)
+{
+	return job_of(f, "bench");
 }
 
 /* An agent's claim that does not wait: the task it got. */
@@ -406,6 +413,44 @@ static void test_gone_after_moved_on(void **state)
 	unpark(f, &p1);
 }
 
+/*
+ * A culprit named with a claim parked: the parent's profile task is
+ * handed to it in that step, and its reply says it is the parent's
+ * profile, as a claim that takes it from the queue would be told. (It
+ * was handed before the profile's row was written, so the reply had no
+ * role: the agent measured without perf, and the profile failed as "the
+ * agent sent no profile".) The culprit's, chained behind it, waits.
+ */
+static void test_profile_task_handed_with_its_role(void **state)
+{
+	struct fx *f = *state;
+	struct parked p3;
+	struct jobctx c;
+	long long ids[4], jid;
+	json_t *report = json_object();
+
+	jid = job_of(f, "prof");
+	assert_true(claim_now(f, "a1") > 0);
+	assert_true(claim_now(f, "a2") > 0);
+	park(f, &p3, "a3");
+	pthread_mutex_lock(&f->s->lock);
+	assert_int_equal(store_begin(f->st), 0);
+	assert_int_equal(jobctx_load(f->s, &c, jid), 0);
+	assert_int_equal(coord_profile_hold(f->s, &c, 2, report), 1);
+	jobctx_release(&c);
+	assert_int_equal(store_commit(f->st), 0);
+	pthread_mutex_unlock(&f->s->lock);
+	json_decref(report);
+	tasks_of(f, jid, ids, 4);
+	assert_int_equal(p3.fired, 1);
+	assert_int_equal(handed_task(&p3), ids[2]);
+	assert_non_null(json_object_get(p3.who.handed, "profile"));
+	assert_string_equal(json_string_value(json_object_get(p3.who.handed, "profile")), "parent");
+	task_is(f, ids[2], "claimed", agent_id(f, "a3"), -1);
+	task_is(f, ids[3], "queued", 0, -1);
+	unpark(f, &p3);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -414,6 +459,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_dead_claim_passed_over, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rolled_back, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_gone_after_moved_on, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_profile_task_handed_with_its_role, setup, teardown),
 	};
 	int rc;
 
