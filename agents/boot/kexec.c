@@ -285,17 +285,24 @@ static int is_record(const struct dirent *e)
 	return journal_build_id_ok(e->d_name);
 }
 
+/* The records in dir, sorted, into *names: how many (0 when dir is not there), or -1. */
+static int records(const char *dir, struct dirent ***names)
+{
+	int n = scandir(dir, names, is_record, alphasort);
+
+	if (n < 0 && errno == ENOENT) {
+		*names = NULL;
+		return 0;
+	}
+	return n < 0 ? err_set(ERR_FAIL, "%s: %s", dir, strerror(errno)) : n;
+}
+
 int kexec_noreturn_list(const char *agent_workdir, FILE *out)
 {
 	char *dir = xasprintf("%s/kexec/noreturn", agent_workdir);
 	struct dirent **names = NULL;
-	int n = scandir(dir, &names, is_record, alphasort);
+	int n = records(dir, &names);
 
-	if (n < 0) {
-		n = errno == ENOENT ? 0 : err_set(ERR_FAIL, "%s: %s", dir, strerror(errno));
-		free(dir);
-		return n;
-	}
 	for (int i = 0; i < n; i++) {
 		char *path = xasprintf("%s/%s", dir, names[i]->d_name), *why = NULL, when[32] = "?";
 		struct stat st;
@@ -336,12 +343,7 @@ int kexec_noreturn_forget(const char *agent_workdir, const char *id)
 		free(dir);
 		return rc < 0 ? rc : 1;
 	}
-	n = scandir(dir, &names, is_record, alphasort);
-	if (n < 0) {
-		rc = errno == ENOENT ? 0 : err_set(ERR_FAIL, "%s: %s", dir, strerror(errno));
-		free(dir);
-		return rc;
-	}
+	n = records(dir, &names);
 	for (int i = 0; i < n; i++) {
 		path = xasprintf("%s/%s", dir, names[i]->d_name);
 		if (unlink(path) < 0 && errno != ENOENT && rc == 0)
@@ -351,7 +353,7 @@ int kexec_noreturn_forget(const char *agent_workdir, const char *id)
 	}
 	free(names);
 	free(dir);
-	return rc < 0 ? rc : n;
+	return n < 0 ? n : rc < 0 ? rc : n;
 }
 
 /* --- boot_ops --------------------------------------------------------------------- */
