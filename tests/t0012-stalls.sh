@@ -144,12 +144,29 @@ sleep 2
 is "$(lab_curl -sS "$LAB_URL/api/v1/agents" | grep -o '"name": *"ghost[0-9]*"' | wc -l | tr -d ' ')" 200 \
 	"200 ghost agents are registered"
 
-"$BUILD/bisectctl" submit --repo demo --good "$good" --bad "$bad" --workload slowbench --budget-seconds 240 \
-	> "$LAB/submit2.out" 2>&1
-searching() { [ "$(q "SELECT count(*) FROM decisions WHERE job_id = 2 AND state = 'search'")" -ge 1 ]; }
-until_true 120 searching
-ok $? "job 2 searches"
-q1=$(most_queries 2)
+# Parts 2 and 3 need a job that searches. On a machine too loaded for its
+# ends to be shown apart in their 30 runs each, the job ends undecided
+# before it searches (beside bench-lab, sanitized: CVs 0.31 and 0.19):
+# that is the engine's right answer, so another job is submitted, three
+# at most. J is the job parts 2 and 3 watch.
+J=""
+for try in 1 2 3; do
+	"$BUILD/bisectctl" submit --repo demo --good "$good" --bad "$bad" --workload slowbench --budget-seconds 240 \
+		> "$LAB/submit2.out" 2>&1
+	J=$(sed -n 's/^job \([0-9]*\) submitted.*/\1/p' "$LAB/submit2.out")
+	[ -n "$J" ] || break
+	searching_or_over() {
+		[ "$(q "SELECT count(*) FROM decisions WHERE job_id = $J AND state = 'search'")" -ge 1 ] ||
+		[ "$(q "SELECT state FROM jobs WHERE id = $J")" != running ]
+	}
+	until_true 120 searching_or_over
+	[ "$(q "SELECT count(*) FROM decisions WHERE job_id = $J AND state = 'search'")" -ge 1 ] && break
+	echo "# job $J ended $(q "SELECT state FROM jobs WHERE id = $J") before it searched (try $try of 3):" \
+		"$(q "SELECT why FROM decisions WHERE job_id = $J ORDER BY id DESC LIMIT 1")"
+done
+is "$(q "SELECT count(*) > 0 FROM decisions WHERE job_id = '$J' AND state = 'search'")" 1 \
+	"job $J searches (submitted $try time(s))"
+q1=$(most_queries "$J")
 echo "# most queries in one step: $q0 without ghosts, $q1 with 200"
 # Two agents: at most 2 k + 2 queries a step (bisect.h), as without ghosts.
 [ "$q1" -le 6 ] && [ "$q0" -le 6 ]
@@ -158,7 +175,7 @@ ok $? "200 ghosts do not change what a step asks for (at most 6 queries, with 2 
 # --- 3. an agent killed mid-task, then the pool away -------------------------
 lab1_task() {
 	t1=$(q "SELECT t.id || ':' || t.attempt FROM tasks t JOIN agents a ON a.id = t.agent_id
-		WHERE t.job_id = 2 AND t.state = 'claimed' AND a.name = 'lab1' LIMIT 1")
+		WHERE t.job_id = $J AND t.state = 'claimed' AND a.name = 'lab1' LIMIT 1")
 	[ -n "$t1" ]
 }
 until_true 60 lab1_task
@@ -167,7 +184,7 @@ t=${t1%:*}
 a=${t1#*:}
 moved() {
 	[ "$(q "SELECT a.name FROM tasks t JOIN agents a ON a.id = t.agent_id WHERE t.id = $t AND t.attempt > $a")" = lab2 ] ||
-	[ "$(q "SELECT state FROM jobs WHERE id = 2")" != running ]
+	[ "$(q "SELECT state FROM jobs WHERE id = $J")" != running ]
 }
 until_true 40 moved
 is "$(q "SELECT a.name FROM tasks t JOIN agents a ON a.id = t.agent_id WHERE t.id = $t")" lab2 \
@@ -177,11 +194,11 @@ kill -9 "$lab2_pid"
 sleep 4
 like "$(lab_curl -sS "$LAB_URL/api/v1/agents")" '"name": *"lab2"[^}]*"state": *"(idle|busy)"' \
 	"an agent gone for more than one lease is not offline yet"
-waiting() { lab_curl -sS "$LAB_URL/api/v1/jobs/2" | grep -q '"waiting": *"waiting for agents of pool local'; }
+waiting() { lab_curl -sS "$LAB_URL/api/v1/jobs/$J" | grep -q '"waiting": *"waiting for agents of pool local'; }
 until_true 30 waiting
-ok $? "with its agents gone (ghosts heartbeating), job 2 says it waits for agents of pool local"
-like "$("$BUILD/bisectctl" show 2)" 'waiting +waiting for agents of pool local' "... and bisectctl show says so"
-is "$(q "SELECT state FROM jobs WHERE id = 2")" running "... still running"
+ok $? "with its agents gone (ghosts heartbeating), job $J says it waits for agents of pool local"
+like "$("$BUILD/bisectctl" show "$J")" 'waiting +waiting for agents of pool local' "... and bisectctl show says so"
+is "$(q "SELECT state FROM jobs WHERE id = $J")" running "... still running"
 offline() { lab_curl -sS "$LAB_URL/api/v1/agents" | grep -Eq '"name": *"lab2"[^}]*"state": *"offline"'; }
 until_true 30 offline
 ok $? "after three leases lab2 is offline"
@@ -197,10 +214,10 @@ lab_start_agent lab1 0
 lab1_pid=${LAB_PIDS##* }
 lab_start_agent lab2 "$cpu2"
 lab2_pid=${LAB_PIDS##* }
-timeout 300 "$BUILD/bisectctl" watch 2 > "$LAB/watch2.out" 2>&1
-ends_with_culprit 2 $?
-like "$(q "SELECT count(*) FROM tasks WHERE job_id = 2 AND state = 'done' AND claimed >= $back")" '^[1-9]' \
-	"job 2 resumed: its agents did tasks after they came back"
+timeout 300 "$BUILD/bisectctl" watch "$J" > "$LAB/watch2.out" 2>&1
+ends_with_culprit "$J" $?
+like "$(q "SELECT count(*) FROM tasks WHERE job_id = $J AND state = 'done' AND claimed >= $back")" '^[1-9]' \
+	"job $J resumed: its agents did tasks after they came back"
 like "$(q "SELECT group_concat(message, '|') FROM events WHERE kind = 'agent'")" 'lab2 is back' \
 	"the retired agent came back"
 like "$(lab_curl -sS "$LAB_URL/api/v1/agents")" '"name": *"lab2"[^}]*"state": *"(idle|busy)"' "... and is live"
@@ -213,12 +230,13 @@ wait "$lab1_pid" "$lab2_pid" 2> /dev/null
 sleep 4  # a lease: they count for a step no more
 api POST /api/v1/agents/register '{"name":"fake","labels":["lab"]}' > /dev/null
 out=$(api POST /api/v1/jobs "{\"repo\":\"demo\",\"good\":\"$good\",\"bad\":\"$bad\",\"workload\":\"bench\",\"runs\":3}")
-like "$out" '^201 ' "job 3 created"
+like "$out" '^201 ' "a job created for part 4"
+J3=$(q "SELECT max(id) FROM jobs")
 c1=$(api POST "/api/v1/agents/fake/claim?wait=5" '')
 c2=$(api POST "/api/v1/agents/fake/claim?wait=5" '')
 t1=$(printf '%s' "$c1" | sed -n 's/^200 .*"task": *\([0-9]*\).*/\1/p')
 t2=$(printf '%s' "$c2" | sed -n 's/^200 .*"task": *\([0-9]*\).*/\1/p')
-like "$t1 $t2" '^[0-9]+ [0-9]+$' "a curl agent claims both ends of job 3"
+like "$t1 $t2" '^[0-9]+ [0-9]+$' "a curl agent claims both ends of job $J3"
 api POST /api/v1/agents/register '{"name":"fake","labels":["elsewhere"]}' > /dev/null
 for tk in $t1 $t2; do
 	v=$(q "SELECT CASE WHEN idx = 0 THEN 1000 ELSE 500 END FROM tasks WHERE id = $tk")
@@ -226,13 +244,13 @@ for tk in $t1 $t2; do
 		"{\"agent\":\"fake\",\"attempt\":1,\"status\":\"ok\",\"samples\":[{\"value\":$v},{\"value\":$((v + 10))},{\"value\":$((v - 10))}]}" \
 		> /dev/null
 done
-is "$(q "SELECT count(*) FROM tasks WHERE job_id = 3 AND state IN ('queued', 'claimed')")" 0 \
-	"relabelled out of the pool, the agent's last results leave job 3 with nothing queued"
-like "$(api GET /api/v1/jobs/3)" '"waiting": *"waiting for agents of pool local' "... and job 3 says it waits"
+is "$(q "SELECT count(*) FROM tasks WHERE job_id = $J3 AND state IN ('queued', 'claimed')")" 0 \
+	"relabelled out of the pool, the agent's last results leave job $J3 with nothing queued"
+like "$(api GET /api/v1/jobs/$J3)" '"waiting": *"waiting for agents of pool local' "... and job $J3 says it waits"
 api POST /api/v1/agents/register '{"name":"fake","labels":["lab"]}' > /dev/null
-like "$(q "SELECT count(*) FROM tasks WHERE job_id = 3 AND state = 'queued'")" '^[1-9]' \
-	"relabelled back into the pool, job 3 is stepped again at once"
-like "$(api GET /api/v1/jobs/3)" '"waiting": *null' "... and waits no more"
+like "$(q "SELECT count(*) FROM tasks WHERE job_id = $J3 AND state = 'queued'")" '^[1-9]' \
+	"relabelled back into the pool, job $J3 is stepped again at once"
+like "$(api GET /api/v1/jobs/$J3)" '"waiting": *null' "... and waits no more"
 
 tap_plan "$tap_n"
 tap_done
