@@ -8,7 +8,7 @@
  *                [--threads T] [--agents K] [--noise LIST] [--n LIST]
  *                [--shape LIST] [--change LIST] [--cv LIST] [--policy LIST]
  *                [--traces DIR] [--selftest]
- *   bench-bisect --pairs [--trials N] [--seed S]
+ *   bench-bisect --pairs [--trials N] [--seed S] [--traces DIR]
  *
  * LISTs are comma-separated: noise names (trace: every trace found,
  * trace:NAME one of them), candidate counts, linear/merges, percentages,
@@ -256,7 +256,7 @@ static void usage(int status)
 		"usage: bench-bisect [--quick] [--trials N] [--trials-big N] [--seed S] [--threads T]\n"
 		"                    [--agents K] [--noise LIST] [--n LIST] [--shape LIST]\n"
 		"                    [--change LIST] [--cv LIST] [--policy LIST] [--traces DIR] [--selftest]\n"
-		"       bench-bisect --pairs [--trials N] [--seed S]\n"
+		"       bench-bisect --pairs [--trials N] [--seed S] [--traces DIR]\n"
 		"  --noise: normal lognormal bimodal drift (independent runs), ar1 bursts shift agents\n"
 		"           percommit tasks (a real lab's structure), trace (every " TRACE_DIR "/*.trace, or\n"
 		"           --traces DIR's), trace:NAME (one of them)\n"
@@ -264,7 +264,8 @@ static void usage(int status)
 		"           (probabilistic bisection told the true levels and noise; only when named)\n"
 		"  --quick: a smoke run of about a minute: normal and bimodal at four pairs, and N=64, linear,\n"
 		"           %d trials, at 7%%/4%% and 30%%/4%% for every structured model, 30%% for a trace\n"
-		"  --pairs: the confirmation's paired test alone against two sequential tests (%d sequences a row)\n"
+		"  --pairs: the confirmation's paired test alone against three sequential tests (%d sequences a row),\n"
+		"           then on windows of the recorded traces (--traces DIR's)\n"
 		"  BENCH_WHY=1 (2: also the undecided and capped) says why a wrong answer came out;\n"
 		"  BENCH_TRACE=C prints every decision and run of the trials whose culprit is C\n", QUICK_TRIALS_NEW,
 		PAIRS_TRIALS);
@@ -1231,7 +1232,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (B.o.pairs)
-		return bench_pairs(B.o.trials_set ? B.o.trials : PAIRS_TRIALS, B.o.seed);
+		return bench_pairs(B.o.trials_set ? B.o.trials : PAIRS_TRIALS, B.o.seed, B.o.traces ? B.o.traces : TRACE_DIR);
 	for (int p = 0; sim_policies[p]; p++)
 		if (wanted(&B.o.policy, sim_policies[p]->name) && (!sim_policies[p]->by_name || B.o.policy.nr))
 			B.pol[B.nr_pol++] = sim_policies[p];

@@ -4,7 +4,7 @@
 
 #include <stdint.h>
 
-/* Prints the table (pairs.c); trials sequences a row. Returns 0. */
-int bench_pairs(int trials, uint64_t seed);
+/* Prints the table (pairs.c); trials sequences a row, then the windows of the traces in dir. Returns 0. */
+int bench_pairs(int trials, uint64_t seed, const char *traces);
 
 #endif
