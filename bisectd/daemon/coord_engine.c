@@ -291,7 +291,8 @@ static int queue_queries(struct coord *s, struct jobctx *c, const struct bisect_
 			sbuf_addf(&what, "%s%d", e ? "+" : ": ", left[e]);
 		rc = coord_event(s, c->id, kind == BISECT_Q_CONFIRM ? "confirm" : kind == BISECT_Q_EARLY ? "pair" : "next",
 			   "commit%s %s runs, interleaved on one agent%s", m > 1 ? "s" : "", what.buf,
-			   kind == BISECT_Q_CONFIRM ? " (the confirmation against its parent)" :
+			   kind == BISECT_Q_CONFIRM ? (m > 2 ? " (the confirmation of a merge against its parents)" :
+						       " (the confirmation against its parent)") :
 			   kind == BISECT_Q_EARLY ? " (early, while others search)" : "");
 		sbuf_release(&what);
 		while (rc == 0 && more) {
