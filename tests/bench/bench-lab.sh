@@ -21,14 +21,15 @@ Real bisections on this machine's local lab with a load injector beside
 them, and git bisect run baselines on the same histories under the same
 load. One line per job as it ends, then a table per case.
 
-  --cases LIST     cases to run, of big,small,none,buildfail (default: all)
+  --cases LIST     cases to run, of big,small,none,buildfail,merge (default: all)
                      big: 15% slower at the culprit, inside a merged branch
                      small: 5% slower; none: no change
                      buildfail: 15%, and the culprit's parent does not build
+                     merge: 15%, the culprit a merge worse than both parents
   --reps N         repetitions of every case, or CASE=N,... per case
-                   (default: big=$DEF_BIG,small=$DEF_SMALL,none=$DEF_NONE,buildfail=$DEF_BF; a repetition is
+                   (default: big=$DEF_BIG,small=$DEF_SMALL,none=$DEF_NONE,buildfail=$DEF_BF,merge=$DEF_MERGE; a repetition is
                    about 50 s here, a bisectd job of 25-40 s and both
-                   baselines, so about 17 minutes in all; each bisectd job
+                   baselines, so about 19 minutes in all; each bisectd job
                    that runs into the timeout adds about 2 minutes)
   --quick          one repetition of every case (about 3 minutes)
   --seed S         loadgen's seed for repetition 1; repetition r uses S+r-1 (default 1)
@@ -58,8 +59,8 @@ git bisect: steps, ends included); builds: distinct commits measured.
 EOF
 }
 
-DEF_BIG=10 DEF_SMALL=4 DEF_NONE=3 DEF_BF=3
-CASES=big,small,none,buildfail
+DEF_BIG=10 DEF_SMALL=4 DEF_NONE=3 DEF_BF=3 DEF_MERGE=3
+CASES=big,small,none,buildfail,merge
 REPS=""
 QUICK=0
 SEED=1
@@ -126,12 +127,13 @@ reps_of() {
 	small) echo $DEF_SMALL ;;
 	none) echo $DEF_NONE ;;
 	buildfail) echo $DEF_BF ;;
+	merge) echo $DEF_MERGE ;;
 	esac
 }
 
 for c in $(echo "$CASES" | tr ',' ' '); do
 	case $c in
-	big | small | none | buildfail) ;;
+	big | small | none | buildfail | merge) ;;
 	*) echo "bench-lab: unknown case '$c'" >&2; exit 2 ;;
 	esac
 	case $(reps_of "$c") in

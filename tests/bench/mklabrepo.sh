@@ -7,6 +7,9 @@
 #   none       no commit changes the speed
 #   buildfail  15% slower, and the culprit's parent does not build (the
 #              culprit fixes it): only {parent, culprit} can be shown
+#   merge      15% slower, and the culprit is the merge of topic/mix
+#              itself (an evil merge: it raises ROUNDS, which neither of
+#              its parents has), so it is worse than both its parents
 #
 # DIR becomes a git repository (branch main, 37 commits, 3 merged branches,
 # fixed dates and authors through mkrepo.sh, so the ids are the same on
@@ -20,8 +23,8 @@
 # v1.0 tags the first commit (the good end), main the last (the bad end).
 # The culprit is the fourth of the six commits of branch topic/mix, the
 # second of the three merged branches: a bisection that follows first
-# parents only lands on the merge. Every other commit changes docs,
-# comments or a test.
+# parents only lands on the merge (for merge, it is that merge). Every
+# other commit changes docs, comments or a test.
 #
 # Writes DIR.culprit (the culprit's full id, then its subject; for none,
 # the line "none") and prints "culprit <sha> <subject>" (and for
@@ -29,13 +32,13 @@
 set -eu
 
 if [ $# -ne 2 ]; then
-	echo "usage: $0 DIR big|small|none|buildfail" >&2
+	echo "usage: $0 DIR big|small|none|buildfail|merge" >&2
 	exit 2
 fi
 D=${1%/}
 CASE=$2
 case $CASE in
-big | buildfail) base=17 slow=20 ;;
+big | buildfail | merge) base=17 slow=20 ;;
 small) base=19 slow=20 ;;
 none) base=19 slow=19 ;;
 *)
@@ -165,9 +168,11 @@ else
 	note docs/design.txt 'The sink keeps the compiler from dropping the chain.' "docs: explain the sink"
 	subject="mix: more rounds for a better avalanche"
 fi
-sed "s|^#define ROUNDS $base\$|#define ROUNDS $slow|" "$D/mix.h" > "$D/mix.h.tmp"
-mv "$D/mix.h.tmp" "$D/mix.h"
-if [ "$CASE" = none ]; then
+if [ "$CASE" != merge ]; then
+	sed "s|^#define ROUNDS $base\$|#define ROUNDS $slow|" "$D/mix.h" > "$D/mix.h.tmp"
+	mv "$D/mix.h.tmp" "$D/mix.h"
+fi
+if [ "$CASE" = none ] || [ "$CASE" = merge ]; then
 	# The same subject, a harmless change: the speed stays.
 	sed 's|^/\* mix: the mixing function under test. \*/$|/* mix: the mixing function under test (a splitmix-like step). */|' \
 		"$D/mix.h" > "$D/mix.h.tmp"
@@ -183,7 +188,15 @@ mkrepo_switch "$D" main
 note CHANGES '	a clean target, docs' "CHANGES: note the docs"
 note README 'Numbers vary from run to run: compare several.' "README: warn about noise"
 note CONTRIBUTING 'Changes to mix.h need the numbers before and after.' "CONTRIBUTING: ask for numbers"
-mkrepo_merge "$D" topic/mix "Merge branch 'topic/mix'" > /dev/null
+if [ "$CASE" = merge ]; then
+	# The merge brings a change of its own, which neither parent has.
+	mkrepo_git "$D" merge -q --no-ff --no-commit topic/mix > /dev/null 2>&1
+	sed "s|^#define ROUNDS $base\$|#define ROUNDS $slow|" "$D/mix.h" > "$D/mix.h.tmp"
+	mv "$D/mix.h.tmp" "$D/mix.h"
+	CULPRIT=$(mkrepo_commit_all "$D" "Merge branch 'topic/mix'" "Resolve the merge with three more rounds.")
+else
+	mkrepo_merge "$D" topic/mix "Merge branch 'topic/mix'" > /dev/null
+fi
 
 # --- topic/test -------------------------------------------------------------
 

@@ -1,0 +1,66 @@
+#!/bin/sh
+# t0023: a merge that is itself the culprit (an evil merge: it brings a
+# slowdown neither parent has), bisected through bisectd with two agents.
+# A merge is the culprit only when it is worse than every parent, so its
+# confirmation pairs it against both, in chains of three on one agent
+# (parent, merge, other parent). When the job ends done it names the merge,
+# having run confirmation tasks at the merged branch's tip; on a machine
+# too loaded to decide it ends undecided, and never names another commit.
+. "$(dirname "$0")/lib/tap.sh"
+. "$(dirname "$0")/lib/lab.sh"
+
+command -v sqlite3 > /dev/null || skip_all "sqlite3 CLI missing (make deps)"
+command -v cc > /dev/null || skip_all "no C compiler for the lab's benchmark"
+LAB=$TEST_DIR/lab
+trap 'lab_stop; rm -rf "$TEST_DIR"' EXIT
+mkdir -p "$LAB"
+
+sh "$TOP/tests/bench/mklabrepo.sh" "$LAB/merge.git" merge > "$LAB/mkrepo.out" ||
+	{ echo "Bail out! mklabrepo.sh failed"; exit 1; }
+merge=$(head -n 1 "$LAB/merge.git.culprit")
+first=$(git -C "$LAB/merge.git" rev-parse "$merge^1")
+tip=$(git -C "$LAB/merge.git" rev-parse "$merge^2")
+
+lab_config "$LAB/merge.git"
+lab_start_bisectd || { echo "Bail out! bisectd did not start"; exit 1; }
+lab_start_agent lab1 0 "build_lock: $LAB/build.lock"
+lab_start_agent lab2 $(( $(nproc) > 1 ? 1 : 0 )) "build_lock: $LAB/build.lock"
+
+# --min-effect 3: the change is 15%, and at this lab's noise the ends'
+# equivalence within the default 1% is not what this test is about.
+timeout 300 "$BUILD/bisectctl" submit --repo demo --good v1.0 --bad main --workload bench \
+	--policy bisectd --min-effect 3 --budget-seconds 240 --watch > "$LAB/watch.out" 2>&1
+rc=$?
+state=$(q "SELECT state FROM jobs WHERE id = 1")
+named=$(q "SELECT c.sha FROM jobs j JOIN job_commits c ON c.job_id = j.id AND c.idx = j.culprit WHERE j.id = 1")
+conf_at() {
+	q "SELECT count(*) FROM tasks t JOIN job_commits c ON c.job_id = t.job_id AND c.idx = t.idx
+		WHERE t.job_id = 1 AND t.confirm = 1 AND t.state = 'done' AND c.sha = '$1'"
+}
+echo "# $state (bisectctl exited $rc), $(q "SELECT count(*) FROM samples WHERE job_id = 1") runs;" \
+	"confirmation tasks at the merge $(conf_at "$merge"), its first parent $(conf_at "$first")," \
+	"the branch's tip $(conf_at "$tip")"
+case "$state" in
+done)
+	is "$rc" 0 "the job ends with a culprit"
+	is "$named" "$merge" "it names the merge"
+	like "$(conf_at "$tip")" '^([2-9]|[1-9][0-9]+)$' "the merge was paired with its second parent, the branch's tip"
+	like "$(conf_at "$first")" '^([2-9]|[1-9][0-9]+)$' "... and with its first parent"
+	like "$(q "SELECT why FROM decisions WHERE job_id = 1 ORDER BY id DESC LIMIT 1")" \
+		"against each of its 2 parents show the change" "the last decision says both parents' pairs showed it"
+	like "$(q "SELECT count(*) FROM events WHERE job_id = 1 AND kind = 'confirm'
+		AND message LIKE '%the confirmation of a merge against its parents%'")" '^[1-9][0-9]*$' \
+		"the job's events show the chains of three"
+	;;
+undecided)
+	is "$rc" 4 "the job ends undecided (exit 4), as a loaded lab may make it"
+	is "$named" "" "... naming no commit"
+	;;
+*)
+	ok 1 "the job ends done or undecided (it is $state, bisectctl exited $rc, naming '${named:-nothing}')"
+	sed 's/^/#   /' "$LAB/watch.out" | tail -20
+	;;
+esac
+
+tap_plan "$tap_n"
+tap_done
