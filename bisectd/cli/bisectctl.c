@@ -459,7 +459,7 @@ static void print_numbers(struct sbuf *out, const json_t *report)
 	}
 	if (!strcmp(verdict, "not-reproduced") && jnum(&me, report, "min_effect_pct") &&
 	    json_is_number(json_object_get(report, "effect_lo_pct")))
-		sbuf_addf(out, "  not reproduced: the ends were shown to differ by less than %.1f%%\n", me);
+		sbuf_addf(out, "  not reproduced: the bad end was shown not to be worse by %.1f%% or more\n", me);
 	/* An interval of no width is an effect not estimated yet. */
 	if (jnum(&e, report, "effect_pct") && jnum(&lo, report, "effect_lo_pct") && jnum(&hi, report, "effect_hi_pct") &&
 	    lo < hi)

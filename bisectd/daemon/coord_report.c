@@ -320,8 +320,8 @@ int coord_job_report_text(struct coord *s, char **out, long long id, enum report
 		text_undecided(&sb, j, rep, base);
 	} else if (json_is_number(json_object_get(rep, "effect_lo_pct"))) {
 		/* The engine's not-reproduced is an equivalence, not a difference that failed to show. */
-		sbuf_addf(&sb, "not reproduced: the ends were shown to differ by less than %.1f%% (the job's "
-			  "min_effect), at confidence %.4g: the bad end is %+.2f%% against the good end "
+		sbuf_addf(&sb, "not reproduced: the bad end was shown not to be worse by %.1f%% or more (the "
+			  "job's min_effect), at confidence %.4g: the bad end is %+.2f%% against the good end "
 			  "(95%% interval %+.2f%% to %+.2f%%, p=%.4f)\n",
 			  json_number_value(json_object_get(rep, "min_effect_pct")),
 			  json_number_value(json_object_get(j, "confidence")),

@@ -1048,8 +1048,9 @@ out:
 
 /*
  * Do the ends differ, in the worse direction, at the job's alpha and by
- * min_effect at least (the shift's posterior mean); or are they shown to
- * differ by less than min_effect, at the job's confidence? Judged on the
+ * min_effect at least (the shift's posterior mean); or is the bad end
+ * shown not to be worse by min_effect or more, at the job's confidence
+ * (one-sided: an improvement of any size passes)? Judged on the
  * task means, with each agent's level taken out: a burst of load that
  * shifts one end's task, or an end measured on a slower agent, is not a
  * regression. Runs far from their end's median are set aside first.
@@ -1972,9 +1973,11 @@ static int ends_step(struct bisect *b, struct bisect_query *out, int k, const un
 			return -1;
 		}
 		if (v == ENDS_EQUAL) {
-			snprintf(why, sizeof(why), "the ends differ by %+.2f%%, shown to be less than %.1f%% at "
-				 "confidence %.3g%s: not a regression", 100 * b->ends_change, 100 * b->o.min_effect,
-				 b->o.confidence, b->ends_pairs ? " on their neighbouring pairs" : "");
+			/* One-sided: "not worse by min_effect or more"; an improvement of any size passes. */
+			snprintf(why, sizeof(why), "the bad end is %.2f%% %s than the good end; a regression of %.1f%% "
+				 "or more is ruled out at confidence %.3g%s: not a regression", 100 * fabs(b->ends_change),
+				 b->ends_change >= 0 ? "better" : "worse", 100 * b->o.min_effect, b->o.confidence,
+				 b->ends_pairs ? " on their neighbouring pairs" : "");
 			return finish(b, VERDICT_NOT_REPRODUCED, why);
 		}
 		if (b->c[0].nx >= b->o.end_runs_max && b->c[b->n - 1].nx >= b->o.end_runs_max) {

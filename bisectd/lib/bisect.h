@@ -97,8 +97,9 @@ enum bisect_verdict {
 	VERDICT_CULPRIT,        /* one commit, confirmed, at the asked confidence */
 	VERDICT_RANGE,          /* the smallest set holding the confidence, where skipped commits stand
 				   between its members */
-	VERDICT_NOT_REPRODUCED, /* the ends are shown to differ by less than min_effect, at the job's
-				   confidence (an equivalence, not merely no significant difference) */
+	VERDICT_NOT_REPRODUCED, /* the bad end is shown not to be worse by min_effect or more, at the
+				   job's confidence (a one-sided equivalence, not merely no significant
+				   difference) */
 	VERDICT_UNDECIDED,      /* the data cannot decide within the budget: no commit holds the
 				   confidence, or its confirmation failed, or the ends neither differ
 				   nor are shown equal; see the result's numbers */
