@@ -1546,7 +1546,10 @@ static int finish(struct bisect *b, enum bisect_verdict v, const char *why)
 
 /*
  * Pairs of neighbouring runs of commits a and c on one agent: d = x(a) -
- * x(c), > 0 where c is worse. confirm: the confirmation's pairs, each run
+ * x(c), > 0 where c is worse. Each agent's runs of the two are paired in
+ * its own time order, whatever the other agents ran between them (the
+ * coordinator takes runs as agents send them, so two agents' chains come
+ * interleaved). confirm: the confirmation's pairs, each run
  * from a confirmation query, and a pair with a run below where runs are
  * more likely slow than normal (slow_cut()), or far above both groups, is
  * left out: one slow run must not decide a handful of pairs. Else the
@@ -1556,11 +1559,13 @@ static int finish(struct bisect *b, enum bisect_verdict v, const char *why)
 static int neighbour_pairs(const struct bisect *b, int a, int c, int confirm, double *d)
 {
 	const struct cdata *side[2] = { &b->c[a], &b->c[c] };
-	double lo = slow_cut(b), hi = fmax(b->mu_g, b->mu_b) + FAR_SIGMAS * b->sigma, px = 0;
-	int at[2] = { 0, 0 }, n = 0, pside = -1, pslot = -1;
+	double lo = slow_cut(b), hi = fmax(b->mu_g, b->mu_b) + FAR_SIGMAS * b->sigma, px[AGENT_SLOTS];
+	int at[2] = { 0, 0 }, n = 0, pside[AGENT_SLOTS];
 
+	for (int k = 0; k < AGENT_SLOTS; k++)
+		pside[k] = -1;
 	for (;;) {
-		int s = -1;
+		int s = -1, slot;
 		double x;
 
 		/* The next confirmation run of either side, in time order. */
@@ -1574,21 +1579,17 @@ static int neighbour_pairs(const struct bisect *b, int a, int c, int confirm, do
 		if (s < 0)
 			break;
 		x = ax(b, side[s], at[s]);
-		{
-			int slot = b->tasks[side[s]->task[at[s]]].agent;
+		slot = b->tasks[side[s]->task[at[s]]].agent;
+		if (pside[slot] >= 0 && pside[slot] != s) {
+			double xp = s ? px[slot] : x, xc = s ? x : px[slot];
+			int ok = !confirm || b->sigma <= 0 || (xp >= lo && xp <= hi && xc >= lo && xc <= hi);
 
-			if (pside >= 0 && pside != s && pslot == slot) {
-				double xp = s ? px : x, xc = s ? x : px;
-				int ok = !confirm || b->sigma <= 0 || (xp >= lo && xp <= hi && xc >= lo && xc <= hi);
-
-				if (ok)
-					d[n++] = xp - xc;
-				pside = -1;
-			} else {
-				pside = s;
-				pslot = slot;
-				px = x;
-			}
+			if (ok)
+				d[n++] = xp - xc;
+			pside[slot] = -1;
+		} else {
+			pside[slot] = s;
+			px[slot] = x;
 		}
 		at[s]++;
 	}

@@ -484,7 +484,7 @@ static int trial_bisectd(struct sim_answer *ans, struct sim_lab *lab, int k, con
 	if (rc < 0)
 		return rc;
 	for (;;) {
-		int nq = bisect_next(b, q, k, NULL), agent[MAX_QUERIES], next_agent = 0, most = 0;
+		int nq = bisect_next(b, q, k, NULL), agent[MAX_QUERIES], link[MAX_QUERIES], next_agent = 0, most = 0;
 
 		/* BENCH_TRACE=C: each decision of the trials whose culprit is C (to study the engine). */
 		if (getenv("BENCH_TRACE") && (atoi(getenv("BENCH_TRACE")) == lab->culprit || atoi(getenv("BENCH_TRACE")) < 0)) {
@@ -534,11 +534,27 @@ static int trial_bisectd(struct sim_answer *ans, struct sim_lab *lab, int k, con
 			for (int j = 0; j < q[i].runs; j++)
 				add_run(b, lab, &q[i], agent[i], task);
 		}
-		/* The chains: each on its agent, runs interleaved A B A B, each run a task of its own. */
-		for (int j = 0; j < most; j++)
-			for (int i = 0; i < nq; i++)
-				if (query_chain(&q[i]) && j < q[i].runs)
-					add_run(b, lab, &q[i], agent[i], sim_lab_task(lab));
+		/*
+		 * The chains: each on its agent, runs interleaved A B A B, each run
+		 * a task of its own, and the agents in step, as the coordinator
+		 * takes their runs: every chain's first link, then every chain's
+		 * second (A's good end, B's good end, A's bad end, B's bad end).
+		 */
+		{
+			int links = 0;
+
+			for (int i = 0; i < nq; i++) {
+				link[i] = 0;
+				for (int j = 0; j < i; j++)
+					link[i] += query_chain(&q[i]) && query_chain(&q[j]) == query_chain(&q[i]);
+				links = link[i] + 1 > links ? link[i] + 1 : links;
+			}
+			for (int j = 0; j < most; j++)
+				for (int e = 0; e < links; e++)
+					for (int i = 0; i < nq; i++)
+						if (query_chain(&q[i]) && link[i] == e && j < q[i].runs)
+							add_run(b, lab, &q[i], agent[i], sim_lab_task(lab));
+		}
 		lab->round++;
 	}
 out:
