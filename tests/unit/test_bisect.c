@@ -975,13 +975,12 @@ static void test_agent_at_two_levels_at_the_ends(void **state)
  * the task-level model cannot see a 5% regression in 20 runs an end,
  * but each agent's neighbouring good and bad runs share a moment and
  * their pairs show it. (Paired across agents as if one stream, each run
- * of the other agent broke the pair: no pair was found, and the ends
- * were not decided.)
+ * of the other agent broke the pair: no pair was found, and the job
+ * ended undecided at the ends after 30 runs an end.)
  */
 static void test_ends_pairs_of_two_interleaved_agents(void **state)
 {
 	struct dag *d = linear(37);
-	int decided = 0;
 
 	(void)state;
 	for (uint64_t seed = 1; seed <= 5; seed++) {
@@ -1009,10 +1008,8 @@ static void test_ends_pairs_of_two_interleaved_agents(void **state)
 		bisect_result(b, &r);
 		if (r.state != BISECT_SEARCH || r.effect >= 0)
 			fail_msg("seed %d: state %d, effect %+.4f: %s", (int)seed, r.state, r.effect, r.why);
-		decided++;
 		bisect_free(b);
 	}
-	assert_int_equal(decided, 5);
 	dag_free(d);
 }
 
