@@ -53,6 +53,7 @@ static const double lambdas[] = { 0, 0.5, 3, 20 };
 #define REFRESH_RUNS 25   /* an end not measured for this many runs gets one more */
 #define SPECULATE 0.5     /* with 3+ agents, pair the likely culprit with its parent from here */
 #define CONFIRM_START 0.9 /* confirm the most probable commit from here on */
+#define CONFIRM_TWO_CHAINS 2 /* with this many agents or more the pairs come in two chains, one an agent */
 #define CONFIRM_ALPHA 0.02 /* the paired test of the confirmation, over all its looks */
 #define CONFIRM_MIN_PAIRS 4  /* one A B A B and one B A B A round: a level moving within pairs cancels */
 #define CONFIRM_MAX_PAIRS 24
@@ -1792,7 +1793,7 @@ static int confirm_step(struct bisect *b, struct bisect_query *out, int k, const
 			double p_top, double stop)
 {
 	int npar = b->npar[top] ? b->npar[top] : 1, parent = -1, got = 0, np = 0, maxp = confirm_last(b), passed = 1;
-	int open[2], nopen = 0;
+	int open[2], nopen = 0, nch = 1;
 	const struct cdata *cc = &b->c[top];
 	double *d = xmalloc(((size_t)cc->nconfirm + 1) * sizeof(double));
 	double p = 1, pmax = 0;
@@ -1899,22 +1900,33 @@ static int confirm_step(struct bisect *b, struct bisect_query *out, int k, const
 		 * confirmed against its good parent on 12 pairs at p = 0.002.
 		 * A merge with two parents open comes as a chain of three, each
 		 * parent beside it (P T Q, then Q T P): a pair against each for
-		 * three runs, not four.
+		 * three runs, not four. With CONFIRM_TWO_CHAINS agents or more
+		 * the pairs come in two chains, one an agent, in opposite orders
+		 * (A B A B beside B A B A): the first look's four pairs in one
+		 * round, not two. (Each agent's runs are paired on their own, so
+		 * the agents' levels cancel as in one chain.)
 		 */
-		int r = maxp - np, turn = (np / 2) % 2, chain[3], nc = 0;
+		int r, turn;
 
+		nch = k >= CONFIRM_TWO_CHAINS && maxp - np > 1 ? 2 : 1;
+		r = (maxp - np + nch - 1) / nch;
 		r = r < 1 ? 1 : r > 2 ? 2 : r;
-		if (nopen > 1) {
-			chain[nc++] = open[turn];
-			chain[nc++] = top;
-			chain[nc++] = open[!turn];
-		} else {
-			chain[nc++] = turn ? top : open[0];
-			chain[nc++] = turn ? open[0] : top;
-		}
-		for (int e = 0; e < nc; e++, got++) {
-			out[got] = (struct bisect_query){ chain[e], r, BISECT_Q_CONFIRM, 0, 0, 0, 1 };
-			out[got].mass = anc_mass(b, chain[e]);
+		turn = (np / (2 * nch)) % 2;
+		for (int ch = 0; ch < nch; ch++) {
+			int t = turn ^ ch, chain[3], nc = 0;
+
+			if (nopen > 1) {
+				chain[nc++] = open[t];
+				chain[nc++] = top;
+				chain[nc++] = open[!t];
+			} else {
+				chain[nc++] = t ? top : open[0];
+				chain[nc++] = t ? open[0] : top;
+			}
+			for (int e = 0; e < nc; e++, got++) {
+				out[got] = (struct bisect_query){ chain[e], r, BISECT_Q_CONFIRM, 0, 0, 0, ch + 1 };
+				out[got].mass = anc_mass(b, chain[e]);
+			}
 		}
 	}
 	if (k > 1) {
@@ -1925,7 +1937,8 @@ static int confirm_step(struct bisect *b, struct bisect_query *out, int k, const
 		busy2[top] = 1;
 		for (int e = 0; e < nopen; e++)
 			busy2[open[e]] = 1;
-		got += choose_search(b, out + got, got ? k - 1 : k, busy2);
+		if (k - (got ? nch : 0) > 0)
+			got += choose_search(b, out + got, k - (got ? nch : 0), busy2);
 		free(busy2);
 	}
 	if (nopen > 1)

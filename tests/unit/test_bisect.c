@@ -772,6 +772,44 @@ static void test_confirmation_rejects_equal_commits(void **state)
 	dag_free(d);
 }
 
+/*
+ * With two agents the confirmation's pairs come in two chains, one an
+ * agent, in opposite orders (39 40 39 40 beside 40 39 40 39), so that the
+ * first look's four pairs take one round; with one agent, one chain.
+ */
+static void test_confirmation_in_two_chains(void **state)
+{
+	struct dag *d = linear(65);
+
+	(void)state;
+	for (int k = 1; k <= 2; k++) {
+		struct bisect_opts o = BISECT_OPTS_INIT;
+		struct bisect_query q[BISECT_MAX_QUERIES(2)];
+		struct bisect *b;
+		struct rng rng;
+		int nq, first[3] = { -1, -1, -1 }, links[3] = { 0, 0, 0 };
+
+		rng_seed(&rng, 7);
+		assert_int_equal(bisect_new(&b, d->n, d->par, d->npar, &o), 0);
+		runs_around_40(b, &rng, 930, 0);
+		nq = bisect_next(b, q, k, NULL);
+		for (int i = 0; i < nq; i++) {
+			assert_int_equal(q[i].confirm, BISECT_Q_CONFIRM);
+			assert_true(q[i].chain >= 1 && q[i].chain <= 2);
+			assert_true(q[i].commit == 39 || q[i].commit == 40);
+			if (first[q[i].chain] < 0)
+				first[q[i].chain] = q[i].commit;
+			links[q[i].chain]++;
+		}
+		assert_int_equal(links[1], 2);
+		assert_int_equal(links[2], k == 2 ? 2 : 0);
+		if (k == 2)
+			assert_true(first[1] != first[2]);
+		bisect_free(b);
+	}
+	dag_free(d);
+}
+
 /* A two-state lab: slow periods 25% down, entered with 3% a run, left with 8%, for every agent at once. */
 struct burstctx {
 	int culprit, slow;
@@ -1240,6 +1278,7 @@ int main(void)
 		cmocka_unit_test(test_early_pair_is_not_the_confirmation),
 		cmocka_unit_test(test_ends_refreshed_with_four_agents),
 		cmocka_unit_test(test_confirmation_rejects_equal_commits),
+		cmocka_unit_test(test_confirmation_in_two_chains),
 		cmocka_unit_test(test_bursty_lab_right_or_undecided),
 		cmocka_unit_test(test_bursts_cancel_in_the_ends_pairs),
 		cmocka_unit_test(test_derived_budget_ends_undecided),
