@@ -1782,8 +1782,8 @@ static int budget_spent(const struct bisect *b)
  * pairs reach twice what a fixed test's power needs and no look has
  * passed, the job is undecided: a commit that fails its
  * confirmation is never the answer. A merge is confirmed against each of
- * its parents in turn: it is the culprit only when every parent is
- * better. (Against its first parent alone, a merge whose side parent was
+ * its parents (a chain of three, each parent beside it): it is the
+ * culprit only when every parent is better. (Against its first parent alone, a merge whose side parent was
  * measured bad on an agent that saw nothing else was named at 1.0000
  * in 3 of 300 trials, bimodal N = 64 merges 30% / 4%, 4 agents.)
  * Everything is derived from the runs tagged as confirmation, so an

@@ -111,9 +111,9 @@ struct bisect_query {
 	int commit;
 	int runs;
 	int confirm;            /* BISECT_Q_CONFIRM: part of the confirmation, which comes as a pair (parent,
-				   culprit), or for a merge three (parent, merge, other parent), to run on
-				   one agent, interleaved, whatever k is; add its runs with
-				   bisect_add_confirm_sample(). Out needs room for 3 queries.
+				   culprit), or for a merge three (parent, merge, other parent), each chain
+				   to run on one agent, interleaved; with k >= 2, two such chains (chain 1
+				   and 2), one an agent. Add its runs with bisect_add_confirm_sample().
 				   BISECT_Q_EARLY: a pair run the same way while others search, before the
 				   posterior holds the confidence; its runs are plain samples
 				   (bisect_add_sample()): the confirmation counts only runs taken once
