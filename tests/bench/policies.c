@@ -484,7 +484,8 @@ static int trial_bisectd(struct sim_answer *ans, struct sim_lab *lab, int k, con
 	if (rc < 0)
 		return rc;
 	for (;;) {
-		int nq = bisect_next(b, q, k, NULL), agent[MAX_QUERIES], link[MAX_QUERIES], next_agent = 0, most = 0;
+		int nq = bisect_next(b, q, k, NULL), agent[MAX_QUERIES], link[MAX_QUERIES], nlinks[MAX_QUERIES];
+		int next_agent = 0, most = 0, links = 0;
 
 		/* BENCH_TRACE=C: each decision of the trials whose culprit is C (to study the engine). */
 		if (getenv("BENCH_TRACE") && (atoi(getenv("BENCH_TRACE")) == lab->culprit || atoi(getenv("BENCH_TRACE")) < 0)) {
@@ -515,13 +516,25 @@ static int trial_bisectd(struct sim_answer *ans, struct sim_lab *lab, int k, con
 			why(lab, k, ans, &r, "capped, best");
 			break;
 		}
-		/* Agents in the order the queries come: one a task, one a chain. */
+		/*
+		 * Agents in the order the queries come: one a task, one a chain;
+		 * link: a query's place in its chain (nlinks: the chain's members
+		 * so far, kept at its first).
+		 */
 		for (int i = 0; i < nq; i++) {
 			int c = query_chain(&q[i]), j;
 
 			for (j = 0; c && j < i && query_chain(&q[j]) != c; j++)
 				;
-			agent[i] = c && j < i ? agent[j] : next_agent++ % k;
+			if (c && j < i) {
+				agent[i] = agent[j];
+				link[i] = nlinks[j]++;
+			} else {
+				agent[i] = next_agent++ % k;
+				link[i] = 0;
+				nlinks[i] = 1;
+			}
+			links = link[i] + 1 > links ? link[i] + 1 : links;
 		}
 		for (int i = 0; i < nq; i++) {
 			long task;
@@ -540,21 +553,11 @@ static int trial_bisectd(struct sim_answer *ans, struct sim_lab *lab, int k, con
 		 * takes their runs: every chain's first link, then every chain's
 		 * second (A's good end, B's good end, A's bad end, B's bad end).
 		 */
-		{
-			int links = 0;
-
-			for (int i = 0; i < nq; i++) {
-				link[i] = 0;
-				for (int j = 0; j < i; j++)
-					link[i] += query_chain(&q[i]) && query_chain(&q[j]) == query_chain(&q[i]);
-				links = link[i] + 1 > links ? link[i] + 1 : links;
-			}
-			for (int j = 0; j < most; j++)
-				for (int e = 0; e < links; e++)
-					for (int i = 0; i < nq; i++)
-						if (query_chain(&q[i]) && link[i] == e && j < q[i].runs)
-							add_run(b, lab, &q[i], agent[i], sim_lab_task(lab));
-		}
+		for (int j = 0; j < most; j++)
+			for (int e = 0; e < links; e++)
+				for (int i = 0; i < nq; i++)
+					if (query_chain(&q[i]) && link[i] == e && j < q[i].runs)
+						add_run(b, lab, &q[i], agent[i], sim_lab_task(lab));
 		lab->round++;
 	}
 out:
