@@ -528,6 +528,12 @@ static void make_cases(struct bench *B, struct sim_dag *dags[][SHAPE_MAX])
 	}
 }
 
+/* The folder of the recorded traces: --traces DIR's, else TRACE_DIR. */
+static const char *traces_dir(const struct opts *o)
+{
+	return o->traces ? o->traces : TRACE_DIR;
+}
+
 /*
  * The traces --noise or --traces asks for, loaded; a malformed one stops
  * the benchmark (its message names the file and line). Returns 0 or -1.
@@ -535,7 +541,7 @@ static void make_cases(struct bench *B, struct sim_dag *dags[][SHAPE_MAX])
 static int load_traces(struct bench *B)
 {
 	const struct opts *o = &B->o;
-	const char *dir = o->traces ? o->traces : TRACE_DIR;
+	const char *dir = traces_dir(o);
 	char **paths;
 	int n, rc = 0, want = o->traces || o->noise.nr == 0;
 
@@ -1232,7 +1238,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (B.o.pairs)
-		return bench_pairs(B.o.trials_set ? B.o.trials : PAIRS_TRIALS, B.o.seed, B.o.traces ? B.o.traces : TRACE_DIR);
+		return bench_pairs(B.o.trials_set ? B.o.trials : PAIRS_TRIALS, B.o.seed, traces_dir(&B.o));
 	for (int p = 0; sim_policies[p]; p++)
 		if (wanted(&B.o.policy, sim_policies[p]->name) && (!sim_policies[p]->by_name || B.o.policy.nr))
 			B.pol[B.nr_pol++] = sim_policies[p];
