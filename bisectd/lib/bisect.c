@@ -1515,9 +1515,15 @@ static void smallest_set(struct bisect *b)
 		b->set_mass += b->post[b->set[b->nr_set++]];
 }
 
+/* Parent j of commit i (j < its parents, or 0 for a commit with none: the good end stands in). */
+static int parent_at(const struct bisect *b, int i, int j)
+{
+	return b->npar[i] ? b->par[i][j] : 0;
+}
+
 static int parent_of(const struct bisect *b, int i)
 {
-	return b->npar[i] ? b->par[i][0] : 0;
+	return parent_at(b, i, 0);
 }
 
 /* Runs the end i still needs this round: a first batch, then both level, a batch at a time. */
@@ -1783,9 +1789,10 @@ static int budget_spent(const struct bisect *b)
  * passed, the job is undecided: a commit that fails its
  * confirmation is never the answer. A merge is confirmed against each of
  * its parents (a chain of three, each parent beside it): it is the
- * culprit only when every parent is better. (Against its first parent alone, a merge whose side parent was
- * measured bad on an agent that saw nothing else was named at 1.0000
- * in 3 of 300 trials, bimodal N = 64 merges 30% / 4%, 4 agents.)
+ * culprit only when every parent is better. (Against its first parent
+ * alone, a merge whose side parent was measured bad on an agent that
+ * saw nothing else was named at 1.0000 in 3 of 300 trials, bimodal
+ * N = 64 merges 30% / 4%, 4 agents.)
  * Everything is derived from the runs tagged as confirmation, so an
  * engine rebuilt from stored samples is in the same place.
  */
@@ -1797,11 +1804,11 @@ static int confirm_step(struct bisect *b, struct bisect_query *out, int k, const
 	const struct cdata *cc = &b->c[top];
 	double *d = xmalloc(((size_t)cc->nconfirm + 1) * sizeof(double));
 	double p = 1, pmax = 0;
-	char why[256], against[48];
+	char why[256];
 
 	b->culprit = top;
 	for (int j = 0; j < npar; j++) {
-		int pj = b->npar[top] ? b->par[top][j] : 0;
+		int pj = parent_at(b, top, j);
 
 		if (cc->skipped || b->c[pj].skipped) {
 			free(d);
@@ -1821,11 +1828,11 @@ static int confirm_step(struct bisect *b, struct bisect_query *out, int k, const
 	 * every one has.
 	 */
 	for (int j = 0; j < npar; j++) {
-		int pj = b->npar[top] ? b->par[top][j] : 0, nj;
+		int pj = parent_at(b, top, j), nj;
 		double pv = 1;
 
 		for (int e = 0; e < j; e++)
-			if (b->par[top][e] == pj)
+			if (parent_at(b, top, e) == pj)
 				pj = -1;
 		if (pj < 0)
 			continue;
@@ -1846,10 +1853,6 @@ static int confirm_step(struct bisect *b, struct bisect_query *out, int k, const
 	if (passed)
 		parent = parent_of(b, top), p = pmax;
 	b->confirm_parent = parent;
-	if (npar > 1)
-		snprintf(against, sizeof(against), "its parent %d (of its %d)", parent, npar);
-	else
-		snprintf(against, sizeof(against), "its parent");
 	if (passed && p_top >= stop) {
 		if (npar > 1)
 			snprintf(why, sizeof(why), "commit %d holds %.4f of the posterior, and interleaved pairs against "
@@ -1860,6 +1863,10 @@ static int confirm_step(struct bisect *b, struct bisect_query *out, int k, const
 		return finish(b, VERDICT_CULPRIT, why);
 	}
 	if (np >= maxp && !passed) {
+		char against[48] = "its parent";
+
+		if (npar > 1)
+			snprintf(against, sizeof(against), "its parent %d (of its %d)", parent, npar);
 		b->failed_confirm = top;
 		snprintf(why, sizeof(why), "commit %d holds %.4f, but %d interleaved pairs against %s "
 			 "do not show the change (paired p=%.4f): undecided", top, p_top, np, against, p);
