@@ -55,7 +55,8 @@ static const double lambdas[] = { 0, 0.5, 3, 20 };
 #define CONFIRM_START 0.9 /* confirm the most probable commit from here on */
 #define CONFIRM_TWO_CHAINS 2 /* with this many agents or more the pairs come in two chains, one an agent */
 #define CONFIRM_ALPHA 0.02 /* the paired test of the confirmation, over all its looks */
-#define CONFIRM_MIN_PAIRS 4  /* one A B A B and one B A B A round: a level moving within pairs cancels */
+#define CONFIRM_MIN_PAIRS BISECT_PAIRS_FIRST_LOOK /* one A B A B and one B A B A round: a level moving
+						   within pairs cancels */
 #define CONFIRM_MAX_PAIRS 24
 #define CONFIRM_LAST_MIN 12  /* the last look at no fewer pairs: one slow run must not decide eight */
 /*
@@ -1615,7 +1616,7 @@ static int neighbour_pairs(const struct bisect *b, int a, int c, int confirm, do
  */
 static double paired_p(const double *d, int n, double unit1_var)
 {
-	double m = 0, ss = 0, nu0 = unit1_var > 0 ? 5 : 0, s2;
+	double m = 0, ss = 0, nu0 = unit1_var > 0 ? BISECT_PAIRS_PRIOR_DOF : 0, s2;
 
 	if (n < 1)
 		return 1;
@@ -1632,6 +1633,11 @@ static double paired_p(const double *d, int n, double unit1_var)
 	return stats_t_cdf(-m / sqrt(s2 / n), nu0 + n - 1);
 }
 
+double bisect_pairs_boundary(int n, int last)
+{
+	return n < last ? CONFIRM_LOOK_P : CONFIRM_LAST_P;
+}
+
 int bisect_pairs_pass(const double *d, int np, int last, double unit1_var, double *p)
 {
 	int passed = 0;
@@ -1641,7 +1647,7 @@ int bisect_pairs_pass(const double *d, int np, int last, double unit1_var, doubl
 		double q = paired_p(d, n, unit1_var);
 
 		*p = q < *p ? q : *p;
-		passed = q < (n < last ? CONFIRM_LOOK_P : CONFIRM_LAST_P);
+		passed = q < bisect_pairs_boundary(n, last);
 	}
 	return passed;
 }

@@ -180,6 +180,13 @@ void bisect_result(const struct bisect *b, struct bisect_result *r);
  */
 int bisect_pairs_pass(const double *d, int np, int last, double unit1_var, double *p);
 
+/* That test's first look, and the degrees of freedom its variance prior is given. */
+#define BISECT_PAIRS_FIRST_LOOK 4
+#define BISECT_PAIRS_PRIOR_DOF 5
+
+/* The p a look at n pairs must be below, the last look at `last` pairs. */
+double bisect_pairs_boundary(int n, int last);
+
 /* Posterior probability that commit i measures bad (the culprit is an ancestor-or-self of it). */
 double bisect_bad_mass(struct bisect *b, int i);
 /* 1 when commit i cannot be measured: marked skipped, or only failed runs so far (three or more). */

@@ -108,8 +108,8 @@ static int welch_pass(const double *a, const double *c, int np, int last, double
 	int passed = 0;
 
 	*p = 1;
-	for (int n = 4; n <= np && n <= last && !passed; n += 2) {
-		double ma = 0, mc = 0, va = 0, vc = 0, v, nu = 0, nu0 = 5, s2, q;
+	for (int n = BISECT_PAIRS_FIRST_LOOK; n <= np && n <= last && !passed; n += 2) {
+		double ma = 0, mc = 0, va = 0, vc = 0, v, nu = 0, nu0 = BISECT_PAIRS_PRIOR_DOF, s2, q;
 
 		for (int i = 0; i < n; i++) {
 			ma += a[i];
@@ -129,7 +129,7 @@ static int welch_pass(const double *a, const double *c, int np, int last, double
 		s2 = (nu0 * 2 * unit1_var + nu * v) / (nu0 + nu);
 		q = s2 > 0 ? stats_t_cdf((mc - ma) / sqrt(s2 / n), nu0 + nu) : ma > mc ? 0 : 1;
 		*p = q < *p ? q : *p;
-		passed = q < (n < last ? 0.003 : 0.011);
+		passed = q < bisect_pairs_boundary(n, last);
 	}
 	return passed;
 }
@@ -241,13 +241,14 @@ int bench_pairs(int trials, uint64_t seed, const char *traces)
 				c[i] = sd * (shared + sqrt(1 - w->rho) * rng_normal(&rng));
 				d[i] = a[i] - c[i];
 			}
-			for (int n = 4; n <= w->last; n += 2) {
+			for (int n = BISECT_PAIRS_FIRST_LOOK; n <= w->last; n += 2) {
 				/* The model's variance of a difference is 1: unit1_var 0.5. */
 				int ok[4] = {
 					bisect_pairs_pass(d, n, w->last, 0.5, &p),
 					welch_pass(a, c, n, w->last, 0.5, &p),
 					mix(seq_t_llr(d, n, w->th1), seq_t_llr(d, n, w->th1 / 2)) >= stop,
-					mix(bf_llr(d, n, w->th1, 1, 5), bf_llr(d, n, w->th1 / 2, 1, 5)) >= stop,
+					mix(bf_llr(d, n, w->th1, 1, BISECT_PAIRS_PRIOR_DOF),
+					    bf_llr(d, n, w->th1 / 2, 1, BISECT_PAIRS_PRIOR_DOF)) >= stop,
 				};
 
 				for (int k = 0; k < 4; k++)
