@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -1099,6 +1100,145 @@ static void test_search_does_not_pile_runs_into_one_unit(void **state)
 	dag_free(d);
 }
 
+/*
+ * The local lab under bench-lab's load injector: two agents (34 and 32
+ * Mops/s, so 6% apart), a run 0.2 s of a clock, and one CPU hog switched
+ * on a random agent's core for 1-8 s, then off for 1-8 s; a hogged run
+ * goes at half speed. parent_odd: every run the confirmation asks of the
+ * culprit's parent reports three times its speed, and no hog runs. level0 < 1: no switching hog, and agent 0's
+ * core shared with one for good, its runs at that share of its speed.
+ * The agents are the engine's slots 0 and 1: query i of a round on agent
+ * i % 2, chain ch on agent (ch - 1) % 2.
+ */
+struct hogctx {
+	struct rng *rng;
+	int culprit, core, parent_odd;
+	long runs;
+	double change, clock, until, level0;
+};
+
+static double hog_value(struct hogctx *h, int c, int agent, int kind)
+{
+	double v = (c >= h->culprit ? 1 - h->change : 1) * (agent ? 32e6 : 34e6) * (1 + 0.01 * rng_normal(h->rng));
+	int hogged;
+
+	if (h->level0 < 1)
+		return agent ? v : v * h->level0;
+	h->clock += 0.2;
+	while (h->clock >= h->until) {
+		h->core = h->core >= 0 ? -1 : (int)(rng_next(h->rng) % 2);
+		h->until += 1 + 7 * rng_uniform(h->rng);
+	}
+	hogged = h->core == agent;
+	if (h->parent_odd)
+		return kind == BISECT_Q_CONFIRM && c == h->culprit - 1 ? 3 * v : v;
+	h->runs++;
+	return hogged ? v * (0.5 + 0.02 * rng_normal(h->rng)) : v;
+}
+
+/* Runs one round's queries on the two agents; returns the runs. */
+static int hog_round(struct bisect *b, const struct bisect_query *q, int nq, struct hogctx *h)
+{
+	int runs = 0;
+
+	for (int i = 0; i < nq; i++) {
+		if (q[i].chain)
+			continue;
+		for (int j = 0; j < q[i].runs; j++, runs++)
+			bisect_add_run(b, q[i].commit, hog_value(h, q[i].commit, i % 2, q[i].confirm), next_task, i % 2, q[i].confirm);
+		next_task++;
+	}
+	for (int ch = 1; ch <= nq; ch++)
+		for (int j = 0;; j++) {
+			int any = 0;
+
+			for (int i = 0; i < nq; i++)
+				if (q[i].chain == ch && j < q[i].runs) {
+					int agent = (ch - 1) % 2;
+
+					bisect_add_run(b, q[i].commit, hog_value(h, q[i].commit, agent, q[i].confirm), next_task++, agent,
+						       q[i].confirm);
+					runs++;
+					any = 1;
+				}
+			if (!any)
+				break;
+		}
+	return runs;
+}
+
+/*
+ * A job on 36 commits, the culprit at 19 (5%), under the hog; at most
+ * `rounds` rounds. Its why into why[256]; *confirming: the most rounds
+ * in a row it asked for the confirmation's pairs of one commit.
+ * HOG_TRACE=S prints each decision of seed S's job.
+ */
+static struct bisect_result hog_job(struct hogctx *h, uint64_t seed, int rounds, int *used, int *confirming,
+				    char *why)
+{
+	struct dag *d = linear(37);
+	struct bisect_opts o = BISECT_OPTS_INIT;
+	struct bisect_query q[BISECT_MAX_QUERIES(2)];
+	struct bisect_result r;
+	struct bisect *b;
+	struct rng rng;
+	int nq;
+
+	h->rng = &rng;
+	rng_seed(&rng, seed);
+	o.min_effect = 0.03;
+	o.runs_max = 5;
+	o.end_runs = 5;
+	o.end_runs_max = 30;
+	assert_int_equal(bisect_new(&b, d->n, d->par, d->npar, &o), 0);
+	bisect_set_costs(b, 0.5, 0.2);
+	*used = *confirming = 0;
+	for (int streak = 0, top = -1; *used < rounds && (nq = bisect_next(b, q, 2, NULL)) > 0;) {
+		int pairs = 0;
+
+		bisect_result(b, &r);
+		for (int i = 0; i < nq; i++)
+			pairs |= q[i].confirm == BISECT_Q_CONFIRM;
+		streak = !pairs ? 0 : r.culprit == top ? streak + 1 : 1;
+		if (getenv("HOG_TRACE") && atoi(getenv("HOG_TRACE")) == (int)seed)
+			print_message("%ld runs: %s\n", r.runs, r.why);
+		top = pairs ? r.culprit : -1;
+		*confirming = streak > *confirming ? streak : *confirming;
+		hog_round(b, q, nq, h);
+		++*used;
+	}
+	bisect_result(b, &r);
+	snprintf(why, 256, "%s", r.why);
+	r.set = NULL;
+	r.why = why;
+	bisect_free(b);
+	dag_free(d);
+	return r;
+}
+
+/*
+ * Agent 0's core shared with a hog for good: its runs at 55% of agent
+ * 1's, a 30% culprit. The confirmation's pairs are judged by their runs
+ * with each agent's level out (ax()) against the groups' means; the
+ * means kept the levels in, so they lay between the agents' levels, and
+ * every pair of this job was left out as lying far from both groups:
+ * the confirmation asked for pairs for 388 rounds and kept none.
+ */
+static void test_pairs_judged_with_the_agents_levels_out(void **state)
+{
+	(void)state;
+	for (uint64_t seed = 1; seed <= 4; seed++) {
+		struct hogctx h = { NULL, 19, -1, 0, 0, 0.30, 0, 0, 0.55 };
+		int rounds, confirming;
+		char why[256];
+		struct bisect_result r = hog_job(&h, seed, 400, &rounds, &confirming, why);
+
+		if (r.verdict != VERDICT_CULPRIT || r.culprit != 19 || confirming > 4)
+			fail_msg("seed %d: verdict %d, culprit %d, %d rounds in a row confirming: %s", (int)seed, r.verdict,
+				 r.culprit, confirming, r.why);
+	}
+}
+
 /* One run as the coordinator's store keeps it. */
 struct logged {
 	int commit, agent, kind;
@@ -1285,6 +1425,7 @@ int main(void)
 		cmocka_unit_test(test_agent_at_two_levels_at_the_ends),
 		cmocka_unit_test(test_ends_pairs_of_two_interleaved_agents),
 		cmocka_unit_test(test_search_does_not_pile_runs_into_one_unit),
+		cmocka_unit_test(test_pairs_judged_with_the_agents_levels_out),
 		cmocka_unit_test(test_clone_steps_like_a_rebuild),
 	};
 
