@@ -33,6 +33,7 @@
 
 #define FAR_SIGMAS 5.0     /* runs this far from both groups are set aside */
 #define SLOW_MIN_SIGMAS 2.5 /* however many slow runs, one this close to its group is a normal run */
+#define OFFSET_ROUNDS 3    /* the agents' levels and the groups' centres, each taken again with the other */
 #define TOPLIST 16        /* the most probable commits are always looked at too */
 #define SHORTLIST 12       /* exact ancestor masses computed per quantile target */
 #define MIN_GAIN 1e-3      /* bits: below this nothing left is worth measuring */
@@ -489,6 +490,38 @@ static double median_of(const double *x, int n)
 	return m;
 }
 
+/*
+ * The centre of x[0..n) where its lower part may be a slow mode (runs are
+ * logs, worse is lower, and load only makes runs worse): a CPU hog on an
+ * agent's core halves its runs for seconds at a time, a third to a half
+ * of an agent's runs in a minute on the local lab. The median of the runs
+ * above a fence set from the upper quantiles alone, q75 - (z75 +
+ * FAR_SIGMAS) s with s = (q90 - q75) / (z90 - z75), which stands while
+ * under about 70% of the runs are slow; where there is no slow mode the
+ * fence keeps every run and this is their median. (The median alone fell
+ * between the two speeds where an agent's runs were near half slow.)
+ */
+#define UPPER_MIN_RUNS 8
+static double upper_centre(const double *x, int n)
+{
+	double *t, m, fence, h75 = 0.75 * (n - 1), h90 = 0.90 * (n - 1), q75, q90;
+	int i0 = 0, a = (int)h75, c = (int)h90;
+
+	if (n < UPPER_MIN_RUNS)
+		return median_of(x, n);
+	t = xmalloc((size_t)n * sizeof(double));
+	memcpy(t, x, (size_t)n * sizeof(double));
+	qsort(t, (size_t)n, sizeof(double), cmp_dbl);
+	q75 = t[a] + (h75 - a) * (t[a + 1] - t[a]);
+	q90 = t[c] + (h90 - c) * (t[c + 1 < n ? c + 1 : c] - t[c]);
+	fence = q75 - (0.6745 + FAR_SIGMAS) * (q90 - q75) / 0.6071;
+	while (t[i0] < fence)
+		i0++;
+	m = median_of(t + i0, n - i0);
+	free(t);
+	return m;
+}
+
 /* ------------------------------------------------------------------ */
 /* The model: tasks as the unit of evidence */
 
@@ -499,13 +532,17 @@ static double ax(const struct bisect *b, const struct cdata *c, int r)
 }
 
 /*
- * Each agent's level against the others: the median of its runs' residuals
- * from their group's median (map > 0: the groups of split map; else the
- * two ends, each its own group). Without it a slower agent's runs lie far
- * from a group the other agent's runs make, and the rules below set them
- * aside: at the ends of a job on the local lab, with a CPU hog halving one
- * agent, each end kept only one agent's runs, and a 15% regression came
- * out as a 70% improvement, "shown" not to be a regression.
+ * Each agent's level against the others: the centre (upper_centre()) of
+ * its runs' residuals from their group's centre (map > 0: the groups of
+ * split map; else the two ends, each its own group), the groups' centres
+ * taken again with the agents' levels out, OFFSET_ROUNDS times: an agent
+ * that measured one group more than the others then does not pull that
+ * group's centre to its own level. Without it a slower agent's runs lie
+ * far from a group the other agent's runs make, and the rules below set
+ * them aside: at the ends of a job on the local lab, with a CPU hog
+ * halving one agent, each end kept only one agent's runs, and a 15%
+ * regression came out as a 70% improvement, "shown" not to be a
+ * regression.
  */
 /* The group of commit i for agent_offsets(): 1 bad, 0 good, -1 neither (not an end, with no split). */
 static int offset_group(const struct bisect *b, int i, int map)
@@ -517,40 +554,48 @@ static int offset_group(const struct bisect *b, int i, int map)
 
 static void agent_offsets(struct bisect *b, int map)
 {
-	int m = 0, ng = 0, nb = 0;
+	int m = 0;
 	double *gx, *bx, *res, med[2];
 
 	memset(b->off, 0, sizeof(b->off));
+	if (b->nr_slots < 2)
+		return;
 	for (int k = 0; k < b->nr_measured; k++)
 		m += b->c[b->measured[k]].nx;
 	gx = xmalloc((size_t)(m + 1) * sizeof(double));
 	bx = xmalloc((size_t)(m + 1) * sizeof(double));
 	res = xmalloc((size_t)(m + 1) * sizeof(double));
-	for (int k = 0; k < b->nr_measured; k++) {
-		const struct cdata *c = &b->c[b->measured[k]];
-		int g = offset_group(b, b->measured[k], map);
-
-		for (int r = 0; g >= 0 && r < c->nx; r++) {
-			if (g)
-				bx[nb++] = c->x[r];
-			else
-				gx[ng++] = c->x[r];
-		}
-	}
-	med[0] = median_of(gx, ng);
-	med[1] = median_of(bx, nb);
-	for (int a = 0; a < b->nr_slots && b->nr_slots > 1; a++) {
-		int n = 0;
+	for (int it = 0; it < OFFSET_ROUNDS; it++) {
+		double off[AGENT_SLOTS] = { 0 };
+		int ng = 0, nb = 0;
 
 		for (int k = 0; k < b->nr_measured; k++) {
 			const struct cdata *c = &b->c[b->measured[k]];
 			int g = offset_group(b, b->measured[k], map);
 
-			for (int r = 0; g >= 0 && r < c->nx; r++)
-				if (b->tasks[c->task[r]].agent == a)
-					res[n++] = c->x[r] - med[g];
+			for (int r = 0; g >= 0 && r < c->nx; r++) {
+				if (g)
+					bx[nb++] = ax(b, c, r);
+				else
+					gx[ng++] = ax(b, c, r);
+			}
 		}
-		b->off[a] = median_of(res, n);
+		med[0] = upper_centre(gx, ng);
+		med[1] = upper_centre(bx, nb);
+		for (int a = 0; a < b->nr_slots; a++) {
+			int n = 0;
+
+			for (int k = 0; k < b->nr_measured; k++) {
+				const struct cdata *c = &b->c[b->measured[k]];
+				int g = offset_group(b, b->measured[k], map);
+
+				for (int r = 0; g >= 0 && r < c->nx; r++)
+					if (b->tasks[c->task[r]].agent == a)
+						res[n++] = c->x[r] - med[g];
+			}
+			off[a] = upper_centre(res, n);
+		}
+		memcpy(b->off, off, sizeof(off));
 	}
 	free(gx);
 	free(bx);
@@ -1229,8 +1274,9 @@ static void update_posterior(struct bisect *b)
 	gx = xmalloc((size_t)(m ? m : 1) * sizeof(double));
 	bx = xmalloc((size_t)(m ? m : 1) * sizeof(double));
 	/*
-	 * The groups' centres as medians: slow runs must not drag them, or
-	 * sigma with them; and the agents' levels out first.
+	 * The groups' centres robust to a slow mode below (upper_centre()):
+	 * slow runs must not drag them, or sigma with them; and the agents'
+	 * levels out first.
 	 */
 	agent_offsets(b, map);
 	for (int k = 0; k < b->nr_measured; k++) {
@@ -1243,8 +1289,8 @@ static void update_posterior(struct bisect *b)
 				gx[ng++] = ax(b, c, r);
 		}
 	}
-	b->mu_g = median_of(gx, ng);
-	b->mu_b = median_of(bx, nb);
+	b->mu_g = upper_centre(gx, ng);
+	b->mu_b = upper_centre(bx, nb);
 	m = 0;
 	for (int k = 0; k < b->nr_measured; k++) {
 		const struct cdata *c = &b->c[b->measured[k]];

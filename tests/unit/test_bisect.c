@@ -78,6 +78,10 @@ static int is_anc(const struct dag *d, int a, int b)
  */
 static long next_task;
 
+#ifndef HOG_SEEDS
+#define HOG_SEEDS 100
+#endif
+
 static int feed(struct bisect *b, const struct bisect_query *q, int nq, double (*value)(void *, int), void *ctx)
 {
 	int runs = 0;
@@ -833,14 +837,21 @@ static double burst_value(void *arg, int c)
 
 /*
  * On a lab with bursts of slow periods the engine finds a culprit the
- * bursts cannot hide (30%), and where they swamp it (3%, with a budget
+ * bursts hardly hide (30%), and where they swamp it (3%, with a budget
  * of 300 runs) it ends undecided with its numbers, never with a culprit.
  * (The old engine named wrong commits at 0.99+ on such labs: 44 of 85
- * answers at 7% / 4% with 20% bursts.)
+ * answers at 7% / 4% with 20% bursts.) At 30% a good commit's run in a
+ * burst (25% down) lies 1.7 sigmas from the bad commits' level, and a
+ * burst can flip the posterior between neighbours: of 300 such jobs 295
+ * name the culprit and 5 end undecided (299 and 1 with agents' levels
+ * and groups' centres taken as medians), so one of the four may end
+ * undecided. At 3% most end undecided, and one of these four names the
+ * culprit at 0.9996 on 23 pairs. None may name another commit.
  */
 static void test_bursty_lab_right_or_undecided(void **state)
 {
 	struct dag *d = linear(65);
+	int found = 0, undecided = 0;
 
 	(void)state;
 	for (uint64_t seed = 1; seed <= 4; seed++)
@@ -860,13 +871,16 @@ static void test_bursty_lab_right_or_undecided(void **state)
 			while ((nq = bisect_next(b, q, 2, NULL)) > 0)
 				feed(b, q, nq, burst_value, &x);
 			bisect_result(b, &r);
-			if (big && (r.verdict != VERDICT_CULPRIT || r.culprit != x.culprit))
+			if (big && ((r.verdict == VERDICT_CULPRIT && r.culprit != x.culprit) ||
+				    (r.verdict != VERDICT_CULPRIT && r.verdict != VERDICT_UNDECIDED)))
 				fail_msg("30%%, seed %d: verdict %d, %d for %d: %s", (int)seed, r.verdict, r.culprit,
 					 x.culprit, r.why);
-			if (!big) {
-				if (r.verdict == VERDICT_CULPRIT)
-					fail_msg("3%%, seed %d: named %d (culprit %d) at %.4f: %s", (int)seed, r.culprit,
-						 x.culprit, r.confidence, r.why);
+			found += big && r.verdict == VERDICT_CULPRIT;
+			if (!big && r.verdict == VERDICT_CULPRIT && r.culprit != x.culprit)
+				fail_msg("3%%, seed %d: named %d (culprit %d) at %.4f: %s", (int)seed, r.culprit,
+					 x.culprit, r.confidence, r.why);
+			if (!big && r.verdict != VERDICT_CULPRIT) {
+				undecided++;
 				assert_true(r.verdict == VERDICT_UNDECIDED);
 				assert_true(r.runs <= 300 + 2 * 8);
 				assert_true(r.task_cv > 0 || r.run_cv > 0);
@@ -874,6 +888,8 @@ static void test_bursty_lab_right_or_undecided(void **state)
 			}
 			bisect_free(b);
 		}
+	if (found < 3 || undecided < 2)
+		fail_msg("30%%: %d of 4 jobs named the culprit; 3%%: %d of 4 undecided", found, undecided);
 	dag_free(d);
 }
 
@@ -1217,6 +1233,44 @@ static struct bisect_result hog_job(struct hogctx *h, uint64_t seed, int rounds,
 }
 
 /*
+ * With the hog switched between the agents' cores a third to a half of an
+ * agent's runs in a stretch go at half speed. Each agent's level and each
+ * group's centre were medians: where an agent's runs were near half slow
+ * its level fell between the two speeds, sigma grew to the gap, no run was
+ * set aside, and the posterior sat on commits whose runs happened to be
+ * slow (the local lab's 5% case took 267 to 770 runs, one job ran out of
+ * time). They are now the median of the runs above a fence set from the
+ * upper quantiles, which a slow mode below does not move: 99 of these 100
+ * jobs name the culprit in 52 runs on average, where 94 did in 78 (97 in
+ * 71 with the groups' means fixed alone). No job may name another commit.
+ */
+static void test_hog_switched_between_the_agents(void **state)
+{
+	int right = 0;
+	long runs = 0;
+
+	(void)state;
+	for (uint64_t seed = 1; seed <= HOG_SEEDS; seed++) {
+		struct hogctx h = { NULL, 19, -1, 0, 0, 0.05, 0, 0, 1 };
+		int rounds, confirming;
+		char why[256];
+		struct bisect_result r = hog_job(&h, seed, 1000, &rounds, &confirming, why);
+
+		if (r.verdict == VERDICT_CULPRIT && r.culprit != 19)
+			fail_msg("seed %d: named %d at %.4f after %ld runs: %s", (int)seed, r.culprit, r.confidence,
+				 r.runs, r.why);
+		if (getenv("HOG_VERBOSE"))
+			print_message("seed %d: verdict %d, %ld runs: %s\n", (int)seed, r.verdict, r.runs, r.why);
+		right += r.verdict == VERDICT_CULPRIT;
+		runs += r.runs;
+	}
+	print_message("%d of %d named the culprit, %.1f runs a job\n", right, HOG_SEEDS, (double)runs / HOG_SEEDS);
+	if (right < HOG_SEEDS * 97 / 100 || runs > 62 * HOG_SEEDS)
+		fail_msg("%d of %d jobs named the culprit, the rest undecided; %.1f runs a job", right, HOG_SEEDS,
+			 (double)runs / HOG_SEEDS);
+}
+
+/*
  * Agent 0's core shared with a hog for good: its runs at 55% of agent
  * 1's, a 30% culprit. The confirmation's pairs are judged by their runs
  * with each agent's level out (ax()) against the groups' means; the
@@ -1425,6 +1479,7 @@ int main(void)
 		cmocka_unit_test(test_agent_at_two_levels_at_the_ends),
 		cmocka_unit_test(test_ends_pairs_of_two_interleaved_agents),
 		cmocka_unit_test(test_search_does_not_pile_runs_into_one_unit),
+		cmocka_unit_test(test_hog_switched_between_the_agents),
 		cmocka_unit_test(test_pairs_judged_with_the_agents_levels_out),
 		cmocka_unit_test(test_clone_steps_like_a_rebuild),
 	};
