@@ -1271,6 +1271,35 @@ static void test_hog_switched_between_the_agents(void **state)
 }
 
 /*
+ * Every run the confirmation asks of the culprit's parent reports three
+ * times its speed (a workload that misreads its output): each pair then
+ * has one run far above both groups and is left out, and so is that run
+ * from the posterior, where the search's runs keep the culprit at the
+ * top. The confirmation counted only the pairs it kept, so it asked for
+ * more for ever; the pairs left out now count against a bound of their
+ * own, four times its last look (here 48 pairs, 12 rounds of two chains
+ * of two), and the job ends undecided there, never with a culprit.
+ * (Without the bound it confirmed for 39 rounds, until sigma had grown
+ * enough to keep five misread pairs, and named the commit on them.)
+ */
+#define CONFIRM_ROUNDS_MOST 13
+static void test_confirmation_ends_when_its_pairs_are_left_out(void **state)
+{
+	(void)state;
+	for (uint64_t seed = 1; seed <= 4; seed++) {
+		struct hogctx h = { NULL, 19, -1, 1, 0, 0.05, 0, 0, 1 };
+		int rounds, confirming;
+		char why[256];
+		struct bisect_result r = hog_job(&h, seed, 400, &rounds, &confirming, why);
+
+		if (confirming > CONFIRM_ROUNDS_MOST || r.verdict == VERDICT_CULPRIT)
+			fail_msg("seed %d: %d rounds in a row confirming, verdict %d, culprit %d, %ld runs: %s", (int)seed,
+				 confirming, r.verdict, r.culprit, r.runs, r.why);
+		print_message("seed %d: %d rounds in a row confirming: %s\n", (int)seed, confirming, r.why);
+	}
+}
+
+/*
  * Agent 0's core shared with a hog for good: its runs at 55% of agent
  * 1's, a 30% culprit. The confirmation's pairs are judged by their runs
  * with each agent's level out (ax()) against the groups' means; the
@@ -1480,6 +1509,7 @@ int main(void)
 		cmocka_unit_test(test_ends_pairs_of_two_interleaved_agents),
 		cmocka_unit_test(test_search_does_not_pile_runs_into_one_unit),
 		cmocka_unit_test(test_hog_switched_between_the_agents),
+		cmocka_unit_test(test_confirmation_ends_when_its_pairs_are_left_out),
 		cmocka_unit_test(test_pairs_judged_with_the_agents_levels_out),
 		cmocka_unit_test(test_clone_steps_like_a_rebuild),
 	};
