@@ -72,35 +72,39 @@ static int is_anc(const struct dag *d, int a, int b)
 
 /*
  * Adds the runs of one bisect_next()'s queries the way the coordinator
- * takes them: a query without a chain is one task of its runs on agent
- * i; the queries of a chain go to one agent, one run a task, interleaved
- * (A B A B ...). value(ctx, commit) gives each run; returns the runs.
+ * takes them: a query without a chain is one task of its runs; the
+ * queries of a chain go to one agent, one run a task, interleaved (A B A
+ * B ...). With k agents, query i runs on agent i % k and chain ch on
+ * agent (ch - 1) % k; with k = 0 query i on agent i and chain ch on agent
+ * 100 + ch, each an agent of its own. value(ctx, commit, agent, kind)
+ * gives each run; returns the runs.
  */
 static long next_task;
 
-#ifndef HOG_SEEDS
-#define HOG_SEEDS 100
-#endif
+typedef double (*run_value)(void *ctx, int commit, int agent, int kind);
 
-static int feed(struct bisect *b, const struct bisect_query *q, int nq, double (*value)(void *, int), void *ctx)
+static int feed_agents(struct bisect *b, const struct bisect_query *q, int nq, int k, run_value value, void *ctx)
 {
 	int runs = 0;
 
 	for (int i = 0; i < nq; i++) {
+		int agent = k ? i % k : i;
+
 		if (q[i].chain)
 			continue;
 		for (int j = 0; j < q[i].runs; j++, runs++)
-			bisect_add_run(b, q[i].commit, value(ctx, q[i].commit), next_task, i, q[i].confirm);
+			bisect_add_run(b, q[i].commit, value(ctx, q[i].commit, agent, q[i].confirm), next_task, agent,
+				       q[i].confirm);
 		next_task++;
 	}
 	for (int ch = 1; ch <= nq; ch++)
 		for (int j = 0;; j++) {
-			int any = 0;
+			int any = 0, agent = k ? (ch - 1) % k : 100 + ch;
 
 			for (int i = 0; i < nq; i++)
 				if (q[i].chain == ch && j < q[i].runs) {
-					bisect_add_run(b, q[i].commit, value(ctx, q[i].commit), next_task++, 100 + ch,
-						       q[i].confirm);
+					bisect_add_run(b, q[i].commit, value(ctx, q[i].commit, agent, q[i].confirm),
+						       next_task++, agent, q[i].confirm);
 					runs++;
 					any = 1;
 				}
@@ -108,6 +112,28 @@ static int feed(struct bisect *b, const struct bisect_query *q, int nq, double (
 				break;
 		}
 	return runs;
+}
+
+/* feed_agents() with k = 0 for a value that depends on the commit alone, value(ctx, commit). */
+struct by_commit {
+	double (*value)(void *, int);
+	void *ctx;
+};
+
+static double commit_value(void *ctx, int commit, int agent, int kind)
+{
+	struct by_commit *x = ctx;
+
+	(void)agent;
+	(void)kind;
+	return x->value(x->ctx, commit);
+}
+
+static int feed(struct bisect *b, const struct bisect_query *q, int nq, double (*value)(void *, int), void *ctx)
+{
+	struct by_commit x = { value, ctx };
+
+	return feed_agents(b, q, nq, 0, commit_value, &x);
 }
 
 struct sim {
@@ -1126,6 +1152,10 @@ static void test_search_does_not_pile_runs_into_one_unit(void **state)
  * The agents are the engine's slots 0 and 1: query i of a round on agent
  * i % 2, chain ch on agent (ch - 1) % 2.
  */
+#ifndef HOG_SEEDS
+#define HOG_SEEDS 100
+#endif
+
 struct hogctx {
 	struct rng *rng;
 	int culprit, core, parent_odd;
@@ -1133,8 +1163,9 @@ struct hogctx {
 	double change, clock, until, level0;
 };
 
-static double hog_value(struct hogctx *h, int c, int agent, int kind)
+static double hog_value(void *ctx, int c, int agent, int kind)
 {
+	struct hogctx *h = ctx;
 	double v = (c >= h->culprit ? 1 - h->change : 1) * (agent ? 32e6 : 34e6) * (1 + 0.01 * rng_normal(h->rng));
 	int hogged;
 
@@ -1150,37 +1181,6 @@ static double hog_value(struct hogctx *h, int c, int agent, int kind)
 		return kind == BISECT_Q_CONFIRM && c == h->culprit - 1 ? 3 * v : v;
 	h->runs++;
 	return hogged ? v * (0.5 + 0.02 * rng_normal(h->rng)) : v;
-}
-
-/* Runs one round's queries on the two agents; returns the runs. */
-static int hog_round(struct bisect *b, const struct bisect_query *q, int nq, struct hogctx *h)
-{
-	int runs = 0;
-
-	for (int i = 0; i < nq; i++) {
-		if (q[i].chain)
-			continue;
-		for (int j = 0; j < q[i].runs; j++, runs++)
-			bisect_add_run(b, q[i].commit, hog_value(h, q[i].commit, i % 2, q[i].confirm), next_task, i % 2, q[i].confirm);
-		next_task++;
-	}
-	for (int ch = 1; ch <= nq; ch++)
-		for (int j = 0;; j++) {
-			int any = 0;
-
-			for (int i = 0; i < nq; i++)
-				if (q[i].chain == ch && j < q[i].runs) {
-					int agent = (ch - 1) % 2;
-
-					bisect_add_run(b, q[i].commit, hog_value(h, q[i].commit, agent, q[i].confirm), next_task++, agent,
-						       q[i].confirm);
-					runs++;
-					any = 1;
-				}
-			if (!any)
-				break;
-		}
-	return runs;
 }
 
 /*
@@ -1220,7 +1220,7 @@ static struct bisect_result hog_job(struct hogctx *h, uint64_t seed, int rounds,
 			print_message("%ld runs: %s\n", r.runs, r.why);
 		top = pairs ? r.culprit : -1;
 		*confirming = streak > *confirming ? streak : *confirming;
-		hog_round(b, q, nq, h);
+		feed_agents(b, q, nq, 2, hog_value, h);
 		++*used;
 	}
 	bisect_result(b, &r);
