@@ -30,20 +30,12 @@
 /* Builds the engine from what the store holds for the job. */
 static int engine_load(struct coord *s, struct jobctx *c, struct bisect **out)
 {
-	struct bisect_opts o = BISECT_OPTS_INIT;
+	struct bisect_opts o;
 	struct task_costs cost;
 	int rc;
 
-	o.confidence = c->job.confidence;
-	o.alpha = c->job.alpha;
-	o.min_effect = c->job.min_effect;
-	o.budget_runs = c->job.budget_runs;
-	o.budget_builds = c->job.budget_builds;
-	o.higher_is_better = c->higher;
-	o.runs_min = 1;
-	o.runs_max = c->runs;
-	o.end_runs = c->runs < 5 ? 5 : c->runs;
-	o.end_runs_max = 6 * o.end_runs;
+	bisect_job_opts(&o, c->job.confidence, c->job.alpha, c->job.min_effect, (long)c->job.budget_runs,
+			(long)c->job.budget_builds, c->higher, c->runs);
 	/*
 	 * The job's runs in the order they were taken, each with its task, its
 	 * agent and the kind of query it answered (coord_ecache.c): from the

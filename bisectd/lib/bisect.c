@@ -224,6 +224,28 @@ int bisect_new(struct bisect **out, int n, int *const *parents, const int *nr_pa
 	return 0;
 }
 
+void bisect_job_opts(struct bisect_opts *o, double confidence, double alpha, double min_effect, long budget_runs,
+		     long budget_builds, int higher_is_better, int runs)
+{
+	struct bisect_opts d = BISECT_OPTS_INIT;
+
+	/* Field by field into zeroes: the engine cache compares options with memcmp(), padding too. */
+	memset(o, 0, sizeof(*o));
+	o->build_cost = d.build_cost;
+	o->run_cost = d.run_cost;
+	o->drift = d.drift;
+	o->confidence = confidence;
+	o->alpha = alpha;
+	o->min_effect = min_effect;
+	o->budget_runs = budget_runs;
+	o->budget_builds = budget_builds;
+	o->higher_is_better = higher_is_better;
+	o->runs_min = 1;
+	o->runs_max = runs;
+	o->end_runs = runs < 5 ? 5 : runs;
+	o->end_runs_max = 6 * o->end_runs;
+}
+
 void bisect_free(struct bisect *b)
 {
 	if (!b)

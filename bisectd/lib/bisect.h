@@ -40,6 +40,15 @@ struct bisect_opts {
 };
 #define BISECT_OPTS_INIT { 0.99, 0.01, 0.01, 1, 1, 10, 5, 30, 0, 0, 60.0, 10.0, 1 }
 
+/*
+ * The options a job of these settings runs the engine with (bisectd, and
+ * the replay of a kept job): its confidence, alpha, min_effect, budgets
+ * and direction; batches of 1 to `runs` a query; the ends' first batch
+ * `runs` and at least 5, up to six batches an end.
+ */
+void bisect_job_opts(struct bisect_opts *o, double confidence, double alpha, double min_effect, long budget_runs,
+		     long budget_builds, int higher_is_better, int runs);
+
 struct bisect;
 
 /*
