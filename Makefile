@@ -178,6 +178,11 @@ bench-bisect: $(BUILD)/bench-bisect
 $(BUILD)/loadgen: $(BUILD)/obj/tests/bench/loadgen.o $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
 
+# A kept job's runs through this build's engine (tests/bench/replay_job.c):
+# what it concludes every N runs of a real lab's job.
+$(BUILD)/replay-job: $(BUILD)/obj/tests/bench/replay_job.o $(LIB)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
+
 record-noise: $(BUILD)/loadgen
 	BUILD=$(abspath $(BUILD)) sh tests/bench/record-noise.sh $(RECORD_FLAGS)
 
@@ -270,7 +275,7 @@ integration: $(PROGS) $(QEMU_HELPER) $(SSH_HELPER) $(BUILD)/bench-api $(TREX_STA
 # TESTS picks the integration tests (all by default).
 INT_TESTS := $(sort $(wildcard tests/t[0-9]*.sh))
 TESTS     ?= $(INT_TESTS)
-TEST_BINS := $(UNIT_BIN) $(PROGS) $(QEMU_HELPER) $(SSH_HELPER) $(BUILD)/bench-api $(TREX_STANDIN)
+TEST_BINS := $(UNIT_BIN) $(PROGS) $(QEMU_HELPER) $(SSH_HELPER) $(BUILD)/bench-api $(BUILD)/replay-job $(TREX_STANDIN)
 test-bins: $(TEST_BINS)
 # PROVE_JOBS=N runs N tests at once.
 PROVE_JOBS ?=

@@ -62,5 +62,27 @@ undecided)
 	;;
 esac
 
+# The job's runs through this build's engine again (tests/bench/replay_job.c):
+# the developer's view of a kept job. Its last view names the commit the job
+# named, since the engine and the runs are the same.
+"$BUILD/replay-job" "$LAB/bisectd.db" --job 1 --every 10 > "$LAB/replay.out" 2> "$LAB/replay.err"
+is "$?" 0 "replay-job reads the job's store"
+nruns=$(q "SELECT count(*) FROM samples WHERE job_id = 1")
+like "$(head -n 1 "$LAB/replay.out")" "^job 1: v1.0..main, [0-9]+ commits, $nruns runs" "... and says what it replays"
+is "$(grep -c ' runs  ' "$LAB/replay.out")" "$(( (nruns + 9) / 10 ))" "... one view every 10 runs and one at the end"
+last=$(grep ' runs  ' "$LAB/replay.out" | tail -n 1)
+if [ "$state" = done ]; then
+	culprit=$(q "SELECT culprit FROM jobs WHERE id = 1")
+	like "$last" "^ *$nruns runs  culprit .* top $culprit:" "its last view names the job's culprit, $culprit"
+else
+	like "$last" "^ *$nruns runs  (undecided|search|confirm|ends) " "its last view names no commit, as the job did not"
+fi
+"$BUILD/replay-job" "$LAB/nothing.db" > /dev/null 2> "$LAB/replay.err"
+is "$?" 1 "replay-job on a store that is not there fails"
+like "$(cat "$LAB/replay.err")" "nothing.db: No such file" "... saying which"
+"$BUILD/replay-job" "$LAB/bisectd.db" --every 0 > /dev/null 2> "$LAB/replay.err"
+is "$?" 2 "a bad --every is a usage error"
+like "$(cat "$LAB/replay.err")" "--every wants a positive number" "... saying what it wants"
+
 tap_plan "$tap_n"
 tap_done

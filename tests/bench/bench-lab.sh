@@ -48,7 +48,8 @@ load. One line per job as it ends, then a table per case.
   --nice N         the hogs' nice value (default 0)
   --no-baselines   bisectd only
   --dir DIR        scratch directory (default \${TMPDIR:-/tmp}/bisectd-bench-lab)
-  --keep           keep the scratch directory (logs, databases) at the end
+  --keep           keep the scratch directory (logs, databases) at the end;
+                   build/replay-job DIR/CASE-REP/bisectd.db replays a job through the engine
   --help           this text
 
 Classes: exact (the culprit named), range (a set holding it), wrong (a
