@@ -184,8 +184,9 @@ void bisect_result(const struct bisect *b, struct bisect_result *r);
  * pairs, passing at a look below 0.003 or at `last` pairs below 0.011
  * (0.02 of false passes over all looks for any last up to 24). unit1_var,
  * the variance of a one-run task's mean the model sees, is its prior (5
- * degrees of freedom at 2 unit1_var), 0 for none. Returns 1 when a look
- * passes; *p is the least p of the looks made.
+ * degrees of freedom at 2 unit1_var), 0 for none; pairs noisier than the
+ * prior are read at their own variance. Returns 1 when a look passes; *p
+ * is the least p of the looks made.
  */
 int bisect_pairs_pass(const double *d, int np, int last, double unit1_var, double *p);
 

@@ -1436,6 +1436,29 @@ static void test_clone_steps_like_a_rebuild(void **state)
 }
 
 /*
+ * Pairs noisier than the model's prior are read at their own variance:
+ * the four pairs of two equal commits that passed the first look on the
+ * recorded idle trace (log differences 0.026, 0.154, 0.158 and 0.102, sd
+ * 6.3%, where the model's one-run task variance was 0.0285^2, a pair's sd
+ * 4.0%) pooled to p = 0.0011 and passed; at their own variance p is above
+ * the look's 0.003. The same mean with the spread the model expects
+ * passes, and the prior still widens pairs tighter than it.
+ */
+static void test_pairs_noisier_than_the_model(void **state)
+{
+	double noisy[4] = { 0.026, 0.154, 0.158, 0.102 }, tight[4] = { 0.10, 0.12, 0.11, 0.11 };
+	double calm[4] = { 0.03, 0.03, 0.03, 0.03 }, p;
+	double v = 0.0285 * 0.0285;
+
+	(void)state;
+	assert_false(bisect_pairs_pass(noisy, 4, 12, v, &p));
+	assert_true(p > 0.003 && p < 0.01);
+	assert_true(bisect_pairs_pass(tight, 4, 12, v, &p));
+	/* Four identical pairs 3% apart: their own variance is 0, the prior's 0.04^2 keeps them from passing. */
+	assert_false(bisect_pairs_pass(calm, 4, 12, v, &p));
+}
+
+/*
  * The confirmation's sequential test on its own (bisect_pairs_pass()),
  * on 20,000 seeded sequences of pair differences whose variance is what
  * the model says (2 unit1_var = 1): two equal commits pass at most 0.025
@@ -1487,6 +1510,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_pairs_test_error_and_power),
+		cmocka_unit_test(test_pairs_noisier_than_the_model),
 		cmocka_unit_test(test_first_and_last_candidate),
 		cmocka_unit_test(test_culprit_inside_merged_branch),
 		cmocka_unit_test(test_merge_confirmed_against_each_parent),
