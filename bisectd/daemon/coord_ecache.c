@@ -94,14 +94,8 @@ static int fill(struct coord *s, struct ecache_entry *e)
 	if ((rc = store_job_samples_after(&runs, &nr, s->st, e->job, e->last_id)))
 		return rc;
 	for (size_t i = 0; i < nr; i++) {
-		long long kind = runs[i].confirm;
-		long long agent = runs[i].agent;
-
 		/* Each with its task (whose runs share a level), its agent (a level of its own) and its kind. */
-		if (kind != BISECT_Q_CONFIRM && kind != BISECT_Q_EARLY)
-			kind = BISECT_Q_SEARCH;
-		bisect_add_run(e->base, runs[i].idx, runs[i].value, (long)runs[i].task,
-			       agent >= 0 && agent <= 0x7fffffff ? (int)agent : 0, (int)kind);
+		bisect_add_stored_run(e->base, runs[i].idx, runs[i].value, runs[i].task, runs[i].agent, runs[i].confirm);
 		e->last_id = runs[i].id;
 	}
 	free(runs);

@@ -465,6 +465,13 @@ void bisect_add_run(struct bisect *b, int i, double value, long task, int agent,
 }
 
 /* The engine's own task ids count down from -1, so that they never meet a caller's (>= 0). */
+void bisect_add_stored_run(struct bisect *b, int i, double value, long long task, long long agent, long long kind)
+{
+	if (kind != BISECT_Q_CONFIRM && kind != BISECT_Q_EARLY)
+		kind = BISECT_Q_SEARCH;
+	bisect_add_run(b, i, value, (long)task, agent >= 0 && agent <= 0x7fffffff ? (int)agent : 0, (int)kind);
+}
+
 void bisect_add_sample(struct bisect *b, int i, double value)
 {
 	bisect_add_run(b, i, value, b->next_own_task--, 0, BISECT_Q_SEARCH);
@@ -528,7 +535,7 @@ static double median_of(const double *x, int n)
 static double upper_centre(const double *x, int n)
 {
 	double *t, m, fence, h75 = 0.75 * (n - 1), h90 = 0.90 * (n - 1), q75, q90;
-	int i0 = 0, a = (int)h75, c = (int)h90;
+	int i0 = 0, a = (int)h75, c = (int)h90, k;
 
 	if (n < UPPER_MIN_RUNS)
 		return median_of(x, n);
@@ -540,7 +547,9 @@ static double upper_centre(const double *x, int n)
 	fence = q75 - (0.6745 + FAR_SIGMAS) * (q90 - q75) / 0.6071;
 	while (t[i0] < fence)
 		i0++;
-	m = median_of(t + i0, n - i0);
+	/* t[i0..n) is sorted already: its median without median_of()'s copy and sort. */
+	k = n - i0;
+	m = k % 2 ? t[i0 + k / 2] : (t[i0 + k / 2 - 1] + t[i0 + k / 2]) / 2;
 	free(t);
 	return m;
 }

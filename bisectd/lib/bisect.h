@@ -79,6 +79,13 @@ void bisect_weight_prior(struct bisect *b, int i, double w);
  * confirmation). Runs are added in the order they were taken.
  */
 void bisect_add_run(struct bisect *b, int i, double value, long task, int agent, int kind);
+/*
+ * bisect_add_run() for a run as the store keeps it (its task's id, agent
+ * id and query kind): an agent id out of int's range is agent 0, and a
+ * kind other than _CONFIRM or _EARLY a search run. bisectd's engine and
+ * the replay of a kept job both add runs this way.
+ */
+void bisect_add_stored_run(struct bisect *b, int i, double value, long long task, long long agent, long long kind);
 /* One run at commit i in a task of its own, on agent 0 (a search query). */
 void bisect_add_sample(struct bisect *b, int i, double value);
 /* The same, as part of a confirmation (a task of its own, agent 0). */

@@ -173,12 +173,8 @@ int main(int argc, char **argv)
 	       job_id, job.good_ref ? job.good_ref : job.good, job.bad_ref ? job.bad_ref : job.bad, n, nr, job.runs,
 	       job.confidence, 100 * job.min_effect, job.state);
 	for (size_t i = 0; i < nr; i++) {
-		int kind = runs[i].confirm == BISECT_Q_CONFIRM || runs[i].confirm == BISECT_Q_EARLY ? runs[i].confirm
-			   : BISECT_Q_SEARCH;
-
 		/* As coord_ecache.c adds them: each with its task, its agent and its kind. */
-		bisect_add_run(b, runs[i].idx, runs[i].value, (long)runs[i].task,
-			       runs[i].agent >= 0 && runs[i].agent <= 0x7fffffff ? (int)runs[i].agent : 0, kind);
+		bisect_add_stored_run(b, runs[i].idx, runs[i].value, runs[i].task, runs[i].agent, runs[i].confirm);
 		if ((long long)(i + 1) % every == 0 && i + 1 < nr)
 			show(b, (long)(i + 1), &past_ends);
 	}

@@ -1147,8 +1147,9 @@ static void test_search_does_not_pile_runs_into_one_unit(void **state)
  * Mops/s, so 6% apart), a run 0.2 s of a clock, and one CPU hog switched
  * on a random agent's core for 1-8 s, then off for 1-8 s; a hogged run
  * goes at half speed. parent_odd: every run the confirmation asks of the
- * culprit's parent reports three times its speed, and no hog runs. level0 < 1: no switching hog, and agent 0's
- * core shared with one for good, its runs at that share of its speed.
+ * culprit's parent reports three times its speed, and no hog runs.
+ * level0 < 1: no switching hog, and agent 0's core shared with one for
+ * good, its runs at that share of its speed.
  * The agents are the engine's slots 0 and 1: query i of a round on agent
  * i % 2, chain ch on agent (ch - 1) % 2.
  */
@@ -1159,7 +1160,6 @@ static void test_search_does_not_pile_runs_into_one_unit(void **state)
 struct hogctx {
 	struct rng *rng;
 	int culprit, core, parent_odd;
-	long runs;
 	double change, clock, until, level0;
 };
 
@@ -1179,7 +1179,6 @@ static double hog_value(void *ctx, int c, int agent, int kind)
 	hogged = h->core == agent;
 	if (h->parent_odd)
 		return kind == BISECT_Q_CONFIRM && c == h->culprit - 1 ? 3 * v : v;
-	h->runs++;
 	return hogged ? v * (0.5 + 0.02 * rng_normal(h->rng)) : v;
 }
 
@@ -1193,7 +1192,7 @@ static struct bisect_result hog_job(struct hogctx *h, uint64_t seed, int rounds,
 				    char *why)
 {
 	struct dag *d = linear(37);
-	struct bisect_opts o = BISECT_OPTS_INIT;
+	struct bisect_opts o;
 	struct bisect_query q[BISECT_MAX_QUERIES(2)];
 	struct bisect_result r;
 	struct bisect *b;
@@ -1202,10 +1201,8 @@ static struct bisect_result hog_job(struct hogctx *h, uint64_t seed, int rounds,
 
 	h->rng = &rng;
 	rng_seed(&rng, seed);
-	o.min_effect = 0.03;
-	o.runs_max = 5;
-	o.end_runs = 5;
-	o.end_runs_max = 30;
+	/* As bisectd runs a bench-lab job: 5 runs a task, --min-effect 3. */
+	bisect_job_opts(&o, 0.99, 0.01, 0.03, 0, 0, 1, 5);
 	assert_int_equal(bisect_new(&b, d->n, d->par, d->npar, &o), 0);
 	bisect_set_costs(b, 0.5, 0.2);
 	*used = *confirming = 0;
@@ -1251,7 +1248,7 @@ static void test_hog_switched_between_the_agents(void **state)
 
 	(void)state;
 	for (uint64_t seed = 1; seed <= HOG_SEEDS; seed++) {
-		struct hogctx h = { NULL, 19, -1, 0, 0, 0.05, 0, 0, 1 };
+		struct hogctx h = { NULL, 19, -1, 0, 0.05, 0, 0, 1 };
 		int rounds, confirming;
 		char why[256];
 		struct bisect_result r = hog_job(&h, seed, 1000, &rounds, &confirming, why);
@@ -1287,7 +1284,7 @@ static void test_confirmation_ends_when_its_pairs_are_left_out(void **state)
 {
 	(void)state;
 	for (uint64_t seed = 1; seed <= 4; seed++) {
-		struct hogctx h = { NULL, 19, -1, 1, 0, 0.05, 0, 0, 1 };
+		struct hogctx h = { NULL, 19, -1, 1, 0.05, 0, 0, 1 };
 		int rounds, confirming;
 		char why[256];
 		struct bisect_result r = hog_job(&h, seed, 400, &rounds, &confirming, why);
@@ -1311,7 +1308,7 @@ static void test_pairs_judged_with_the_agents_levels_out(void **state)
 {
 	(void)state;
 	for (uint64_t seed = 1; seed <= 4; seed++) {
-		struct hogctx h = { NULL, 19, -1, 0, 0, 0.30, 0, 0, 0.55 };
+		struct hogctx h = { NULL, 19, -1, 0, 0.30, 0, 0, 0.55 };
 		int rounds, confirming;
 		char why[256];
 		struct bisect_result r = hog_job(&h, seed, 400, &rounds, &confirming, why);
