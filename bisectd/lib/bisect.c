@@ -637,9 +637,13 @@ static void agent_offsets(struct bisect *b, int map)
 /*
  * A run of commit c is kept unless it is far from both groups of the
  * most probable split (sigma > 0), or, with three runs or more, far from
- * its own commit's median: by sigma, or (sigma < 0, the ends phase, when
+ * its own commit's centre: by sigma, or (sigma < 0, the ends phase, when
  * there are no groups yet) by 5 of its commit's own robust sigmas. A
- * bimodal machine can put four slow runs in twenty at one end.
+ * bimodal machine can put four slow runs in twenty at one end. In the
+ * search that centre is upper_centre(): a commit measured while a hog came
+ * and went on its agent's core has its runs in two modes, their median
+ * fell between them, and every run of the commit, clean or slow, was set
+ * aside (test_commit_half_hogged_still_counts).
  */
 static void kept_runs(const struct bisect *b, const struct cdata *c, double sigma, unsigned char *keep)
 {
@@ -650,7 +654,7 @@ static void kept_runs(const struct bisect *b, const struct cdata *c, double sigm
 
 	for (int r = 0; r < c->nx; r++)
 		adj[r] = ax(b, c, r);
-	med = c->nx >= 3 ? median_of(adj, c->nx) : 0;
+	med = c->nx < 3 ? 0 : sigma > 0 ? upper_centre(adj, c->nx) : median_of(adj, c->nx);
 	if (sigma < 0 && c->nx >= 3) {
 		double *dev = xmalloc((size_t)c->nx * sizeof(double));
 

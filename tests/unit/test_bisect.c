@@ -1268,6 +1268,53 @@ static void test_hog_switched_between_the_agents(void **state)
 }
 
 /*
+ * A commit measured on one agent while a hog came and went on its core:
+ * half its runs at half speed, in stretches. Each run was also set aside
+ * when it lay far from its own commit's median, and with the runs in two
+ * modes that median fell between them: every run of the commit was set
+ * aside, the slow ones and the clean ones, and the commit counted as not
+ * measured. In a job of the hog test (seed 19) the posterior sat at
+ * 0.5000 between the culprit and its parent for 92 runs while the
+ * parent's clean runs came in, and the job ran out of budget undecided.
+ * The commit's own centre is now upper_centre(): the clean runs count.
+ */
+static void test_commit_half_hogged_still_counts(void **state)
+{
+	struct dag *d = linear(9);
+	struct bisect_query q[BISECT_MAX_QUERIES(2)];
+	struct bisect_result r;
+	struct bisect_opts o;
+	struct bisect *b;
+	struct rng rng;
+	long task = 0;
+
+	(void)state;
+	rng_seed(&rng, 7);
+	bisect_job_opts(&o, 0.99, 0.01, 0.03, 0, 0, 1, 5);
+	assert_int_equal(bisect_new(&b, d->n, d->par, d->npar, &o), 0);
+	/* Agent 1 is 6% slower than agent 0; the culprit is 5, 5% worse. */
+	for (int c = 0; c < d->n; c++)
+		for (int a = 0; a < 2; a++)
+			for (int i = 0; i < (c == 0 || c == 8 ? 10 : c == 4 ? 0 : 4); i++)
+				bisect_add_run(b, c, (c >= 5 ? 0.95 : 1) * (a ? 32e6 : 34e6) * (1 + 0.01 * rng_normal(&rng)),
+					       task++, a, BISECT_Q_SEARCH);
+	/* The parent, 4, on agent 0 alone: stretches of four runs, hogged and not in turn. */
+	for (int i = 0; i < 16; i++)
+		bisect_add_run(b, 4, (i / 4 % 2 ? 1 : 0.5) * 34e6 * (1 + 0.01 * rng_normal(&rng)), task++, 0,
+			       BISECT_Q_SEARCH);
+	bisect_assume_reproduced(b);
+	bisect_next(b, q, 2, NULL);
+	bisect_result(b, &r);
+	print_message("parent %.4f, culprit %.4f, runs set aside %d: %s\n", bisect_posterior(b, 4),
+		      bisect_posterior(b, 5), r.outliers, r.why);
+	/* The 8 clean runs kept, the 8 slow ones set aside: the parent is good. */
+	assert_true(bisect_posterior(b, 5) > 0.99);
+	assert_true(r.outliers <= 8 + 2);
+	bisect_free(b);
+	dag_free(d);
+}
+
+/*
  * Every run the confirmation asks of the culprit's parent reports three
  * times its speed (a workload that misreads its output): each pair then
  * has one run far above both groups and is left out, and so is that run
@@ -1530,6 +1577,7 @@ int main(void)
 		cmocka_unit_test(test_ends_pairs_of_two_interleaved_agents),
 		cmocka_unit_test(test_search_does_not_pile_runs_into_one_unit),
 		cmocka_unit_test(test_hog_switched_between_the_agents),
+		cmocka_unit_test(test_commit_half_hogged_still_counts),
 		cmocka_unit_test(test_confirmation_ends_when_its_pairs_are_left_out),
 		cmocka_unit_test(test_pairs_judged_with_the_agents_levels_out),
 		cmocka_unit_test(test_clone_steps_like_a_rebuild),
