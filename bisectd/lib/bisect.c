@@ -77,6 +77,7 @@ static const double lambdas[] = { 0, 0.5, 3, 20 };
 #define CONFIRM_LAST_P 0.011
 #define BUDGET_FACTOR 4.0 /* the derived budget: this many times what the noise needs at the least */
 #define BUDGET_MIN 60
+#define BUDGET_KEPT_MIN (1.0 / 3) /* runs set aside grow the budget up to 3x, no further */
 #define BUDGET_MAX 5000
 
 /* A task: runs that were taken together, on one agent, and share a level. */
@@ -1828,12 +1829,27 @@ static double bits_per_run(const struct bisect *b)
 	return q.gain / q.runs;
 }
 
+/* The share of the runs the model keeps (every run when none is set aside). */
+static double kept_share(const struct bisect *b)
+{
+	long all = 0;
+
+	for (int k = 0; k < b->nr_measured; k++)
+		all += b->c[b->measured[k]].nx;
+	return all > 0 ? 1 - (double)b->outliers / (double)all : 1;
+}
+
 /*
  * The runs budget: the job's, or BUDGET_FACTOR times what locating the
  * culprit and its confidence takes at the effect and per-task noise seen
  * (log2 of the candidates plus log2 of 1 / (1 - confidence) bits, at the
  * best query's bits per run), plus the ends' runs and a whole
- * confirmation (both its looks).
+ * confirmation (both its looks). The bits per run are those of the runs
+ * kept, and runs set aside (a hog's slow ones) carry none: the search's
+ * part is divided by the share kept, down to BUDGET_KEPT_MIN. (Without
+ * it, jobs under a hog switched between the agents' cores set aside a
+ * third of their runs and used up to three quarters of a budget made for
+ * the quiet runs alone.)
  */
 static void set_budget(struct bisect *b)
 {
@@ -1843,7 +1859,8 @@ static void set_budget(struct bisect *b)
 		b->budget = b->o.budget_runs > 0 ? b->o.budget_runs : 0;
 		return;
 	}
-	need = BUDGET_FACTOR * bits / bits_per_run(b) + 2 * confirm_last(b) + 2 * b->o.end_runs_max;
+	need = BUDGET_FACTOR * bits / bits_per_run(b) / fmax(kept_share(b), BUDGET_KEPT_MIN) +
+	       2 * confirm_last(b) + 2 * b->o.end_runs_max;
 	b->budget = need < BUDGET_MIN ? BUDGET_MIN : need > BUDGET_MAX ? BUDGET_MAX : (long)ceil(need);
 }
 

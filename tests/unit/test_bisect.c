@@ -1278,32 +1278,48 @@ static void test_hog_switched_between_the_agents(void **state)
  * parent's clean runs came in, and the job ran out of budget undecided.
  * The commit's own centre is now upper_centre(): the clean runs count.
  */
-static void test_commit_half_hogged_still_counts(void **state)
+/*
+ * linear(9), the culprit 5 (5% worse), two agents (agent 1 6% slower):
+ * 10 runs at each end and 4 at each commit on each agent, one a task,
+ * but the parent 4, measured on agent 0 alone in 16 runs, stretches of
+ * four hogged (half speed) and not in turn. With hogged, also 4 runs at
+ * half speed on agent 0 at each commit but 4 (set aside, as load).
+ */
+static struct bisect *half_hogged_job(struct dag *d, int hogged)
 {
-	struct dag *d = linear(9);
 	struct bisect_query q[BISECT_MAX_QUERIES(2)];
-	struct bisect_result r;
 	struct bisect_opts o;
 	struct bisect *b;
 	struct rng rng;
 	long task = 0;
 
-	(void)state;
 	rng_seed(&rng, 7);
 	bisect_job_opts(&o, 0.99, 0.01, 0.03, 0, 0, 1, 5);
 	assert_int_equal(bisect_new(&b, d->n, d->par, d->npar, &o), 0);
-	/* Agent 1 is 6% slower than agent 0; the culprit is 5, 5% worse. */
 	for (int c = 0; c < d->n; c++)
 		for (int a = 0; a < 2; a++)
 			for (int i = 0; i < (c == 0 || c == 8 ? 10 : c == 4 ? 0 : 4); i++)
 				bisect_add_run(b, c, (c >= 5 ? 0.95 : 1) * (a ? 32e6 : 34e6) * (1 + 0.01 * rng_normal(&rng)),
 					       task++, a, BISECT_Q_SEARCH);
-	/* The parent, 4, on agent 0 alone: stretches of four runs, hogged and not in turn. */
 	for (int i = 0; i < 16; i++)
 		bisect_add_run(b, 4, (i / 4 % 2 ? 1 : 0.5) * 34e6 * (1 + 0.01 * rng_normal(&rng)), task++, 0,
 			       BISECT_Q_SEARCH);
+	for (int c = 0; hogged && c < d->n; c++)
+		for (int i = 0; i < (c == 4 ? 0 : 4); i++)
+			bisect_add_run(b, c, (c >= 5 ? 0.95 : 1) * 0.5 * 34e6 * (1 + 0.01 * rng_normal(&rng)), task++, 0,
+				       BISECT_Q_SEARCH);
 	bisect_assume_reproduced(b);
 	bisect_next(b, q, 2, NULL);
+	return b;
+}
+
+static void test_commit_half_hogged_still_counts(void **state)
+{
+	struct dag *d = linear(9);
+	struct bisect_result r;
+	struct bisect *b = half_hogged_job(d, 0);
+
+	(void)state;
 	bisect_result(b, &r);
 	print_message("parent %.4f, culprit %.4f, runs set aside %d: %s\n", bisect_posterior(b, 4),
 		      bisect_posterior(b, 5), r.outliers, r.why);
@@ -1311,6 +1327,31 @@ static void test_commit_half_hogged_still_counts(void **state)
 	assert_true(bisect_posterior(b, 5) > 0.99);
 	assert_true(r.outliers <= 8 + 2);
 	bisect_free(b);
+	dag_free(d);
+}
+
+/*
+ * The derived budget is made from the bits per run of the runs kept; runs
+ * set aside carry none, so the same job with a hog's 32 slow runs more
+ * (40 of its 136 runs set aside) gets a budget whose search part is
+ * larger by the share kept: 129 and 142 runs (the confirmation's and the
+ * ends' parts, about 77 runs, stay). Before, both were 125.
+ */
+static void test_budget_counts_runs_set_aside(void **state)
+{
+	struct dag *d = linear(9);
+	struct bisect_result r0, r1;
+	struct bisect *b0 = half_hogged_job(d, 0), *b1 = half_hogged_job(d, 1);
+
+	(void)state;
+	bisect_result(b0, &r0);
+	bisect_result(b1, &r1);
+	print_message("budget %ld with %d runs set aside of %ld, %ld with %d of %ld\n", r0.budget_runs, r0.outliers,
+		      r0.runs, r1.budget_runs, r1.outliers, r1.runs);
+	assert_true(r1.outliers >= 8 + 30);
+	assert_true(r1.budget_runs >= r0.budget_runs + 10);
+	bisect_free(b0);
+	bisect_free(b1);
 	dag_free(d);
 }
 
@@ -1578,6 +1619,7 @@ int main(void)
 		cmocka_unit_test(test_search_does_not_pile_runs_into_one_unit),
 		cmocka_unit_test(test_hog_switched_between_the_agents),
 		cmocka_unit_test(test_commit_half_hogged_still_counts),
+		cmocka_unit_test(test_budget_counts_runs_set_aside),
 		cmocka_unit_test(test_confirmation_ends_when_its_pairs_are_left_out),
 		cmocka_unit_test(test_pairs_judged_with_the_agents_levels_out),
 		cmocka_unit_test(test_clone_steps_like_a_rebuild),
