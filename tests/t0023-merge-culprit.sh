@@ -77,6 +77,12 @@ if [ "$state" = done ]; then
 else
 	like "$last" "^ *$nruns runs  (undecided|search|confirm|ends) " "its last view names no commit, as the job did not"
 fi
+# The engine is rebuilt from the runs alone, so the replay ends where the
+# job did, to the last digit of its sentence: the paired p, the pairs, the
+# posterior.
+is "$(grep -A 1 ' runs  ' "$LAB/replay.out" | tail -n 1 | sed 's/^ *//')" \
+	"$(q "SELECT json_extract(report, '$.why') FROM jobs WHERE id = 1")" \
+	"... and says what the job said when it ended, word for word"
 "$BUILD/replay-job" "$LAB/nothing.db" > /dev/null 2> "$LAB/replay.err"
 is "$?" 1 "replay-job on a store that is not there fails"
 like "$(cat "$LAB/replay.err")" "nothing.db: No such file" "... saying which"
