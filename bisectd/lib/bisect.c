@@ -1829,27 +1829,29 @@ static double bits_per_run(const struct bisect *b)
 	return q.gain / q.runs;
 }
 
-/* The share of the runs the model keeps (every run when none is set aside). */
-static double kept_share(const struct bisect *b)
+/*
+ * Bits per run taken: bits_per_run() is that of the runs kept, and runs
+ * set aside (a hog's slow ones) carry none, so it is scaled by the share
+ * of the runs kept, down to BUDGET_KEPT_MIN.
+ */
+static double bits_per_run_taken(const struct bisect *b)
 {
 	long all = 0;
 
 	for (int k = 0; k < b->nr_measured; k++)
 		all += b->c[b->measured[k]].nx;
-	return all > 0 ? 1 - (double)b->outliers / (double)all : 1;
+	return bits_per_run(b) * fmax(all > 0 ? 1 - (double)b->outliers / (double)all : 1, BUDGET_KEPT_MIN);
 }
 
 /*
  * The runs budget: the job's, or BUDGET_FACTOR times what locating the
  * culprit and its confidence takes at the effect and per-task noise seen
  * (log2 of the candidates plus log2 of 1 / (1 - confidence) bits, at the
- * best query's bits per run), plus the ends' runs and a whole
- * confirmation (both its looks). The bits per run are those of the runs
- * kept, and runs set aside (a hog's slow ones) carry none: the search's
- * part is divided by the share kept, down to BUDGET_KEPT_MIN. (Without
- * it, jobs under a hog switched between the agents' cores set aside a
- * third of their runs and used up to three quarters of a budget made for
- * the quiet runs alone.)
+ * best query's bits per run taken), plus the ends' runs and a whole
+ * confirmation (both its looks). (At the bits per run kept, jobs under a
+ * hog switched between the agents' cores set aside a third of their runs
+ * and used up to three quarters of a budget made for the quiet runs
+ * alone.)
  */
 static void set_budget(struct bisect *b)
 {
@@ -1859,12 +1861,11 @@ static void set_budget(struct bisect *b)
 		b->budget = b->o.budget_runs > 0 ? b->o.budget_runs : 0;
 		return;
 	}
-	need = BUDGET_FACTOR * bits / bits_per_run(b) / fmax(kept_share(b), BUDGET_KEPT_MIN) +
-	       2 * confirm_last(b) + 2 * b->o.end_runs_max;
+	need = BUDGET_FACTOR * bits / bits_per_run_taken(b) + 2 * confirm_last(b) + 2 * b->o.end_runs_max;
 	b->budget = need < BUDGET_MIN ? BUDGET_MIN : need > BUDGET_MAX ? BUDGET_MAX : (long)ceil(need);
 }
 
-/* About how many more runs would decide it: the posterior's entropy and the confidence, at bits_per_run(). */
+/* About how many more runs would decide it: the posterior's entropy and the confidence, at bits_per_run_taken(). */
 static void estimate_more(struct bisect *b)
 {
 	double h = 0;
@@ -1876,7 +1877,7 @@ static void estimate_more(struct bisect *b)
 	/* An effect not even 2 sd from nothing: no number of runs at this noise can be promised. */
 	if (b->map <= 0 || fabs(b->delta) < 2 * b->delta_sd)
 		return;
-	b->more_runs = (long)ceil((h + log2(1 / (1 - b->o.confidence))) / bits_per_run(b)) + 2 * pairs_needed(b);
+	b->more_runs = (long)ceil((h + log2(1 / (1 - b->o.confidence))) / bits_per_run_taken(b)) + 2 * pairs_needed(b);
 }
 
 /*

@@ -1335,7 +1335,9 @@ static void test_commit_half_hogged_still_counts(void **state)
  * set aside carry none, so the same job with a hog's 32 slow runs more
  * (40 of its 136 runs set aside) gets a budget whose search part is
  * larger by the share kept: 129 and 142 runs (the confirmation's and the
- * ends' parts, about 77 runs, stay). Before, both were 125.
+ * ends' parts, about 77 runs, stay). Before, both were 125. The estimate
+ * of the runs that would decide the job (read with an undecided answer)
+ * is made the same way: 16 and 18, where both were 16.
  */
 static void test_budget_counts_runs_set_aside(void **state)
 {
@@ -1346,10 +1348,12 @@ static void test_budget_counts_runs_set_aside(void **state)
 	(void)state;
 	bisect_result(b0, &r0);
 	bisect_result(b1, &r1);
-	print_message("budget %ld with %d runs set aside of %ld, %ld with %d of %ld\n", r0.budget_runs, r0.outliers,
-		      r0.runs, r1.budget_runs, r1.outliers, r1.runs);
+	print_message("budget %ld with %d runs set aside of %ld, %ld with %d of %ld; more runs %ld and %ld\n",
+		      r0.budget_runs, r0.outliers, r0.runs, r1.budget_runs, r1.outliers, r1.runs, r0.more_runs,
+		      r1.more_runs);
 	assert_true(r1.outliers >= 8 + 30);
 	assert_true(r1.budget_runs >= r0.budget_runs + 10);
+	assert_true(r1.more_runs > r0.more_runs);
 	bisect_free(b0);
 	bisect_free(b1);
 	dag_free(d);
