@@ -79,10 +79,18 @@ else
 fi
 # The engine is rebuilt from the runs alone, so the replay ends where the
 # job did, to the last digit of its sentence: the paired p, the pairs, the
-# posterior.
-is "$(grep -A 1 ' runs  ' "$LAB/replay.out" | tail -n 1 | sed 's/^ *//')" \
-	"$(q "SELECT json_extract(report, '$.why') FROM jobs WHERE id = 1")" \
-	"... and says what the job said when it ended, word for word"
+# posterior. A job that bisectd ended on its wall-time budget (a machine
+# too loaded) has bisectd's sentence, which the engine never made.
+why=$(q "SELECT json_extract(report, '$.why') FROM jobs WHERE id = 1")
+case "$why" in
+"the wall-time budget is spent"*)
+	skip "the job ended on its wall-time budget: '$why'"
+	;;
+*)
+	is "$(grep -A 1 ' runs  ' "$LAB/replay.out" | tail -n 1 | sed 's/^ *//')" "$why" \
+		"... and says what the job said when it ended, word for word"
+	;;
+esac
 "$BUILD/replay-job" "$LAB/nothing.db" > /dev/null 2> "$LAB/replay.err"
 is "$?" 1 "replay-job on a store that is not there fails"
 like "$(cat "$LAB/replay.err")" "nothing.db: No such file" "... saying which"
