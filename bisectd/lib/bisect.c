@@ -1077,6 +1077,20 @@ enum { ENDS_UNCLEAR, ENDS_DIFFER, ENDS_EQUAL };
 
 static int neighbour_pairs(const struct bisect *b, int a, int c, int confirm, double *d, int *aside);
 
+/* P(mean < beyond) of x[0..n) by a t on them (n >= 2). */
+static double t_below(const double *x, int n, double beyond)
+{
+	double m = 0, ss = 0, se;
+
+	for (int i = 0; i < n; i++)
+		m += x[i];
+	m /= n;
+	for (int i = 0; i < n; i++)
+		ss += (x[i] - m) * (x[i] - m);
+	se = sqrt(ss / (n - 1) / n);
+	return se <= 0 ? m < beyond : stats_t_cdf((beyond - m) / se, n - 1);
+}
+
 /*
  * The ends' chains as pairs: a good run and the bad run next to it on one
  * agent, whose difference a level that lasts longer than the two runs
@@ -1084,12 +1098,15 @@ static int neighbour_pairs(const struct bisect *b, int a, int c, int confirm, do
  * further than FAR_SIGMAS robust sds from the pairs' median are set aside
  * (a burst that began between the two). Into *delta the bad end's shift
  * (the pairs' mean, lower is worse), *p_not_worse P(shift >= 0) and
- * *p_beyond P(shift < beyond), by a t on the pairs; returns the pairs
- * used, 0 when fewer than ENDS_MIN_PAIRS.
+ * *p_beyond P(shift < beyond), by a t on the pairs; and *p_beyond_fenced
+ * the same of every pair, those beyond the rule pulled in to its fence:
+ * "not worse" must hold with them, since a pair set aside may be the
+ * regression itself (ends_equal_every_run()). Returns the pairs used, 0
+ * when fewer than ENDS_MIN_PAIRS.
  */
 #define ENDS_MIN_PAIRS 5
 static int ends_paired(const struct bisect *b, double beyond, double *delta, double *p_not_worse,
-		       double *p_beyond)
+		       double *p_beyond, double *p_beyond_fenced)
 {
 	const struct cdata *g = &b->c[0], *x = &b->c[b->n - 1];
 	double *d = xmalloc((size_t)(g->nx < x->nx ? g->nx : x->nx) * sizeof(double) + 1), *dev;
@@ -1098,15 +1115,21 @@ static int ends_paired(const struct bisect *b, double beyond, double *delta, dou
 
 	if (n < ENDS_MIN_PAIRS)
 		goto out;
+	for (int i = 0; i < n; i++)
+		d[i] = -d[i];  /* the bad end's shift */
 	dev = xmalloc((size_t)n * sizeof(double));
 	med = median_of(d, n);
 	for (int i = 0; i < n; i++)
 		dev[i] = fabs(d[i] - med);
 	mad = 1.4826 * median_of(dev, n);
+	/* "Not worse" with the pairs beyond the rule at its fence: a pair set aside may be the regression itself. */
+	for (int i = 0; i < n; i++)
+		dev[i] = mad > 0 && fabs(d[i] - med) > FAR_SIGMAS * mad ? med + copysign(FAR_SIGMAS * mad, d[i] - med) : d[i];
+	*p_beyond_fenced = t_below(dev, n, beyond);
 	free(dev);
 	for (int i = 0; i < n; i++)
 		if (mad <= 0 || fabs(d[i] - med) <= FAR_SIGMAS * mad)
-			d[kept++] = -d[i];  /* the bad end's shift */
+			d[kept++] = d[i];
 	if (kept < ENDS_MIN_PAIRS) {
 		kept = 0;
 		goto out;
@@ -1131,6 +1154,50 @@ out:
 }
 
 /*
+ * The bad end's shift over the ends' tasks, their runs as task_sums(b,
+ * sigma, 1, T) keeps them (sigma -1: the ends' outlier rules; 0: every
+ * run): P(shift < xs[i]) into p[0..nx); -INFINITY when nothing is known.
+ */
+static double ends_shift(struct bisect *b, double sigma, const double *xs, int nx, double *p)
+{
+	double *vb = xcalloc(AGENT_SLOTS * NV, sizeof(double)), l;
+	struct totals T, Tb;
+
+	task_sums(b, sigma, 1, &T);
+	/* The bad end's per-agent sums: its tasks alone (task_sums() left c->v as it was). */
+	memset(&Tb, 0, sizeof(Tb));
+	for (int k = 0; k < b->nr_tasks; k++)
+		if (b->tasks[k].commit == b->n - 1 && b->tasks[k].n > 0)
+			add_task(&Tb, &b->tasks[k], vb);
+	l = shift_of(b, &T, vb, xs, nx, p);
+	free(vb);
+	return l;
+}
+
+/*
+ * Whether the bad end is shown not worse by min_effect on the task model
+ * with every run of the ends in: a slow run the ends' rules set aside at
+ * the bad end may be the regression itself. A culprit 15% slower in half
+ * its runs (an intermittent regression) had the one slow run among the
+ * bad end's first six set aside as a bimodal machine's, and 8 of 50 jobs
+ * ended "not a regression" at 0.99 (test_intermittent_regression_not_ruled_out).
+ * Pulled in to five of the end's own sigmas only, such a run still left
+ * the claim standing where those sigmas were small. The fit's numbers in
+ * b are left as they were.
+ */
+static int ends_equal_every_run(struct bisect *b, double beyond)
+{
+	double keep[6] = { b->delta, b->delta_sd, b->lambda, b->scale2, b->unit1_var, b->task_var }, p;
+	int outliers = b->outliers, eq;
+
+	eq = isfinite(ends_shift(b, 0, &beyond, 1, &p)) && p <= (1 - b->o.confidence) / 2;
+	b->delta = keep[0], b->delta_sd = keep[1], b->lambda = keep[2];
+	b->scale2 = keep[3], b->unit1_var = keep[4], b->task_var = keep[5];
+	b->outliers = outliers;
+	return eq;
+}
+
+/*
  * Do the ends differ, in the worse direction, at the job's alpha and by
  * min_effect at least (the shift's posterior mean); or is the bad end
  * shown not to be worse by min_effect or more, at the job's confidence
@@ -1141,35 +1208,23 @@ out:
  */
 static int ends_test(struct bisect *b)
 {
-	struct totals T;
 	double xs[2] = { 0, min_shift(b) }, p[2];
 	const struct cdata *g = &b->c[0], *x = &b->c[b->n - 1];
-	int verdict = ENDS_UNCLEAR;
+	int verdict = ENDS_UNCLEAR, equal_all;
 
 	b->ends_pairs = 0;
 	if (!g->v || !x->v)
 		return ENDS_UNCLEAR;
 	agent_offsets(b, -1);
-	task_sums(b, -1, 1, &T);
-	/* The bad end's per-agent sums: its tasks alone (task_sums() left c->v as it was). */
-	{
-		double *vb = xcalloc(AGENT_SLOTS * NV, sizeof(double));
-		struct totals Tb;
-
-		memset(&Tb, 0, sizeof(Tb));
-		for (int k = 0; k < b->nr_tasks; k++)
-			if (b->tasks[k].commit == b->n - 1 && b->tasks[k].n > 0)
-				add_task(&Tb, &b->tasks[k], vb);
-		if (isfinite(shift_of(b, &T, vb, xs, 2, p))) {
-			b->ends_p = 1 - p[0];
-			/* The change within agents: pooled hmeans mix an agent's level into it. */
-			b->ends_change = b->o.higher_is_better ? expm1(b->delta) : expm1(-b->delta);
-			if (p[0] >= 1 - b->o.alpha / 2 && b->delta <= xs[1])
-				verdict = ENDS_DIFFER;
-			else if (p[1] <= (1 - b->o.confidence) / 2)
-				verdict = ENDS_EQUAL;
-		}
-		free(vb);
+	equal_all = ends_equal_every_run(b, xs[1]);
+	if (isfinite(ends_shift(b, -1, xs, 2, p))) {
+		b->ends_p = 1 - p[0];
+		/* The change within agents: pooled hmeans mix an agent's level into it. */
+		b->ends_change = b->o.higher_is_better ? expm1(b->delta) : expm1(-b->delta);
+		if (p[0] >= 1 - b->o.alpha / 2 && b->delta <= xs[1])
+			verdict = ENDS_DIFFER;
+		else if (p[1] <= (1 - b->o.confidence) / 2 && equal_all)
+			verdict = ENDS_EQUAL;
 	}
 	/*
 	 * The same question of the chains' pairs, each test at half the
@@ -1179,12 +1234,12 @@ static int ends_test(struct bisect *b)
 	 * its own, needed the ends' whole budget to show two equal ends equal.
 	 */
 	{
-		double dm, pn, pb;
-		int np = ends_paired(b, xs[1], &dm, &pn, &pb), pv = ENDS_UNCLEAR;
+		double dm, pn, pb, pbf = 1;
+		int np = ends_paired(b, xs[1], &dm, &pn, &pb, &pbf), pv = ENDS_UNCLEAR;
 
 		if (np && pn <= b->o.alpha / 2 && dm <= xs[1])
 			pv = ENDS_DIFFER;
-		else if (np && pb <= (1 - b->o.confidence) / 2)
+		else if (np && fmax(pb, pbf) <= (1 - b->o.confidence) / 2)
 			pv = ENDS_EQUAL;
 		if (pv != ENDS_UNCLEAR && verdict != ENDS_UNCLEAR && pv != verdict)
 			verdict = ENDS_UNCLEAR;  /* they disagree: more runs */
