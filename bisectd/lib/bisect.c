@@ -1179,11 +1179,11 @@ static double ends_shift(struct bisect *b, double sigma, const double *xs, int n
  * with every run of the ends in: a slow run the ends' rules set aside at
  * the bad end may be the regression itself. A culprit 15% slower in half
  * its runs (an intermittent regression) had the one slow run among the
- * bad end's first six set aside as a bimodal machine's, and 8 of 50 jobs
- * ended "not a regression" at 0.99 (test_intermittent_regression_not_ruled_out).
- * Pulled in to five of the end's own sigmas only, such a run still left
- * the claim standing where those sigmas were small. The fit's numbers in
- * b are left as they were.
+ * bad end's first six set aside as a bimodal machine's, and 10 of 50 jobs
+ * ended "not a regression" at 0.99 (test_intermittent_regression_jobs; 3
+ * now). Pulled in to five of the end's own sigmas only, such a run still
+ * left the claim standing where those sigmas were small. The fit's
+ * numbers in b are left as they were.
  */
 static int ends_equal_every_run(struct bisect *b, double beyond)
 {
