@@ -465,7 +465,6 @@ void bisect_add_run(struct bisect *b, int i, double value, long task, int agent,
 		c->nconfirm++;
 }
 
-/* The engine's own task ids count down from -1, so that they never meet a caller's (>= 0). */
 void bisect_add_stored_run(struct bisect *b, int i, double value, long long task, long long agent, long long kind)
 {
 	if (kind != BISECT_Q_CONFIRM && kind != BISECT_Q_EARLY)
@@ -473,6 +472,7 @@ void bisect_add_stored_run(struct bisect *b, int i, double value, long long task
 	bisect_add_run(b, i, value, (long)task, agent >= 0 && agent <= 0x7fffffff ? (int)agent : 0, (int)kind);
 }
 
+/* The engine's own task ids count down from -1, so that they never meet a caller's (>= 0). */
 void bisect_add_sample(struct bisect *b, int i, double value)
 {
 	bisect_add_run(b, i, value, b->next_own_task--, 0, BISECT_Q_SEARCH);
@@ -1077,17 +1077,26 @@ enum { ENDS_UNCLEAR, ENDS_DIFFER, ENDS_EQUAL };
 
 static int neighbour_pairs(const struct bisect *b, int a, int c, int confirm, double *d, int *aside);
 
-/* P(mean < beyond) of x[0..n) by a t on them (n >= 2). */
-static double t_below(const double *x, int n, double beyond)
+/* The mean of x[0..n) and its standard error (n >= 2). */
+static void mean_se(const double *x, int n, double *mean, double *se)
 {
-	double m = 0, ss = 0, se;
+	double m = 0, ss = 0;
 
 	for (int i = 0; i < n; i++)
 		m += x[i];
 	m /= n;
 	for (int i = 0; i < n; i++)
 		ss += (x[i] - m) * (x[i] - m);
-	se = sqrt(ss / (n - 1) / n);
+	*mean = m;
+	*se = sqrt(ss / (n - 1) / n);
+}
+
+/* P(mean < beyond) of x[0..n) by a t on them (n >= 2). */
+static double t_below(const double *x, int n, double beyond)
+{
+	double m, se;
+
+	mean_se(x, n, &m, &se);
 	return se <= 0 ? m < beyond : stats_t_cdf((beyond - m) / se, n - 1);
 }
 
@@ -1110,7 +1119,7 @@ static int ends_paired(const struct bisect *b, double beyond, double *delta, dou
 {
 	const struct cdata *g = &b->c[0], *x = &b->c[b->n - 1];
 	double *d = xmalloc((size_t)(g->nx < x->nx ? g->nx : x->nx) * sizeof(double) + 1), *dev;
-	double med, mad, m = 0, ss = 0, se;
+	double med, mad, m, se;
 	int n = neighbour_pairs(b, 0, b->n - 1, 0, d, NULL), kept = 0;
 
 	if (n < ENDS_MIN_PAIRS)
@@ -1134,12 +1143,7 @@ static int ends_paired(const struct bisect *b, double beyond, double *delta, dou
 		kept = 0;
 		goto out;
 	}
-	for (int i = 0; i < kept; i++)
-		m += d[i];
-	m /= kept;
-	for (int i = 0; i < kept; i++)
-		ss += (d[i] - m) * (d[i] - m);
-	se = sqrt(ss / (kept - 1) / kept);
+	mean_se(d, kept, &m, &se);
 	*delta = m;
 	if (se <= 0) {
 		*p_not_worse = m >= 0;
@@ -1210,20 +1214,20 @@ static int ends_test(struct bisect *b)
 {
 	double xs[2] = { 0, min_shift(b) }, p[2];
 	const struct cdata *g = &b->c[0], *x = &b->c[b->n - 1];
-	int verdict = ENDS_UNCLEAR, equal_all;
+	int verdict = ENDS_UNCLEAR;
 
 	b->ends_pairs = 0;
 	if (!g->v || !x->v)
 		return ENDS_UNCLEAR;
 	agent_offsets(b, -1);
-	equal_all = ends_equal_every_run(b, xs[1]);
 	if (isfinite(ends_shift(b, -1, xs, 2, p))) {
 		b->ends_p = 1 - p[0];
 		/* The change within agents: pooled hmeans mix an agent's level into it. */
 		b->ends_change = b->o.higher_is_better ? expm1(b->delta) : expm1(-b->delta);
 		if (p[0] >= 1 - b->o.alpha / 2 && b->delta <= xs[1])
 			verdict = ENDS_DIFFER;
-		else if (p[1] <= (1 - b->o.confidence) / 2 && equal_all)
+		/* With no run set aside, every run is what was just fitted. */
+		else if (p[1] <= (1 - b->o.confidence) / 2 && (b->outliers == 0 || ends_equal_every_run(b, xs[1])))
 			verdict = ENDS_EQUAL;
 	}
 	/*
