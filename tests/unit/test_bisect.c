@@ -1186,6 +1186,20 @@ static double hog_value(void *ctx, int c, int agent, int kind)
 	return hogged ? v * (0.5 + 0.02 * rng_normal(h->rng)) : v;
 }
 
+/* b's result, kept past freeing b and d: its why copied into why[256], its set left out. */
+static struct bisect_result result_freeing(struct bisect *b, struct dag *d, char *why)
+{
+	struct bisect_result r;
+
+	bisect_result(b, &r);
+	snprintf(why, 256, "%s", r.why);
+	r.why = why;
+	r.set = NULL;
+	bisect_free(b);
+	dag_free(d);
+	return r;
+}
+
 /*
  * A job on 36 commits, the culprit at 19 (5%), under the hog; at most
  * `rounds` rounds. Its why into why[256]; *confirming: the most rounds
@@ -1224,13 +1238,7 @@ static struct bisect_result hog_job(struct hogctx *h, uint64_t seed, int rounds,
 		feed_agents(b, q, nq, 2, hog_value, h);
 		++*used;
 	}
-	bisect_result(b, &r);
-	snprintf(why, 256, "%s", r.why);
-	r.set = NULL;
-	r.why = why;
-	bisect_free(b);
-	dag_free(d);
-	return r;
+	return result_freeing(b, d, why);
 }
 
 /*
@@ -1272,17 +1280,6 @@ static void test_hog_switched_between_the_agents(void **state)
 }
 
 /*
- * A commit measured on one agent while a hog came and went on its core:
- * half its runs at half speed, in stretches. Each run was also set aside
- * when it lay far from its own commit's median, and with the runs in two
- * modes that median fell between them: every run of the commit was set
- * aside, the slow ones and the clean ones, and the commit counted as not
- * measured. In a job of the hog test (seed 19) the posterior sat at
- * 0.5000 between the culprit and its parent for 92 runs while the
- * parent's clean runs came in, and the job ran out of budget undecided.
- * The commit's own centre is now upper_centre(): the clean runs count.
- */
-/*
  * linear(9), the culprit 5 (5% worse), two agents (agent 1 6% slower):
  * 10 runs at each end and 4 at each commit on each agent, one a task,
  * but the parent 4, measured on agent 0 alone in 16 runs, stretches of
@@ -1317,6 +1314,17 @@ static struct bisect *half_hogged_job(struct dag *d, int hogged)
 	return b;
 }
 
+/*
+ * A commit measured on one agent while a hog came and went on its core:
+ * half its runs at half speed, in stretches. Each run was also set aside
+ * when it lay far from its own commit's median, and with the runs in two
+ * modes that median fell between them: every run of the commit was set
+ * aside, the slow ones and the clean ones, and the commit counted as not
+ * measured. In a job of the hog test (seed 19) the posterior sat at
+ * 0.5000 between the culprit and its parent for 92 runs while the
+ * parent's clean runs came in, and the job ran out of budget undecided.
+ * The commit's own centre is now upper_centre(): the clean runs count.
+ */
 static void test_commit_half_hogged_still_counts(void **state)
 {
 	struct dag *d = linear(9);
@@ -1373,7 +1381,6 @@ static struct bisect_result ends_with_slow_runs(uint64_t seed, int slow_bad, cha
 {
 	struct dag *d = linear(9);
 	struct bisect_query q[BISECT_MAX_QUERIES(2)];
-	struct bisect_result r;
 	struct bisect_opts o;
 	struct bisect *b;
 	struct rng rng;
@@ -1390,13 +1397,7 @@ static struct bisect_result ends_with_slow_runs(uint64_t seed, int slow_bad, cha
 				       task++, a, BISECT_Q_SEARCH);
 		}
 	bisect_next(b, q, 2, NULL);
-	bisect_result(b, &r);
-	snprintf(why, 256, "%s", r.why);
-	r.why = why;
-	r.set = NULL;
-	bisect_free(b);
-	dag_free(d);
-	return r;
+	return result_freeing(b, d, why);
 }
 
 /*
