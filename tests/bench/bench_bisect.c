@@ -258,8 +258,8 @@ static void usage(int status)
 		"                    [--change LIST] [--cv LIST] [--policy LIST] [--traces DIR] [--selftest]\n"
 		"       bench-bisect --pairs [--trials N] [--seed S] [--traces DIR]\n"
 		"  --noise: normal lognormal bimodal drift (independent runs), ar1 bursts shift agents\n"
-		"           percommit tasks (a real lab's structure), trace (every " TRACE_DIR "/*.trace, or\n"
-		"           --traces DIR's), trace:NAME (one of them)\n"
+		"           percommit tasks (a real lab's structure), intermittent (a culprit that shows in\n"
+		"           half its runs), trace (every " TRACE_DIR "/*.trace, or --traces DIR's), trace:NAME\n"
 		"  --policy: git-bisect-1run fixed-5 pinpoint bisectd (the default: all four), and oracle\n"
 		"           (probabilistic bisection told the true levels and noise; only when named)\n"
 		"  --quick: a smoke run of about a minute: normal and bimodal at four pairs, and N=64, linear,\n"
@@ -485,7 +485,7 @@ static void add_case(struct bench *B, struct sim_dag *dags[][SHAPE_MAX], enum si
 	c->shape = sh;
 	c->change = change;
 	c->cv = cv;
-	c->tau = sim_task_noise(noise, cv / 100.0, tr);
+	c->tau = sim_task_noise(noise, change / 100.0, cv / 100.0, tr);
 	c->trials = c->n_cand >= 16384 && o->trials_big > 0 ? o->trials_big : o->trials;
 	if (o->quick && !o->trials_set)
 		c->trials = sim_noise_independent(noise) ? QUICK_TRIALS : QUICK_TRIALS_NEW;
@@ -626,6 +626,7 @@ static void print_header(const struct bench *B)
 	       "#   %.0f-%.0f%% slower in periods entered with p=%.2f a run, left with p=%.2f; shift: normal, the lab\n"
 	       "#   times 1 +- %.0f cv from run %d-%d on; agents: normal times 1 + a fixed %.0f-%.0f%% +- per agent;\n"
 	       "#   percommit: cv times %.1f-%.0f per commit; tasks: a level N(0, cv) per task, runs N(0, cv/2) in it;\n"
+	       "#   intermittent: normal, a bad commit's run 2d slower in half its runs at random (d on average)\n"
 	       "#   trace:NAME: a recorded trace replayed in time order, agent a on the trace's agent a mod A\n"
 	       "# tau%%: the task noise, sd of one run with every level in it (cv for the independent models);\n"
 	       "#   the structured models and traces are judged where change / tau >= %.2f\n",

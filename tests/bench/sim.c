@@ -96,7 +96,8 @@ int sim_dag_check(const struct sim_dag *g)
 }
 
 static const char *const noise_names[NOISE_MAX] = {
-	"normal", "lognormal", "bimodal", "drift", "ar1", "bursts", "shift", "agents", "percommit", "tasks", "trace",
+	"normal", "lognormal", "bimodal", "drift", "ar1", "bursts", "shift", "agents", "percommit", "tasks", "intermittent",
+	"trace",
 };
 
 const char *sim_noise_name(enum sim_noise noise)
@@ -125,7 +126,7 @@ static double uniform_sq(double lo, double hi)
 	return (hi * hi * hi - lo * lo * lo) / (3 * (hi - lo));
 }
 
-double sim_task_noise(enum sim_noise noise, double cv, const struct trace *tr)
+double sim_task_noise(enum sim_noise noise, double d, double cv, const struct trace *tr)
 {
 	double pi, es;
 
@@ -144,6 +145,9 @@ double sim_task_noise(enum sim_noise noise, double cv, const struct trace *tr)
 		return cv * sqrt(uniform_sq(SIM_PERCOMMIT_LO, SIM_PERCOMMIT_HI));
 	case NOISE_TASKS:
 		return cv * sqrt(1 + 0.25);
+	case NOISE_INTERMITTENT:
+		/* A bad commit's runs: 1 or 1 - 2d, half each, so d about their mean. */
+		return sqrt(cv * cv + d * d);
 	case NOISE_TRACE:
 		return tr ? tr->task_noise : NAN;
 	default:
@@ -319,6 +323,12 @@ double sim_lab_run(struct sim_lab *lab, int m, int agent, long task)
 		kr = keyed(lab->seed_levels, (uint64_t)m);
 		v = mu * (1 + (SIM_PERCOMMIT_LO + (SIM_PERCOMMIT_HI - SIM_PERCOMMIT_LO) * rng_uniform(&kr)) *
 			      lab->cv * z);
+		break;
+	case NOISE_INTERMITTENT:
+		/* The change in half the bad commits' runs, at random, at twice its size: d on average. */
+		v = mu * (1 + lab->cv * z);
+		if (sim_lab_is_bad(lab, m))
+			v *= (rng_uniform(&lab->rng) < 0.5 ? 1 - 2 * lab->d : 1) / (1 - lab->d);
 		break;
 	case NOISE_TASKS:
 		kr = keyed(lab->seed_levels, (uint64_t)task);

@@ -106,7 +106,7 @@ int sim_dag_check(const struct sim_dag *g);
  */
 enum sim_noise {
 	NOISE_NORMAL, NOISE_LOGNORMAL, NOISE_BIMODAL, NOISE_DRIFT,
-	NOISE_AR1, NOISE_BURSTS, NOISE_SHIFT, NOISE_AGENTS, NOISE_PERCOMMIT, NOISE_TASKS, NOISE_TRACE,
+	NOISE_AR1, NOISE_BURSTS, NOISE_SHIFT, NOISE_AGENTS, NOISE_PERCOMMIT, NOISE_TASKS, NOISE_INTERMITTENT, NOISE_TRACE,
 	NOISE_MAX
 };
 #define SIM_DRIFT_ROUNDS 40
@@ -137,9 +137,10 @@ int sim_noise_independent(enum sim_noise noise);
  * The noise one task shows under a model: the sd of a run's relative
  * value over a job, every level in it (lab, agent, task, commit) as the
  * model's parameters give it; for a trace, its task_noise. cv for the
- * independent models, where the first targets keep change / cv.
+ * independent models, where the first targets keep change / cv. d, the
+ * change, for intermittent, whose bad runs spread by it.
  */
-double sim_task_noise(enum sim_noise noise, double cv, const struct trace *tr);
+double sim_task_noise(enum sim_noise noise, double d, double cv, const struct trace *tr);
 const char *sim_shape_name(enum sim_shape shape);
 
 /* One trial: a job on a history with a planted culprit, and its counters. */

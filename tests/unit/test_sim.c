@@ -255,8 +255,45 @@ static void test_tasks(void **state)
 	near(sqrt(within / tasks), cv / 2, 0.15 * cv / 2, "within-task sd");
 	/* Between tasks: the level's cv, and a tenth of the runs' variance. */
 	near(sd_of(&means), sqrt(cv * cv + cv * cv / 4 / runs), 0.15 * cv, "sd of task means");
-	near(sim_task_noise(NOISE_TASKS, cv, NULL), cv * sqrt(1.25), 1e-12, "task noise");
+	near(sim_task_noise(NOISE_TASKS, 0.07, cv, NULL), cv * sqrt(1.25), 1e-12, "task noise");
 	sim_lab_release(&lab);
+}
+
+/*
+ * intermittent: a good commit's runs are normal; a bad commit's are 2d
+ * slower in half of them at random and as good in the rest, so that d is
+ * their mean change and nothing in between is seen.
+ */
+static void test_intermittent(void **state)
+{
+	struct sim_dag *g = sim_dag_new(9, SHAPE_LINEAR, 3);
+	struct sim_lab lab;
+	struct moments good = { 0 }, bad = { 0 };
+	double cv = 0.01, d = 0.07;
+	int slow = 0, between = 0, n = 4000, b, gd;
+
+	(void)state;
+	sim_lab_init(&lab, g, NOISE_INTERMITTENT, d, cv, 5, NULL);
+	b = g->n - 1;
+	for (gd = 0; gd < g->n && sim_lab_is_bad(&lab, gd); gd++)
+		;
+	assert_true(gd == 0 && sim_lab_is_bad(&lab, b));
+	for (int i = 0; i < n; i++) {
+		double x = sim_lab_run(&lab, b, 0, i) / SIM_BASE;
+
+		add(&good, sim_lab_run(&lab, gd, 0, n + i) / SIM_BASE);
+		add(&bad, x);
+		slow += x < 1 - d;
+		between += fabs(x - (1 - d)) < d / 2;
+	}
+	near(mean_of(&good), 1, 4 * cv / sqrt(n), "a good commit's mean");
+	near(sd_of(&good), cv, 0.1 * cv, "a good commit's sd");
+	near(mean_of(&bad), 1 - d, 0.01, "a bad commit's mean");
+	near((double)slow / n, 0.5, 0.03, "a bad commit's share of slow runs");
+	assert_int_equal(between, 0);
+	near(sim_task_noise(NOISE_INTERMITTENT, d, cv, NULL), sqrt(cv * cv + d * d), 1e-12, "task noise");
+	sim_lab_release(&lab);
+	sim_dag_free(g);
 }
 
 /* --- traces -------------------------------------------------------------- */
@@ -501,6 +538,7 @@ int main(void)
 		cmocka_unit_test(test_agents),
 		cmocka_unit_test(test_percommit),
 		cmocka_unit_test(test_tasks),
+		cmocka_unit_test(test_intermittent),
 		cmocka_unit_test(test_trace_errors),
 		cmocka_unit_test(test_trace_read),
 		cmocka_unit_test(test_trace_replay),
