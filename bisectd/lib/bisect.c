@@ -896,12 +896,9 @@ static double split_loglik(const struct totals *T, int nslots, const double *vb,
  * rates' posteriors); uniform priors on the rates, and SLOW_PRIOR on the
  * second. Counted by task, not by run: a burst of load slows a task's runs
  * together. Returns the log of the mixture over the first alone, which
- * depends on the split through the second only. (At 0.1 the local lab's
- * 5% case under the injector took 82 runs a job, 322 at most, in 30
- * jobs; at 0.02, 52 and 83, and the simulator's intermittent culprits are
- * found as often.)
+ * depends on the split through the second only.
  */
-#define SLOW_PRIOR 0.02
+#define SLOW_PRIOR 0.1
 static double lbeta1(double s, double n)
 {
 	return lgamma(s + 1) + lgamma(n - s + 1) - lgamma(n + 2);

@@ -1459,7 +1459,7 @@ static void test_ends_shown_equal_only_on_enough_runs(void **state)
  * it: the rest ran long or ended undecided, since the slow runs, set
  * aside as load, were where the change was. With the tasks that have
  * such runs in the likelihood (slow_term()) and the confirmation's sign
- * test on them (lows_pass()), 44 name it (179 of 200 seeds, in 111 runs
+ * test on them (lows_pass()), 46 name it (178 of 200 seeds, in 109 runs
  * a job where 200 seeds took 254; two of the 200 had named a wrong
  * commit at 1.0000, none does now). At least 40 must, none may name
  * another commit, and at most one may end "not a regression".
