@@ -85,7 +85,6 @@ struct task {
 	long id;
 	int commit, agent, kind;  /* agent: its slot */
 	int n;                    /* runs kept */
-	int all, slow;            /* its runs, and those set aside below the worse group (task_sums()) */
 	double s, q, t;           /* their sum, sum of squares, sum of times */
 };
 
@@ -101,7 +100,6 @@ struct cdata {
 	uint32_t agents;    /* slots with runs kept here */
 	double kept;        /* runs kept */
 	int nconfirm;       /* runs from confirmation queries */
-	int tasks, slow_tasks; /* its tasks, and those with a run set aside below the worse group */
 };
 
 /* Sums over a set of tasks, per agent and lambda, that every split shares. */
@@ -725,9 +723,7 @@ static void add_task(struct totals *T, const struct task *tk, double *v)
 /*
  * The tasks' sums over the runs kept (see kept_runs()): per commit and
  * agent into c->v, and over all measured commits into b->tot; with
- * only_ends, over the two ends alone into T (and no c->v). Each commit's
- * tasks, and those of them with a run set aside below the worse group,
- * into c->tasks and c->slow_tasks (slow_term()).
+ * only_ends, over the two ends alone into T (and no c->v).
  */
 static void task_sums(struct bisect *b, double sigma, int only_ends, struct totals *T)
 {
@@ -737,7 +733,7 @@ static void task_sums(struct bisect *b, double sigma, int only_ends, struct tota
 	memset(T, 0, sizeof(*T));
 	b->outliers = 0;
 	for (int k = 0; k < b->nr_tasks; k++)
-		b->tasks[k].n = b->tasks[k].all = b->tasks[k].slow = 0, b->tasks[k].s = b->tasks[k].q = b->tasks[k].t = 0;
+		b->tasks[k].n = 0, b->tasks[k].s = b->tasks[k].q = b->tasks[k].t = 0;
 	for (int k = 0; k < b->nr_measured; k++) {
 		int i = b->measured[k];
 		struct cdata *c = &b->c[i];
@@ -752,10 +748,8 @@ static void task_sums(struct bisect *b, double sigma, int only_ends, struct tota
 		for (int r = 0; r < c->nx; r++) {
 			struct task *tk = &b->tasks[c->task[r]];
 
-			tk->all++;
 			if (!keep[r]) {
 				b->outliers++;
-				tk->slow += sigma > 0 && ax(b, c, r) < fmin(b->mu_g, b->mu_b);
 				continue;
 			}
 			tk->n++;
@@ -767,7 +761,6 @@ static void task_sums(struct bisect *b, double sigma, int only_ends, struct tota
 			memset(c->v, 0, AGENT_SLOTS * NV * sizeof(double));
 			c->agents = 0;
 			c->kept = 0;
-			c->tasks = c->slow_tasks = 0;
 		}
 	}
 	free(keep);
@@ -775,10 +768,6 @@ static void task_sums(struct bisect *b, double sigma, int only_ends, struct tota
 		struct task *tk = &b->tasks[k];
 		struct cdata *c = &b->c[tk->commit];
 
-		if (!only_ends && tk->all > 0) {
-			c->tasks++;
-			c->slow_tasks += tk->slow > 0;
-		}
 		if (tk->n == 0)
 			continue;
 		add_task(T, tk, only_ends ? NULL : c->v);
@@ -882,41 +871,6 @@ static double split_loglik(const struct totals *T, int nslots, const double *vb,
 	return l;
 }
 
-/*
- * The runs the outlier rules set aside carry the change of a culprit that
- * shows in some runs only (an intermittent regression: half its runs 2d
- * slower, the rest as good as its parent's). Far below the groups, those
- * runs are set aside as the lab's load, and what is left of a bad commit
- * looks like a good one: at CV 1% the engine ran 95-99% of such jobs to
- * their cap (bench-bisect --noise intermittent). So a split's likelihood
- * also has the tasks with such a run: sb of the bad group's nb tasks, sg
- * of the good group's ng. The lab's slow runs fall on either group alike
- * (one rate for all), a regression's on the bad group more (a rate each,
- * the bad group's the higher: P(rate_b > rate_g) taken from the two
- * rates' posteriors); uniform priors on the rates, and SLOW_PRIOR on the
- * second. Counted by task, not by run: a burst of load slows a task's runs
- * together. Returns the log of the mixture over the first alone, which
- * depends on the split through the second only.
- */
-#define SLOW_PRIOR 0.1
-static double lbeta1(double s, double n)
-{
-	return lgamma(s + 1) + lgamma(n - s + 1) - lgamma(n + 2);
-}
-
-static double slow_term(double sb, double nb, double sg, double ng)
-{
-	double lbf, mb, mg, vb, vg;
-
-	if (sb + sg <= 0 || nb <= 0 || ng <= 0)
-		return 0;
-	lbf = lbeta1(sb, nb) + lbeta1(sg, ng) - lbeta1(sb + sg, nb + ng);
-	mb = (sb + 1) / (nb + 2), mg = (sg + 1) / (ng + 2);
-	vb = mb * (1 - mb) / (nb + 3), vg = mg * (1 - mg) / (ng + 3);
-	lbf += log(fmax(erfc(-(mb - mg) / sqrt(2 * (vb + vg))), 1e-300));  /* 2 P(rate_b > rate_g) */
-	return logaddexp(log1p(-SLOW_PRIOR), log(SLOW_PRIOR) + lbf);
-}
-
 /* Whether commit j is in c's ancestors (itself included). */
 static int has_anc(const struct cdata *c, int j)
 {
@@ -948,7 +902,7 @@ static int same_bad_group(const struct bisect *b, int i, int j)
 	for (int k = 0; k < b->nr_measured; k++) {
 		const struct cdata *c = &b->c[b->measured[k]];
 
-		if (c->tasks > 0 && has_anc(c, i) != has_anc(c, j))
+		if (c->kept > 0 && has_anc(c, i) != has_anc(c, j))
 			return 0;
 	}
 	return 1;
@@ -980,7 +934,7 @@ static int split_posterior(struct bisect *b)
 	const struct totals *T = &b->tot;
 	int nslots = b->nr_slots ? b->nr_slots : 1, map = -1, drift = b->o.drift;
 	size_t stride = (size_t)nslots * NV, hsize = 64;
-	double best = -INFINITY, z = 0, w0 = 0, stt0 = 0, *raw, *vb, slow_all = 0, tasks_all = 0;
+	double best = -INFINITY, z = 0, w0 = 0, stt0 = 0, *raw, *vb;
 	uint64_t *key = xcalloc((size_t)b->n, sizeof(uint64_t));
 	int *seen;  /* open addressing over the keys: the first split of a bad group, + 1 */
 
@@ -990,19 +944,16 @@ static int split_posterior(struct bisect *b)
 		b->sp = xmalloc(b->sp_cap * sizeof(double));
 	}
 	vb = xmalloc(stride * sizeof(double));
-	/* A commit with no run kept is in its groups too: its tasks count in slow_term(). */
 	for (int k = 0; k < b->nr_measured; k++) {
 		const struct cdata *c = &b->c[b->measured[k]];
 		uint64_t m = mix64((uint64_t)k);
 
-		if (c->tasks == 0)
+		if (c->kept == 0)
 			continue;
 		for (size_t w = 0; w < b->words; w++)
 			for (uint64_t bits = c->anc[w]; bits; bits &= bits - 1)
 				key[w * 64 + (size_t)__builtin_ctzll(bits)] ^= m;
 	}
-	for (int k = 0; k < b->nr_measured; k++)
-		slow_all += b->c[b->measured[k]].slow_tasks, tasks_all += b->c[b->measured[k]].tasks;
 	for (int a = 0; a < nslots; a++) {
 		w0 += T->a[a][0][0];
 		if (T->a[a][0][0] > 0)
@@ -1028,19 +979,9 @@ static int split_posterior(struct bisect *b)
 		if (seen[h]) {
 			l = raw[seen[h] - 1];
 		} else {
-			double sb = 0, nbt = 0;
-
 			seen[h] = j + 1;
 			bad_sums(b, j, nslots, vb);
-			l = split_loglik(T, nslots, vb, w0, drift);
-			for (int k = 0; k < b->nr_measured; k++) {
-				const struct cdata *c = &b->c[b->measured[k]];
-
-				if (has_anc(c, j))
-					sb += c->slow_tasks, nbt += c->tasks;
-			}
-			l += slow_term(sb, nbt, slow_all - sb, tasks_all - nbt);
-			raw[j] = l;
+			l = raw[j] = split_loglik(T, nslots, vb, w0, drift);
 		}
 		if (!isfinite(l)) {
 			b->logl[j] = -INFINITY;
@@ -1134,7 +1075,7 @@ static int tasks_at(const struct bisect *b, int i)
 
 enum { ENDS_UNCLEAR, ENDS_DIFFER, ENDS_EQUAL };
 
-static int neighbour_pairs(const struct bisect *b, int a, int c, int confirm, double *d, int *aside, int *lows);
+static int neighbour_pairs(const struct bisect *b, int a, int c, int confirm, double *d, int *aside);
 
 /* The mean of x[0..n) and its standard error (n >= 2). */
 static void mean_se(const double *x, int n, double *mean, double *se)
@@ -1244,7 +1185,7 @@ static int ends_paired(const struct bisect *b, double beyond, double *delta, dou
 	const struct cdata *g = &b->c[0], *x = &b->c[b->n - 1];
 	double *d = xmalloc((size_t)(g->nx < x->nx ? g->nx : x->nx) * sizeof(double) + 1), *dev, *ans;
 	double med, mad, m, se;
-	int n = neighbour_pairs(b, 0, b->n - 1, 0, d, NULL, NULL), kept = 0;
+	int n = neighbour_pairs(b, 0, b->n - 1, 0, d, NULL), kept = 0;
 
 	if (n < ENDS_MIN_PAIRS)
 		goto out;
@@ -1836,10 +1777,9 @@ static int finish(struct bisect *b, enum bisect_verdict v, const char *why)
  * left out: one slow run must not decide a handful of pairs. Else the
  * other runs (the ends' chains), every pair kept. Returns how many pairs
  * went into d (room for the fewer runs of the two); *aside, when not
- * NULL, is how many were left out; lows, when not NULL, counts those left
- * out with one run below the slow cut: lows[0] a's alone, lows[1] c's.
+ * NULL, is how many were left out.
  */
-static int neighbour_pairs(const struct bisect *b, int a, int c, int confirm, double *d, int *aside, int *lows)
+static int neighbour_pairs(const struct bisect *b, int a, int c, int confirm, double *d, int *aside)
 {
 	const struct cdata *side[2] = { &b->c[a], &b->c[c] };
 	double lo = slow_cut(b), hi = fmax(b->mu_g, b->mu_b) + FAR_SIGMAS * b->sigma, px[AGENT_SLOTS];
@@ -1871,8 +1811,6 @@ static int neighbour_pairs(const struct bisect *b, int a, int c, int confirm, do
 				d[n++] = xp - xc;
 			else
 				out++;
-			if (!ok && lows && (xp < lo) != (xc < lo))
-				lows[xc < lo]++;
 			pside[slot] = -1;
 		} else {
 			pside[slot] = s;
@@ -1938,31 +1876,6 @@ int bisect_pairs_pass(const double *d, int np, int last, double unit1_var, doubl
 		passed = q < bisect_pairs_boundary(n, last);
 	}
 	return passed;
-}
-
-/*
- * The pairs left out with the candidate's run below the slow cut and its
- * parent's not (lows[1]), against the other way round (lows[0]): a
- * culprit that shows in some runs only has its change there, and the
- * pairs kept (both runs clean) show none of it, where a lab's slow runs
- * fall on either side of a pair alike (the pairs come A B A B, then
- * B A B A). A one-sided sign test at half the first look's boundary, so
- * that with the paired test's the error stays within 1.5 times its own;
- * and the pairs kept must not say the candidate is the better (their
- * paired p at most LOWS_KEPT_P). The p-value into *p.
- */
-#define LOWS_KEPT_P 0.9
-static int lows_pass(const int *lows, const double *d, int nk, double unit1_var, double *p)
-{
-	int n = lows[0] + lows[1];
-	double q = 0;
-
-	if (lows[1] < CONFIRM_MIN_PAIRS || (nk >= 2 && paired_p(d, nk, unit1_var) > LOWS_KEPT_P))
-		return 0;
-	for (int k = lows[1]; k <= n; k++)
-		q += exp(lgamma(n + 1) - lgamma(k + 1) - lgamma(n - k + 1) - n * log(2));
-	*p = q;
-	return q < CONFIRM_LOOK_P / 2;
 }
 
 /*
@@ -2136,7 +2049,7 @@ static int confirm_step(struct bisect *b, struct bisect_query *out, int k, const
 			double p_top, double stop)
 {
 	int npar = b->npar[top] ? b->npar[top] : 1, parent = -1, got = 0, np = 0, maxp = confirm_last(b), passed = 1;
-	int open[2], nopen = 0, nch = 1, aside = 0, by_lows[2] = { -1, -1 };
+	int open[2], nopen = 0, nch = 1, aside = 0;
 	const struct cdata *cc = &b->c[top];
 	double *d = xmalloc(((size_t)cc->nconfirm + 1) * sizeof(double));
 	double p = 1, pmax = 0;
@@ -2164,22 +2077,16 @@ static int confirm_step(struct bisect *b, struct bisect_query *out, int k, const
 	 * every one has.
 	 */
 	for (int j = 0; j < npar; j++) {
-		int pj = parent_at(b, top, j), nj, sj, lows[2] = { 0, 0 }, shown;
-		double pv = 1, pl = 1;
+		int pj = parent_at(b, top, j), nj, sj;
+		double pv = 1;
 
 		for (int e = 0; e < j; e++)
 			if (parent_at(b, top, e) == pj)
 				pj = -1;
 		if (pj < 0)
 			continue;
-		nj = neighbour_pairs(b, pj, top, 1, d, &sj, lows);
-		shown = bisect_pairs_pass(d, nj, maxp, b->unit1_var, &pv);
-		if (!shown && lows_pass(lows, d, nj, b->unit1_var, &pl)) {
-			shown = 1, pv = pl;
-			if (j == 0)
-				by_lows[0] = lows[1], by_lows[1] = lows[0];
-		}
-		if (shown) {
+		nj = neighbour_pairs(b, pj, top, 1, d, &sj);
+		if (bisect_pairs_pass(d, nj, maxp, b->unit1_var, &pv)) {
 			if (j == 0)
 				np = nj;
 			pmax = fmax(pmax, pv);
@@ -2209,10 +2116,6 @@ static int confirm_step(struct bisect *b, struct bisect_query *out, int k, const
 		if (npar > 1)
 			snprintf(why, sizeof(why), "commit %d holds %.4f of the posterior, and interleaved pairs against "
 				 "each of its %d parents show the change (paired p at most %.4f)", top, p_top, npar, p);
-		else if (by_lows[0] >= 0)
-			snprintf(why, sizeof(why), "commit %d holds %.4f of the posterior, and of the interleaved pairs "
-				 "against its parent %d have its run slow and the parent's not, %d the other way (sign "
-				 "p=%.4f): a change in some of its runs", top, p_top, by_lows[0], by_lows[1], p);
 		else
 			snprintf(why, sizeof(why), "commit %d holds %.4f of the posterior, and %d interleaved pairs "
 				 "against its parent show the change (paired p=%.4f)", top, p_top, np, p);
