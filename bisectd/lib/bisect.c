@@ -521,6 +521,18 @@ static double median_of(const double *x, int n)
 	return m;
 }
 
+/* The robust sd of x[0..n) about med: 1.4826 times the median absolute deviation. */
+static double robust_sd(const double *x, int n, double med)
+{
+	double *dev = xmalloc((size_t)(n ? n : 1) * sizeof(double)), s;
+
+	for (int i = 0; i < n; i++)
+		dev[i] = fabs(x[i] - med);
+	s = 1.4826 * median_of(dev, n);
+	free(dev);
+	return s;
+}
+
 /*
  * The centre of x[0..n) where its lower part may be a slow mode (runs are
  * logs, worse is lower, and load only makes runs worse): a CPU hog on an
@@ -656,14 +668,8 @@ static void kept_runs(const struct bisect *b, const struct cdata *c, double sigm
 	for (int r = 0; r < c->nx; r++)
 		adj[r] = ax(b, c, r);
 	med = c->nx < 3 ? 0 : sigma > 0 ? upper_centre(adj, c->nx) : median_of(adj, c->nx);
-	if (sigma < 0 && c->nx >= 3) {
-		double *dev = xmalloc((size_t)c->nx * sizeof(double));
-
-		for (int r = 0; r < c->nx; r++)
-			dev[r] = fabs(adj[r] - med);
-		own = 1.4826 * median_of(dev, c->nx);
-		free(dev);
-	}
+	if (sigma < 0 && c->nx >= 3)
+		own = robust_sd(adj, c->nx, med);
 	for (int r = 0; r < c->nx; r++) {
 		double x = adj[r];
 
@@ -1114,9 +1120,7 @@ static int good_end_slow(const struct bisect *b, double *depth)
 	for (int r = 0; r < g->nx; r++)
 		x[r] = ax(b, g, r);
 	med = median_of(x, g->nx);
-	for (int r = 0; r < g->nx; r++)
-		depth[r] = fabs(x[r] - med);
-	mad = 1.4826 * median_of(depth, g->nx);
+	mad = robust_sd(x, g->nx, med);
 	for (int r = 0; r < g->nx; r++)
 		if (mad > 0 && x[r] < med - FAR_SIGMAS * mad)
 			depth[n++] = med - x[r];
@@ -1183,7 +1187,7 @@ static int ends_paired(const struct bisect *b, double beyond, double *delta, dou
 		       double *p_beyond, double *p_beyond_answered)
 {
 	const struct cdata *g = &b->c[0], *x = &b->c[b->n - 1];
-	double *d = xmalloc((size_t)(g->nx < x->nx ? g->nx : x->nx) * sizeof(double) + 1), *dev, *ans;
+	double *d = xmalloc((size_t)(g->nx < x->nx ? g->nx : x->nx) * sizeof(double) + 1), *w, *ans;
 	double med, mad, m, se;
 	int n = neighbour_pairs(b, 0, b->n - 1, 0, d, NULL), kept = 0;
 
@@ -1191,16 +1195,14 @@ static int ends_paired(const struct bisect *b, double beyond, double *delta, dou
 		goto out;
 	for (int i = 0; i < n; i++)
 		d[i] = -d[i];  /* the bad end's shift */
-	dev = xmalloc((size_t)n * sizeof(double));
+	w = xmalloc((size_t)n * sizeof(double));
 	med = median_of(d, n);
-	for (int i = 0; i < n; i++)
-		dev[i] = fabs(d[i] - med);
-	mad = 1.4826 * median_of(dev, n);
+	mad = robust_sd(d, n, med);
 	/* "Not worse" with the pairs beyond the rule in: a pair set aside may be the regression itself. */
 	ans = xmalloc(((size_t)g->nx + (size_t)n + 1) * sizeof(double));
-	*p_beyond_answered = t_below_answered(d, n, med, FAR_SIGMAS * mad, beyond, ans, good_end_slow(b, ans), dev);
+	*p_beyond_answered = t_below_answered(d, n, med, FAR_SIGMAS * mad, beyond, ans, good_end_slow(b, ans), w);
 	free(ans);
-	free(dev);
+	free(w);
 	for (int i = 0; i < n; i++)
 		if (mad <= 0 || fabs(d[i] - med) <= FAR_SIGMAS * mad)
 			d[kept++] = d[i];

@@ -1400,6 +1400,19 @@ static struct bisect_result ends_with_slow_runs(uint64_t seed, int slow_bad, int
 	return result_freeing(b, d, why);
 }
 
+/* For seeds 1-20, ends_with_slow_runs(seed, slow_bad, runs) ends "not a regression" exactly when want. */
+static void ends_verdicts(int slow_bad, int runs, int want, const char *what)
+{
+	char why[256];
+
+	for (uint64_t seed = 1; seed <= 20; seed++) {
+		struct bisect_result r = ends_with_slow_runs(seed, slow_bad, runs, why);
+
+		if ((r.verdict == VERDICT_NOT_REPRODUCED) != want)
+			fail_msg("seed %d: %s: %s", (int)seed, what, why);
+	}
+}
+
 /*
  * The ends' outlier rules set aside a run far from its end's median: a
  * bimodal machine's slow run. Where the bad end's one slow run is the
@@ -1415,18 +1428,9 @@ static struct bisect_result ends_with_slow_runs(uint64_t seed, int slow_bad, int
  */
 static void test_intermittent_regression_not_ruled_out(void **state)
 {
-	char why[256];
-
 	(void)state;
-	for (uint64_t seed = 1; seed <= 20; seed++) {
-		struct bisect_result r = ends_with_slow_runs(seed, 1, 8, why);
-
-		if (r.verdict == VERDICT_NOT_REPRODUCED)
-			fail_msg("seed %d: one slow run of eight at the bad end: %s", (int)seed, why);
-		r = ends_with_slow_runs(seed, 0, 8, why);
-		if (r.verdict != VERDICT_NOT_REPRODUCED)
-			fail_msg("seed %d: two equal ends: %s", (int)seed, why);
-	}
+	ends_verdicts(1, 8, 0, "one slow run of eight at the bad end");
+	ends_verdicts(0, 8, 1, "two equal ends");
 }
 
 /*
@@ -1437,15 +1441,8 @@ static void test_intermittent_regression_not_ruled_out(void **state)
  */
 static void test_ends_shown_equal_only_on_enough_runs(void **state)
 {
-	char why[256];
-
 	(void)state;
-	for (uint64_t seed = 1; seed <= 20; seed++) {
-		struct bisect_result r = ends_with_slow_runs(seed, 0, 6, why);
-
-		if (r.verdict == VERDICT_NOT_REPRODUCED)
-			fail_msg("seed %d: two equal ends, six runs each: %s", (int)seed, why);
-	}
+	ends_verdicts(0, 6, 0, "two equal ends, six runs each");
 }
 
 /*
