@@ -871,8 +871,11 @@ static double burst_value(void *arg, int c)
  * burst can flip the posterior between neighbours: of 300 such jobs 295
  * name the culprit and 5 end undecided (299 and 1 with agents' levels
  * and groups' centres taken as medians), so one of the four may end
- * undecided. At 3% most end undecided, and one of these four names the
- * culprit at 0.9996 on 23 pairs. None may name another commit.
+ * undecided. At 3% most end undecided: of 300 jobs 212 and 88 name the
+ * culprit, none another commit (with the ends measured first where their
+ * runs kept doubt the change; 210, 89 and one wrong at 0.9990 before).
+ * Of these four three name it, and one ends undecided with its numbers.
+ * None may name another commit.
  */
 static void test_bursty_lab_right_or_undecided(void **state)
 {
@@ -914,7 +917,7 @@ static void test_bursty_lab_right_or_undecided(void **state)
 			}
 			bisect_free(b);
 		}
-	if (found < 3 || undecided < 2)
+	if (found < 3 || undecided < 1)
 		fail_msg("30%%: %d of 4 jobs named the culprit; 3%%: %d of 4 undecided", found, undecided);
 	dag_free(d);
 }
@@ -1482,6 +1485,61 @@ static void test_intermittent_regression_jobs(void **state)
 }
 
 /*
+ * A culprit 30% slower in half its runs, at a CV of 1%: every slow run
+ * lies far below both groups and is set aside, so what is left of a bad
+ * commit looks like a good one. The ends differ (their slow pairs are
+ * read as they are), and the search, blind to the change, ran to the
+ * derived budget's cap, 5,000 runs, in six of these eight jobs (of the
+ * other two one ended undecided at 426 runs, one named the culprit at
+ * 376). It now measures the ends until their runs kept show no change of
+ * min_effect, and ends undecided there, saying the change is in the slow
+ * runs: 48-316 runs a job. None may name a commit.
+ */
+struct intermittent {
+	int culprit;
+	struct rng *rng;
+};
+
+static double intermittent_value(void *arg, int c, int agent, int kind)
+{
+	struct intermittent *x = arg;
+	double v = 1000 * (1 + 0.01 * rng_normal(x->rng));
+
+	(void)agent;
+	(void)kind;
+	return c >= x->culprit && rng_uniform(x->rng) < 0.5 ? 0.7 * v : v;
+}
+
+static void test_change_in_slow_runs_only_ends_undecided(void **state)
+{
+	struct dag *d = linear(64);
+
+	(void)state;
+	for (uint64_t seed = 1; seed <= 4; seed++)
+		for (int k = 1; k <= 2; k++) {
+			struct bisect_opts o = BISECT_OPTS_INIT;
+			struct bisect_query q[BISECT_MAX_QUERIES(2)];
+			struct bisect_result r;
+			struct bisect *b;
+			struct rng rng;
+			struct intermittent x = { 20, &rng };
+			int nq, rounds = 0;
+
+			rng_seed(&rng, seed);
+			o.build_cost = o.run_cost = 1;
+			assert_int_equal(bisect_new(&b, d->n, d->par, d->npar, &o), 0);
+			while ((nq = bisect_next(b, q, k, NULL)) > 0 && ++rounds < 2000)
+				feed_agents(b, q, nq, k, intermittent_value, &x);
+			bisect_result(b, &r);
+			if (r.verdict != VERDICT_UNDECIDED || r.runs > 500 || !strstr(r.why, "slow runs"))
+				fail_msg("seed %d, %d agents: verdict %d (%d at %.4f) after %ld runs: %s", (int)seed, k,
+					 r.verdict, r.culprit, r.confidence, r.runs, r.why);
+			bisect_free(b);
+		}
+	dag_free(d);
+}
+
+/*
  * Every run the confirmation asks of the culprit's parent reports three
  * times its speed (a workload that misreads its output): each pair then
  * has one run far above both groups and is left out, and so is that run
@@ -1749,6 +1807,7 @@ int main(void)
 		cmocka_unit_test(test_intermittent_regression_not_ruled_out),
 		cmocka_unit_test(test_ends_shown_equal_only_on_enough_runs),
 		cmocka_unit_test(test_intermittent_regression_jobs),
+		cmocka_unit_test(test_change_in_slow_runs_only_ends_undecided),
 		cmocka_unit_test(test_confirmation_ends_when_its_pairs_are_left_out),
 		cmocka_unit_test(test_pairs_judged_with_the_agents_levels_out),
 		cmocka_unit_test(test_clone_steps_like_a_rebuild),
