@@ -98,5 +98,14 @@ like "$(cat "$LAB/replay.err")" "nothing.db: No such file" "... saying which"
 is "$?" 2 "a bad --every is a usage error"
 like "$(cat "$LAB/replay.err")" "--every wants a positive number" "... saying what it wants"
 
+# --export: the job as a fixture the unit tests replay (tests/fixtures/jobs/).
+"$BUILD/replay-job" "$LAB/bisectd.db" --job 1 --export > "$LAB/job.runs" 2> "$LAB/replay.err"
+is "$?" 0 "replay-job --export writes the job as text"
+is "$(grep -c '^run ' "$LAB/job.runs")" "$nruns" "... every run of it"
+is "$(grep -c '^commit ' "$LAB/job.runs")" "$(q "SELECT count(*) FROM job_commits WHERE job_id = 1")" "... and every commit"
+like "$(grep '^job ' "$LAB/job.runs")" "^job confidence 0.99 alpha [0-9.]+ min_effect [0-9.e-]+ budget_runs [0-9]+ budget_builds [0-9]+ higher 1 runs [0-9]+$" "... with the job's settings"
+first=$(q "SELECT s.idx || ' ' || s.value FROM samples s WHERE s.job_id = 1 ORDER BY s.id LIMIT 1")
+like "$(grep -m 1 '^run ' "$LAB/job.runs")" "^run ${first%% *} " "... in the order they were taken"
+
 tap_plan "$tap_n"
 tap_done

@@ -2,6 +2,7 @@
  * replay-job: a kept job's runs through this build's engine.
  *
  *   replay-job DB [--job ID] [--every N]
+ *   replay-job DB [--job ID] --export > FILE
  *
  * Reads a bisectd store (bench-lab --keep leaves one a job), makes the
  * engine as bisectd makes it for that job (its settings, its commits and
@@ -18,6 +19,10 @@
  * found the split, or where its model went wrong. It cannot say what the
  * engine would have measured instead. Once the replayed engine is past
  * the ends they count as differing, as bisectd has it.
+ *
+ * --export prints the job as text instead (its settings, costs, commits
+ * and runs, the format tests/fixtures/jobs/README describes), so that a
+ * lab job worth keeping becomes a fixture the unit tests replay.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -32,10 +37,11 @@
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: replay-job DB [--job ID] [--every N]\n"
+	fprintf(f, "usage: replay-job DB [--job ID] [--every N | --export]\n"
 		   "  DB: a bisectd store (make bench-lab BENCH_LAB_FLAGS=--keep keeps one a job)\n"
 		   "  --job ID: the job to replay (default: the newest)\n"
-		   "  --every N: print the engine's view every N runs (default 20)\n");
+		   "  --every N: print the engine's view every N runs (default 20)\n"
+		   "  --export: print the job's settings, commits and runs as text (tests/fixtures/jobs/)\n");
 }
 
 static int parse_long(const char *s, long long *out)
@@ -90,6 +96,30 @@ static void show(struct bisect *base, long runs, int *past_ends)
 	bisect_free(b);
 }
 
+/* The job as tests/fixtures/jobs/README describes it. */
+static void export_job(const struct job *job, long long id, const struct job_commit *jc, int n,
+		       const struct sample *runs, size_t nr, const struct task_costs *cost, int have_cost)
+{
+	printf("# bisectd job %lld (%s..%s), ended %s; replay-job --export\n", id,
+	       job->good_ref ? job->good_ref : job->good, job->bad_ref ? job->bad_ref : job->bad, job->state);
+	printf("job confidence %.15g alpha %.15g min_effect %.15g budget_runs %lld budget_builds %lld higher %d "
+	       "runs %lld\n", job->confidence, job->alpha, job->min_effect, (long long)job->budget_runs,
+	       (long long)job->budget_builds, job->higher, (long long)job->runs);
+	if (have_cost)
+		printf("costs %.15g %.15g\n", cost->build, cost->run);
+	for (int i = 0; i < n; i++) {
+		printf("commit %d", jc[i].idx);
+		for (int j = 0; j < jc[i].nr_parents; j++)
+			printf(" %d", jc[i].parents[j]);
+		printf("\n");
+		if (!strcmp(jc[i].state, "skipped"))
+			printf("skipped %d\n", jc[i].idx);
+	}
+	for (size_t i = 0; i < nr; i++)
+		printf("run %d %.17g %lld %lld %d\n", runs[i].idx, runs[i].value, runs[i].task, runs[i].agent,
+		       runs[i].confirm);
+}
+
 int main(int argc, char **argv)
 {
 	const char *path = NULL;
@@ -101,7 +131,7 @@ int main(int argc, char **argv)
 	struct task_costs cost;
 	struct bisect_opts o;
 	struct bisect *b = NULL;
-	int n = 0, **par = NULL, *npar = NULL, past_ends = 0, rc = 1;
+	int n = 0, **par = NULL, *npar = NULL, past_ends = 0, rc = 1, export = 0, have_cost;
 	size_t nr = 0;
 
 	for (int i = 1; i < argc; i++) {
@@ -109,7 +139,9 @@ int main(int argc, char **argv)
 			usage(stdout);
 			return 0;
 		}
-		if ((!strcmp(argv[i], "--job") || !strcmp(argv[i], "--every")) && i + 1 < argc) {
+		if (!strcmp(argv[i], "--export")) {
+			export = 1;
+		} else if ((!strcmp(argv[i], "--job") || !strcmp(argv[i], "--every")) && i + 1 < argc) {
 			if (parse_long(argv[i + 1], !strcmp(argv[i], "--job") ? &job_id : &every)) {
 				fprintf(stderr, "replay-job: %s wants a positive number, not '%s'\n", argv[i], argv[i + 1]);
 				return 2;
@@ -152,6 +184,13 @@ int main(int argc, char **argv)
 		store_job_release(&job);
 		goto fail;
 	}
+	have_cost = store_task_costs(&cost, st, job_id) == 0;
+	if (export) {
+		export_job(&job, job_id, jc, n, runs, nr, &cost, have_cost);
+		store_job_release(&job);
+		rc = 0;
+		goto out;
+	}
 	par = xcalloc((size_t)n, sizeof(*par));
 	npar = xcalloc((size_t)n, sizeof(*npar));
 	for (int i = 0; i < n; i++) {
@@ -167,7 +206,7 @@ int main(int argc, char **argv)
 	for (int i = 0; i < n; i++)
 		if (!strcmp(jc[i].state, "skipped"))
 			bisect_mark_skipped(b, jc[i].idx);
-	if (store_task_costs(&cost, st, job_id) == 0)
+	if (have_cost)
 		bisect_set_costs(b, cost.build, cost.run);
 	printf("job %lld: %s..%s, %d commits, %zu runs, %lld a task, confidence %.4g, min effect %.2f%%; it ended %s\n",
 	       job_id, job.good_ref ? job.good_ref : job.good, job.bad_ref ? job.bad_ref : job.bad, n, nr, job.runs,

@@ -1806,6 +1806,148 @@ static void test_pairs_of_two_intermittent_commits(void **state)
 		fail_msg("two equal intermittent commits passed %d of %d times", nul, T);
 }
 
+/*
+ * A job kept from the local lab (tests/fixtures/jobs/, replay-job
+ * --export): its engine made as bisectd makes it, and its runs in the
+ * order they were taken. *runs_out: the runs; each is "run IDX VALUE TASK
+ * AGENT KIND" in the file and comes back as five numbers a run.
+ */
+struct lab_job {
+	struct bisect *b;
+	double *runs;
+	int nr, n, **par, *npar;
+};
+
+static void lab_job_load(struct lab_job *j, const char *name)
+{
+	const char *dir = getenv("FIXTURES_DIR") ? getenv("FIXTURES_DIR") : "tests/fixtures";
+	char path[512], line[4096];
+	struct bisect_opts o;
+	double conf = 0, alpha = 0, min_effect = 0, build = -1, run = -1;
+	long long budget_runs = 0, budget_builds = 0, runs = 0;
+	int higher = 1, cap = 0, skipped[64], nsk = 0;
+	FILE *f;
+
+	memset(j, 0, sizeof(*j));
+	snprintf(path, sizeof(path), "%s/jobs/%s", dir, name);
+	if (!(f = fopen(path, "r")))
+		fail_msg("%s: cannot open (run from the top of the tree or set FIXTURES_DIR)", path);
+	while (fgets(line, sizeof(line), f)) {
+		int idx, off, p;
+		double v;
+		long long task, agent;
+		int kind;
+
+		if (line[0] == '#' || line[0] == '\n')
+			continue;
+		if (sscanf(line, "job confidence %lf alpha %lf min_effect %lf budget_runs %lld budget_builds %lld "
+				 "higher %d runs %lld", &conf, &alpha, &min_effect, &budget_runs, &budget_builds, &higher,
+			   &runs) == 7)
+			continue;
+		if (sscanf(line, "costs %lf %lf", &build, &run) == 2)
+			continue;
+		if (sscanf(line, "skipped %d", &idx) == 1) {
+			assert_true(nsk < 64);
+			skipped[nsk++] = idx;
+			continue;
+		}
+		if (sscanf(line, "commit %d%n", &idx, &off) == 1) {
+			assert_int_equal(idx, j->n);
+			j->n++;
+			j->par = realloc(j->par, (size_t)j->n * sizeof(*j->par));
+			j->npar = realloc(j->npar, (size_t)j->n * sizeof(*j->npar));
+			j->par[idx] = NULL;
+			j->npar[idx] = 0;
+			for (char *s = line + off; sscanf(s, "%d%n", &p, &off) == 1; s += off) {
+				j->par[idx] = realloc(j->par[idx], (size_t)(j->npar[idx] + 1) * sizeof(int));
+				j->par[idx][j->npar[idx]++] = p;
+			}
+			continue;
+		}
+		if (sscanf(line, "run %d %lf %lld %lld %d", &idx, &v, &task, &agent, &kind) == 5) {
+			if (j->nr == cap) {
+				cap = cap ? 2 * cap : 256;
+				j->runs = realloc(j->runs, (size_t)cap * 5 * sizeof(double));
+			}
+			j->runs[5 * j->nr + 0] = idx;
+			j->runs[5 * j->nr + 1] = v;
+			j->runs[5 * j->nr + 2] = (double)task;
+			j->runs[5 * j->nr + 3] = (double)agent;
+			j->runs[5 * j->nr + 4] = kind;
+			j->nr++;
+			continue;
+		}
+		fail_msg("%s: cannot read '%s'", path, line);
+	}
+	fclose(f);
+	assert_true(conf > 0 && j->n >= 2 && j->nr > 0);
+	bisect_job_opts(&o, conf, alpha, min_effect, (long)budget_runs, (long)budget_builds, higher, (int)runs);
+	assert_int_equal(bisect_new(&j->b, j->n, j->par, j->npar, &o), 0);
+	for (int i = 0; i < nsk; i++)
+		bisect_mark_skipped(j->b, skipped[i]);
+	if (build >= 0)
+		bisect_set_costs(j->b, build, run);
+}
+
+static void lab_job_free(struct lab_job *j)
+{
+	bisect_free(j->b);
+	for (int i = 0; i < j->n; i++)
+		free(j->par[i]);
+	free(j->par);
+	free(j->npar);
+	free(j->runs);
+}
+
+/*
+ * A no-change job of bench-lab on f7622df (--cases none --seed 30, its
+ * 18th: loadgen's hog on one agent's core, 1-8 s on and off) whose ends
+ * the load made differ by -24% on their first 20 runs. It searched with
+ * nothing to find, its best commit at 0.1-0.5 for 600 decisions, under a
+ * derived budget of 2,623 runs, until the bench cancelled it at 729. Its
+ * runs replayed as replay-job does (the engine stepped on a copy every
+ * 20 runs, past the ends once it has been): the engine must never name a
+ * commit, and must end undecided on the ends' kept runs by the 300th
+ * (the 240th now; f7622df's engine never ends on them).
+ */
+static void test_lab_no_change_job_ends_undecided(void **state)
+{
+	struct lab_job j;
+	int past_ends = 0, ended = 0;
+
+	(void)state;
+	lab_job_load(&j, "none-runaway.runs");
+	for (int i = 0; i < j.nr && !ended; i++) {
+		const double *r = j.runs + 5 * i;
+
+		bisect_add_stored_run(j.b, (int)r[0], r[1], (long long)r[2], (long long)r[3], (long long)r[4]);
+		if ((i + 1) % 20 == 0 || i + 1 == j.nr) {
+			struct bisect *c = bisect_clone(j.b);
+			struct bisect_query q[BISECT_MAX_QUERIES(2)];
+			struct bisect_result res;
+
+			bisect_next(c, q, 2, NULL);
+			bisect_result(c, &res);
+			if (res.verdict == VERDICT_CULPRIT || res.verdict == VERDICT_RANGE)
+				fail_msg("run %d: named commit %d at %.4f: %s", i + 1, res.culprit, res.confidence,
+					 res.why);
+			if (res.state == BISECT_DONE) {
+				if (res.verdict != VERDICT_UNDECIDED || !strstr(res.why, "slow runs") || i + 1 > 300)
+					fail_msg("run %d: verdict %d: %s", i + 1, res.verdict, res.why);
+				ended = 1;
+			}
+			if (res.state != BISECT_ENDS && !past_ends) {
+				past_ends = 1;
+				bisect_assume_reproduced(j.b);
+			}
+			bisect_free(c);
+		}
+	}
+	if (!ended)
+		fail_msg("all %d runs replayed and the job has not ended", j.nr);
+	lab_job_free(&j);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1840,6 +1982,7 @@ int main(void)
 		cmocka_unit_test(test_ends_shown_equal_only_on_enough_runs),
 		cmocka_unit_test(test_intermittent_regression_jobs),
 		cmocka_unit_test(test_change_in_slow_runs_only_ends_undecided),
+		cmocka_unit_test(test_lab_no_change_job_ends_undecided),
 		cmocka_unit_test(test_confirmation_ends_when_its_pairs_are_left_out),
 		cmocka_unit_test(test_pairs_judged_with_the_agents_levels_out),
 		cmocka_unit_test(test_clone_steps_like_a_rebuild),
