@@ -1248,6 +1248,28 @@ static double ends_shift(struct bisect *b, double sigma, const double *xs, int n
 }
 
 /*
+ * The shift's fit as shift_of() leaves it in b, and the runs set aside:
+ * what a test that fits the ends alone saves first and puts back after.
+ */
+struct fit_saved {
+	double delta, delta_sd, lambda, scale2, unit1_var, task_var;
+	int outliers;
+};
+
+static struct fit_saved fit_save(const struct bisect *b)
+{
+	return (struct fit_saved){ b->delta, b->delta_sd, b->lambda, b->scale2, b->unit1_var, b->task_var,
+				   b->outliers };
+}
+
+static void fit_restore(struct bisect *b, const struct fit_saved *f)
+{
+	b->delta = f->delta, b->delta_sd = f->delta_sd, b->lambda = f->lambda;
+	b->scale2 = f->scale2, b->unit1_var = f->unit1_var, b->task_var = f->task_var;
+	b->outliers = f->outliers;
+}
+
+/*
  * Whether the bad end is shown not worse by min_effect on the task model
  * with every run of the ends in: a slow run the ends' rules set aside at
  * the bad end may be the regression itself. A culprit 15% slower in half
@@ -1260,13 +1282,12 @@ static double ends_shift(struct bisect *b, double sigma, const double *xs, int n
  */
 static int ends_equal_every_run(struct bisect *b, double beyond)
 {
-	double keep[6] = { b->delta, b->delta_sd, b->lambda, b->scale2, b->unit1_var, b->task_var }, p;
-	int outliers = b->outliers, eq;
+	struct fit_saved f = fit_save(b);
+	double p;
+	int eq;
 
 	eq = isfinite(ends_shift(b, 0, &beyond, 1, &p)) && p <= (1 - b->o.confidence) / 2;
-	b->delta = keep[0], b->delta_sd = keep[1], b->lambda = keep[2];
-	b->scale2 = keep[3], b->unit1_var = keep[4], b->task_var = keep[5];
-	b->outliers = outliers;
+	fit_restore(b, &f);
 	return eq;
 }
 
@@ -2248,6 +2269,26 @@ static int ends_equal_runs(const struct bisect *b)
 	return (int)fmin(ceil(log2(2 / fmax(1 - b->o.confidence, 1e-9))), b->o.end_runs_max);
 }
 
+/*
+ * Both ends in nch chains, one an agent, each chain r[e] / nch runs of
+ * end e (rounded up, at least one; none where r[e] is 0), the good end
+ * first; with turn, the second chain takes them in the other order.
+ */
+static int ends_chains(const struct bisect *b, struct bisect_query *out, int nch, const int r[2], int turn)
+{
+	int got = 0;
+
+	for (int c = 0; c < nch; c++)
+		for (int j = 0; j < 2; j++) {
+			int e = turn ? j ^ c : j, runs = (r[e] + nch - 1) / nch;
+
+			if (r[e] > 0)
+				out[got++] = (struct bisect_query){ e ? b->n - 1 : 0, runs < 1 ? 1 : runs, 0,
+								    e ? 1.0 : 0.0, 0, 0, c + 1 };
+		}
+	return got;
+}
+
 /* The ends phase: both measured in interleaved chains, one per agent, until they differ or are shown equal. */
 static int ends_step(struct bisect *b, struct bisect_query *out, int k, const unsigned char *busy)
 {
@@ -2303,14 +2344,7 @@ static int ends_step(struct bisect *b, struct bisect_query *out, int k, const un
 	r[0] = batch_for_ends(b, 0);
 	r[1] = batch_for_ends(b, b->n - 1);
 	/* Each end in a task per chain at least: the task-level test needs two tasks an end. */
-	for (int c = 0; c < nch; c++)
-		for (int e = 0; e < 2; e++) {
-			int runs = (r[e] + nch - 1) / nch;
-
-			if (r[e] > 0)
-				out[got++] = (struct bisect_query){ e ? b->n - 1 : 0, runs < 1 ? 1 : runs, 0,
-								    e ? 1.0 : 0.0, 0, 0, c + 1 };
-		}
+	got = ends_chains(b, out, nch, r, 0);
 	if (got == 0) {
 		/* Both at their first batch but in one task each (a caller that does not chain): one more. */
 		for (int e = 0; e < 2; e++)
@@ -2345,9 +2379,8 @@ static int ends_step(struct bisect *b, struct bisect_query *out, int k, const un
  */
 static void ends_kept_shift(struct bisect *b, double *worse, double *better)
 {
-	double keep[6] = { b->delta, b->delta_sd, b->lambda, b->scale2, b->unit1_var, b->task_var };
+	struct fit_saved f = fit_save(b);
 	double xs[2] = { min_shift(b), -min_shift(b) }, p[2];
-	int outliers = b->outliers;
 	struct task *tasks = xmalloc((size_t)(b->nr_tasks ? b->nr_tasks : 1) * sizeof(*tasks));
 
 	/*
@@ -2364,11 +2397,9 @@ static void ends_kept_shift(struct bisect *b, double *worse, double *better)
 	*worse = *better = 1;
 	if (isfinite(ends_shift(b, b->sigma, xs, 2, p)))
 		*worse = p[0], *better = 1 - p[1];
-	b->delta = keep[0], b->delta_sd = keep[1], b->lambda = keep[2];
-	b->scale2 = keep[3], b->unit1_var = keep[4], b->task_var = keep[5];
+	fit_restore(b, &f);
 	memcpy(b->tasks, tasks, (size_t)b->nr_tasks * sizeof(*tasks));
 	free(tasks);
-	b->outliers = outliers;
 }
 
 /*
@@ -2466,14 +2497,9 @@ int bisect_next(struct bisect *b, struct bisect_query *out, int k, const unsigne
 		 */
 		if (worse < ENDS_DOUBT && b->c[b->n - 1].nx < ENDS_DOUBT_RUNS * b->o.end_runs_max &&
 		    !(busy && (busy[0] || busy[b->n - 1]))) {
-			int nch = k < 2 ? 1 : 2, r = (b->o.end_runs + nch - 1) / nch;
+			int r[2] = { b->o.end_runs, b->o.end_runs };
 
-			for (int c = 0; c < nch; c++)
-				for (int j = 0; j < 2; j++) {
-					int i = (j ^ c) ? b->n - 1 : 0;
-
-					out[got++] = (struct bisect_query){ i, r, 0, i ? 1.0 : 0.0, 0, 0, c + 1 };
-				}
+			got = ends_chains(b, out, k < 2 ? 1 : 2, r, 1);
 			snprintf(b->why, sizeof(b->why), "the ends differ by %+.2f%%, but their runs kept do not show it "
 				 "(P(worse by %.1f%%)=%.4f): more runs at both", 100 * b->ends_change,
 				 100 * b->o.min_effect, worse);
