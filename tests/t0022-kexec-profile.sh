@@ -131,7 +131,7 @@ lab_start_bisectd || { echo "Bail out! bisectd did not start"; exit 1; }
 
 "$BUILD/bisectctl" submit --repo demo --good v1.0 --bad main --workload bench --pool local \
 	--budget-seconds 240 > "$LAB/submit.out" 2>&1
-ok $? "job 1 submitted"
+ok $? "job 1 submitted" || sed 's/^/#   /' "$LAB/submit.out"
 
 # The machine runs until the job ends: an agent per boot, restarted when a kexec or reboot ended it.
 live() { case $(q "SELECT state FROM jobs WHERE id = 1") in queued|running) return 0 ;; esac; return 1; }
