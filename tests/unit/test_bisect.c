@@ -1284,6 +1284,45 @@ static void test_hog_switched_between_the_agents(void **state)
 }
 
 /*
+ * The hog test with no change, bench-lab's none case (where 1 to 3 jobs
+ * in 24 ended undecided at the ends at 11bb028): no job may name a
+ * commit, and at most 2% end other than not-reproduced (1,000 seeds:
+ * 975 not-reproduced at 11bb028, 985 now). Seed 94 was the one of these
+ * 100 left undecided: after 30 runs an end its pairs kept showed the
+ * ends within 3% at p = 0.0001, but every pair only at 0.0072, one hogged
+ * pair unanswered; the ends are now measured on while that is near
+ * (ends_cap()), and it ends not-reproduced.
+ */
+static void test_hog_no_change_not_reproduced(void **state)
+{
+	int nr = 0, und = 0;
+	long runs = 0;
+
+	(void)state;
+	for (uint64_t seed = 1; seed <= HOG_SEEDS; seed++) {
+		struct hogctx h = { NULL, 19, -1, 0, 0, 0, 0, 1, 0 };
+		int rounds, confirming;
+		char why[256];
+		struct bisect_result r = hog_job(&h, seed, 1000, &rounds, &confirming, why);
+
+		if (r.verdict == VERDICT_CULPRIT || r.verdict == VERDICT_RANGE)
+			fail_msg("seed %d: named %d at %.4f after %ld runs: %s", (int)seed, r.culprit, r.confidence,
+				 r.runs, r.why);
+		if (getenv("HOG_VERBOSE") && r.verdict != VERDICT_NOT_REPRODUCED)
+			print_message("seed %d: verdict %d, %ld runs: %s\n", (int)seed, r.verdict, r.runs, r.why);
+		if (seed == 94 && r.verdict != VERDICT_NOT_REPRODUCED)
+			fail_msg("seed 94: verdict %d after %ld runs: %s", r.verdict, r.runs, r.why);
+		nr += r.verdict == VERDICT_NOT_REPRODUCED;
+		und += r.verdict == VERDICT_UNDECIDED;
+		runs += r.runs;
+	}
+	print_message("%d of %d not reproduced, %d undecided, %.1f runs a job\n", nr, HOG_SEEDS, und,
+		      (double)runs / HOG_SEEDS);
+	if (nr < HOG_SEEDS * 98 / 100)
+		fail_msg("%d of %d jobs not reproduced", nr, HOG_SEEDS);
+}
+
+/*
  * linear(9), the culprit 5 (5% worse), two agents (agent 1 6% slower):
  * 10 runs at each end and 4 at each commit on each agent, one a task,
  * but the parent 4, measured on agent 0 alone in 16 runs, stretches of
@@ -1901,6 +1940,82 @@ static void lab_job_free(struct lab_job *j)
 }
 
 /*
+ * Replays a kept job's runs one at a time, the engine stepped on a copy
+ * after each while it is at the ends; returns the run at which it ended
+ * (0: not within the runs), its result in *res, its why copied into
+ * why[320]. Fails if it leaves the ends.
+ */
+static int lab_job_at_the_ends(struct lab_job *j, struct bisect_result *res, char *why)
+{
+	for (int i = 0; i < j->nr; i++) {
+		const double *r = j->runs + 5 * i;
+		struct bisect *c;
+		struct bisect_query q[BISECT_MAX_QUERIES(2)];
+
+		bisect_add_stored_run(j->b, (int)r[0], r[1], (long long)r[2], (long long)r[3], (long long)r[4]);
+		c = bisect_clone(j->b);
+		bisect_next(c, q, 2, NULL);
+		bisect_result(c, res);
+		snprintf(why, 320, "%s", res->why ? res->why : "");
+		res->why = why;
+		res->set = NULL;
+		bisect_free(c);
+		if (res->state == BISECT_DONE)
+			return i + 1;
+		if (res->state != BISECT_ENDS)
+			fail_msg("run %d: the ends were taken to differ: %s", i + 1, res->why);
+	}
+	return 0;
+}
+
+/*
+ * A no-change job of bench-lab (none-slow-at-one-end.runs): at its 17th
+ * run the bad end had two slow runs of eight, kept as a lab in two
+ * levels, and the good end one of nine, set aside, so the ends "differed"
+ * by -35% and the job ended undecided on the search's kept runs. The
+ * lab's levels are both ends': kept at both, the ends are not taken to
+ * differ on the job's 22 runs (11bb028's engine searched from the 17th).
+ */
+static void test_lab_ends_keep_the_labs_levels_alike(void **state)
+{
+	struct lab_job j;
+	struct bisect_result res;
+	char why[320];
+	int at;
+
+	(void)state;
+	lab_job_load(&j, "none-slow-at-one-end.runs");
+	at = lab_job_at_the_ends(&j, &res, why);
+	if (at)
+		fail_msg("run %d: ended %d: %s", at, res.verdict, res.why);
+	lab_job_free(&j);
+}
+
+/*
+ * A no-change job of bench-lab (none-bursts-at-both-ends.runs) with about
+ * half of each end's runs halved by the hog: of the ends' neighbouring
+ * pairs, 0.35% apart, two lay beyond the pairs' fence on each side. A
+ * burst at either end alike leaves a worse pair and its answer out: the
+ * job ends not-reproduced at the ends (at its 28th run; 11bb028's engine,
+ * which read those pairs at the fence, ended undecided after 62).
+ */
+static void test_ends_pairs_bursts_at_either_end(void **state)
+{
+	struct lab_job j;
+	struct bisect_result res;
+	char why[320];
+	int at;
+
+	(void)state;
+	lab_job_load(&j, "none-bursts-at-both-ends.runs");
+	at = lab_job_at_the_ends(&j, &res, why);
+	if (!at || res.verdict != VERDICT_NOT_REPRODUCED)
+		fail_msg("after %d runs: verdict %d: %s", at ? at : j.nr, res.verdict, res.why);
+	print_message("not reproduced at run %d of %d: %s\n", at, j.nr, res.why);
+	lab_job_free(&j);
+}
+
+/*
  * A no-change job of bench-lab on f7622df (--cases none --seed 30, its
  * 18th: loadgen's hog on one agent's core, 1-8 s on and off) whose ends
  * the load made differ by -24% on their first 20 runs. It searched with
@@ -1908,8 +2023,12 @@ static void lab_job_free(struct lab_job *j)
  * derived budget of 2,623 runs, until the bench cancelled it at 729. Its
  * runs replayed as replay-job does (the engine stepped on a copy every
  * 20 runs, past the ends once it has been): the engine must never name a
- * commit, and must end undecided on the ends' kept runs by the 300th
- * (the 240th now; f7622df's engine never ends on them).
+ * commit, and must end undecided by the 300th (f7622df's engine never
+ * ended; 99d4fa3's at the 240th on the ends' kept runs, "the change is in
+ * the slow runs set aside"; since the lab's levels are kept at both ends
+ * alike its ends are never taken to differ, and it ends at the 260th,
+ * when the replay has given each end 30 runs, neither shown equal nor
+ * different).
  */
 static void test_lab_no_change_job_ends_undecided(void **state)
 {
@@ -1933,7 +2052,7 @@ static void test_lab_no_change_job_ends_undecided(void **state)
 				fail_msg("run %d: named commit %d at %.4f: %s", i + 1, res.culprit, res.confidence,
 					 res.why);
 			if (res.state == BISECT_DONE) {
-				if (res.verdict != VERDICT_UNDECIDED || !strstr(res.why, "slow runs") || i + 1 > 300)
+				if (res.verdict != VERDICT_UNDECIDED || i + 1 > 300)
 					fail_msg("run %d: verdict %d: %s", i + 1, res.verdict, res.why);
 				ended = 1;
 			}
@@ -1977,6 +2096,7 @@ int main(void)
 		cmocka_unit_test(test_ends_pairs_of_two_interleaved_agents),
 		cmocka_unit_test(test_search_does_not_pile_runs_into_one_unit),
 		cmocka_unit_test(test_hog_switched_between_the_agents),
+		cmocka_unit_test(test_hog_no_change_not_reproduced),
 		cmocka_unit_test(test_commit_half_hogged_still_counts),
 		cmocka_unit_test(test_budget_counts_runs_set_aside),
 		cmocka_unit_test(test_intermittent_regression_not_ruled_out),
@@ -1984,6 +2104,8 @@ int main(void)
 		cmocka_unit_test(test_intermittent_regression_jobs),
 		cmocka_unit_test(test_change_in_slow_runs_only_ends_undecided),
 		cmocka_unit_test(test_lab_no_change_job_ends_undecided),
+		cmocka_unit_test(test_lab_ends_keep_the_labs_levels_alike),
+		cmocka_unit_test(test_ends_pairs_bursts_at_either_end),
 		cmocka_unit_test(test_confirmation_ends_when_its_pairs_are_left_out),
 		cmocka_unit_test(test_pairs_judged_with_the_agents_levels_out),
 		cmocka_unit_test(test_clone_steps_like_a_rebuild),
