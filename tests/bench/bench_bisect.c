@@ -81,6 +81,8 @@ static const char *const bin_name[NR_BINS] = { "[0.5,0.9)", "[0.9,0.99)", "[0.99
 struct acc {
 	long trials, correct, capped;
 	long right, wrong, undecided, notrep;   /* named and right (a set holding it), named and wrong */
+	long notrep_wrong;  /* of notrep: "ruled out" a regression the case has (counted in wrong too) */
+	long regress;       /* trials whose change is the engine's min_effect or more */
 	long bin_n[NR_BINS + 1], bin_right[NR_BINS + 1];   /* [NR_BINS]: claimed below 0.5 */
 	double bin_claim[NR_BINS + 1];                     /* the claimed confidences, summed */
 	double runs, runs_all, builds, rounds;
@@ -162,6 +164,68 @@ static uint64_t trial_seed(const struct bench *B, const struct sim_case *c, int 
 	return mix(h, (uint64_t)t);
 }
 
+/* The min_effect and confidence bisectd's trials run with (policies.c: BISECT_OPTS_INIT's). */
+static double engine_min_effect(void)
+{
+	const struct bisect_opts o = BISECT_OPTS_INIT;
+
+	return o.min_effect;
+}
+
+static double engine_confidence(void)
+{
+	const struct bisect_opts o = BISECT_OPTS_INIT;
+
+	return o.confidence;
+}
+
+/* An answer claimed at confidence (NAN: none) into its bin of the reliability table. */
+static void bin_answer(struct acc *a, double confidence, int right)
+{
+	int bin = NR_BINS;
+
+	if (isnan(confidence))
+		return;
+	for (int i = 0; i < NR_BINS; i++)
+		if (confidence >= bin_lo[i] && (confidence < bin_lo[i + 1] || i == NR_BINS - 1))
+			bin = i;
+	a->bin_n[bin]++;
+	a->bin_right[bin] += right;
+	a->bin_claim[bin] += confidence;
+}
+
+/*
+ * One trial's answer into a: change is the case's (a fraction), culprit
+ * the lab's. A culprit or range is right when it names the culprit or
+ * holds it; a not-reproduced that rules out a regression of min_effect
+ * or more where the change is that or more is wrong, and judged by its
+ * rate among those trials (print_calibration()), not in the bins: its
+ * confidence is a test's (how rarely it is claimed of such a change),
+ * not a posterior's.
+ */
+static void count_answer(struct acc *a, double change, const struct sim_answer *ans, int culprit)
+{
+	a->trials++;
+	a->regress += change >= engine_min_effect();
+	a->correct += ans->verdict == SIM_CULPRIT && ans->culprit == culprit;
+	a->capped += ans->capped;
+	if (ans->verdict == SIM_CULPRIT || ans->verdict == SIM_RANGE) {
+		int right = sim_answer_right(ans, culprit);
+
+		a->right += right;
+		a->wrong += !right;
+		bin_answer(a, ans->confidence, right);
+	} else if (ans->verdict == SIM_NOT_REPRODUCED) {
+		a->notrep++;
+		if (ans->ruled_out > 0 && !isnan(ans->confidence) && change >= ans->ruled_out) {
+			a->notrep_wrong++;
+			a->wrong++;
+		}
+	} else {
+		a->undecided++;
+	}
+}
+
 static int run_unit(struct bench *B, const struct unit *u, struct acc *a)
 {
 	const struct sim_case *c = &B->cases[u->c];
@@ -169,7 +233,7 @@ static int run_unit(struct bench *B, const struct unit *u, struct acc *a)
 
 	memset(a, 0, sizeof(*a));
 	for (int t = 0; t < c->trials; t++) {
-		struct sim_answer ans = { SIM_UNDECIDED, -1, NULL, 0, NAN, 0 };
+		struct sim_answer ans = { SIM_UNDECIDED, -1, NULL, 0, NAN, 0, 0 };
 		struct sim_lab lab;
 		int rc;
 
@@ -181,27 +245,7 @@ static int run_unit(struct bench *B, const struct unit *u, struct acc *a)
 			sim_lab_release(&lab);
 			return rc;
 		}
-		a->trials++;
-		a->correct += ans.verdict == SIM_CULPRIT && ans.culprit == lab.culprit;
-		a->capped += ans.capped;
-		if (ans.verdict == SIM_CULPRIT || ans.verdict == SIM_RANGE) {
-			int right = sim_answer_right(&ans, lab.culprit), bin = NR_BINS;
-
-			a->right += right;
-			a->wrong += !right;
-			for (int i = 0; i < NR_BINS; i++)
-				if (ans.confidence >= bin_lo[i] && (ans.confidence < bin_lo[i + 1] || i == NR_BINS - 1))
-					bin = i;
-			if (!isnan(ans.confidence)) {
-				a->bin_n[bin]++;
-				a->bin_right[bin] += right;
-				a->bin_claim[bin] += ans.confidence;
-			}
-		} else if (ans.verdict == SIM_NOT_REPRODUCED) {
-			a->notrep++;
-		} else {
-			a->undecided++;
-		}
+		count_answer(a, c->change / 100.0, &ans, lab.culprit);
 		sim_answer_release(&ans);
 		a->runs += (double)(lab.runs - lab.runs_ends);
 		a->runs_all += (double)lab.runs;
@@ -665,7 +709,8 @@ static void print_header(const struct bench *B)
 	       "#   runs%d: runs with %d agents; /bnd: runs and +ends over the bound log2(N)/C + log2(1/%.2f)/C1;\n"
 	       "#   cap: trials stopped at min(max(300, 4 x bound), 600) runs or rounds (counted wrong), 1 and k agents;\n"
 	       "#   und: trials that named nothing (undecided, not reproduced, capped), wrong: named a commit or a set\n"
-	       "#   without the culprit, 1 and k agents\n",
+	       "#   without the culprit, or not reproduced with min_effect or more ruled out where the change is\n"
+	       "#   that or more, 1 and k agents\n",
 	       B->ks[1], B->ks[1], B->ks[1], B->ks[1], DELTA);
 	snprintf(acck, sizeof(acck), "acc%d", B->ks[1]);
 	snprintf(rndk, sizeof(rndk), "rnd%d", B->ks[1]);
@@ -689,7 +734,8 @@ static void print_case(struct bench *B, int ci)
 		       B->pol[p]->name, frac(a), frac(a4), mean(a, a->runs), mean(a, a->runs_all),
 		       mean(a, a->builds), mean(a, a->rounds), mean(a4, a4->rounds), mean(a4, a4->runs),
 		       mean(a, a->runs) / c->bound, mean(a, a->runs_all) / c->bound, a->capped + a4->capped,
-		       a->undecided + a->notrep + a4->undecided + a4->notrep, a->wrong + a4->wrong);
+		       a->undecided + a->notrep - a->notrep_wrong + a4->undecided + a4->notrep - a4->notrep_wrong,
+		       a->wrong + a4->wrong);
 	}
 	fflush(stdout);
 }
@@ -823,6 +869,8 @@ static void acc_add(struct acc *sum, const struct acc *a)
 	sum->wrong += a->wrong;
 	sum->undecided += a->undecided;
 	sum->notrep += a->notrep;
+	sum->notrep_wrong += a->notrep_wrong;
+	sum->regress += a->regress;
 	for (int i = 0; i <= NR_BINS; i++) {
 		sum->bin_n[i] += a->bin_n[i];
 		sum->bin_right[i] += a->bin_right[i];
@@ -852,8 +900,10 @@ static void print_rwu(const char *label, const struct acc *a)
 {
 	double n = a->trials ? (double)a->trials : 1;
 
-	printf("%s right/undecided/wrong %.3f/%.3f/%.3f (%ld/%ld/%ld of %ld trials)", label, a->right / n,
-	       (a->undecided + a->notrep) / n, a->wrong / n, a->right, a->undecided + a->notrep, a->wrong, a->trials);
+	long und = a->undecided + a->notrep - a->notrep_wrong;
+
+	printf("%s right/undecided/wrong %.3f/%.3f/%.3f (%ld/%ld/%ld of %ld trials)", label, a->right / n, und / n,
+	       a->wrong / n, a->right, und, a->wrong, a->trials);
 }
 
 /*
@@ -906,8 +956,26 @@ static void print_calibration(struct bench *B)
 			}
 			printf("\n");
 		}
-		printf("%-14s undecided %ld, not-reproduced %ld, capped %ld (of %ld trials in %d cases)\n", name,
-		       a.undecided, a.notrep, a.capped, a.trials, cases);
+		printf("%-14s undecided %ld, not-reproduced %ld (%ld wrong: a regression the case has ruled out), "
+		       "capped %ld (of %ld trials in %d cases)\n", name, a.undecided, a.notrep, a.notrep_wrong, a.capped,
+		       a.trials, cases);
+		/*
+		 * not-reproduced says a regression of min_effect or more is ruled
+		 * out at the job's confidence: a test's claim, made of such a
+		 * regression at most (1 - confidence) / 2 of the time (one-sided).
+		 * Every simulated case has one, so every such answer is wrong and
+		 * the bins would read 0 right of them whatever the test's error;
+		 * they are judged by their rate among those trials.
+		 */
+		if (a.regress > 0) {
+			double lim = (1 - engine_confidence()) / 2, r = (double)a.notrep_wrong / (double)a.regress;
+			double se = sqrt(lim * (1 - lim) / (double)a.regress);
+
+			printf("%s not-reproduced %s: a regression of min_effect or more ruled out in at most %.3f of the "
+			       "trials that have one: %ld of %ld, %.4f %s %.3f + 2 x %.4f\n",
+			       r <= lim + 2 * se ? "PASS" : "FAIL", name, lim, a.notrep_wrong, a.regress, r,
+			       r <= lim + 2 * se ? "<=" : ">", lim, se);
+		}
 		printf("%-14s", name);
 		print_rwu("", &a);
 		if (judged) {
@@ -1152,6 +1220,22 @@ static int selftest(void)
 				rc = sim_dag_check(g);
 				sim_dag_free(g);
 			}
+	/* The answers' accounting: a not-reproduced of a 2% change that rules out 1% is wrong, not binned. */
+	if (rc == 0) {
+		struct acc a;
+		struct sim_answer nr = { SIM_NOT_REPRODUCED, -1, NULL, 0, 0.99, 0, 0.01 };
+		struct sim_answer named = { SIM_CULPRIT, 5, NULL, 0, 0.995, 0, 0 };
+
+		memset(&a, 0, sizeof(a));
+		count_answer(&a, 0.02, &nr, 5);
+		count_answer(&a, 0.005, &nr, 5);
+		count_answer(&a, 0.02, &named, 5);
+		if (a.trials != 3 || a.regress != 2 || a.notrep != 2 || a.notrep_wrong != 1 || a.wrong != 1 ||
+		    a.right != 1 || a.bin_n[2] != 1 || a.bin_right[2] != 1 || a.undecided != 0)
+			rc = err_set(ERR_FAIL, "the answers' accounting: %ld trials, %ld not-reproduced (%ld wrong), "
+				     "%ld wrong, %ld right, %ld in [0.99, 0.999)", a.trials, a.notrep, a.notrep_wrong,
+				     a.wrong, a.right, a.bin_n[2]);
+	}
 	/* The bound reproduces STATISTICS.md's table (also tests/unit/test_bound.c). */
 	if (rc == 0 && (fabs(bound_runs(1024, 0.07, 0.04, DELTA) - 27.8) > 0.05 ||
 			fabs(bound_runs(16384, 0.12, 0.13, DELTA) - 111.4) > 0.05 ||

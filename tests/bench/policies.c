@@ -507,6 +507,9 @@ static int trial_bisectd(struct sim_answer *ans, struct sim_lab *lab, int k, con
 				goto out;
 			}
 			engine_answer(ans, &r, lim);
+			/* "A regression of min_effect or more is ruled out at confidence": a claim, right or wrong. */
+			if (ans->verdict == SIM_NOT_REPRODUCED)
+				ans->confidence = opts.confidence, ans->ruled_out = opts.min_effect;
 			why(lab, k, ans, &r, "answer");
 			break;
 		}

@@ -224,6 +224,8 @@ struct sim_answer {
 	double confidence;   /* claimed: the culprit's posterior, or the set's mass; NAN when the policy
 				claims none */
 	int capped;          /* a limit (the trial's or the policy's budget) stopped it */
+	double ruled_out;    /* SIM_NOT_REPRODUCED: the regression (a fraction) the policy claims ruled out at
+				confidence; 0 when it claims none */
 };
 
 void sim_answer_release(struct sim_answer *a);

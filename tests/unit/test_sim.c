@@ -506,7 +506,7 @@ static void test_oracle(void **state)
 		int wrong = 0;
 
 		for (int t = 0; t < 40; t++) {
-			struct sim_answer ans = { SIM_UNDECIDED, -1, NULL, 0, NAN, 0 };
+			struct sim_answer ans = { SIM_UNDECIDED, -1, NULL, 0, NAN, 0, 0 };
 			struct sim_lab lab;
 
 			sim_lab_init(&lab, g, NOISE_NORMAL, cases[c].d, 0.04, 1000 + (uint64_t)t, NULL);
