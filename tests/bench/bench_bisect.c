@@ -164,20 +164,8 @@ static uint64_t trial_seed(const struct bench *B, const struct sim_case *c, int 
 	return mix(h, (uint64_t)t);
 }
 
-/* The min_effect and confidence bisectd's trials run with (policies.c: BISECT_OPTS_INIT's). */
-static double engine_min_effect(void)
-{
-	const struct bisect_opts o = BISECT_OPTS_INIT;
-
-	return o.min_effect;
-}
-
-static double engine_confidence(void)
-{
-	const struct bisect_opts o = BISECT_OPTS_INIT;
-
-	return o.confidence;
-}
+/* The options bisectd's trials run with (policies.c): their min_effect and confidence. */
+static const struct bisect_opts engine_opts = BISECT_OPTS_INIT;
 
 /* An answer claimed at confidence (NAN: none) into its bin of the reliability table. */
 static void bin_answer(struct acc *a, double confidence, int right)
@@ -206,7 +194,7 @@ static void bin_answer(struct acc *a, double confidence, int right)
 static void count_answer(struct acc *a, double change, const struct sim_answer *ans, int culprit)
 {
 	a->trials++;
-	a->regress += change >= engine_min_effect();
+	a->regress += change >= engine_opts.min_effect;
 	a->correct += ans->verdict == SIM_CULPRIT && ans->culprit == culprit;
 	a->capped += ans->capped;
 	if (ans->verdict == SIM_CULPRIT || ans->verdict == SIM_RANGE) {
@@ -968,7 +956,7 @@ static void print_calibration(struct bench *B)
 		 * they are judged by their rate among those trials.
 		 */
 		if (a.regress > 0) {
-			double lim = (1 - engine_confidence()) / 2, r = (double)a.notrep_wrong / (double)a.regress;
+			double lim = (1 - engine_opts.confidence) / 2, r = (double)a.notrep_wrong / (double)a.regress;
 			double se = sqrt(lim * (1 - lim) / (double)a.regress);
 
 			printf("%s not-reproduced %s: a regression of min_effect or more ruled out in at most %.3f of the "
