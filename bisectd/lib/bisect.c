@@ -63,6 +63,11 @@ static const double lambdas[] = { 0, 0.5, 3, 20 };
 #define CONFIRM_MIN_PAIRS BISECT_PAIRS_FIRST_LOOK /* one A B A B and one B A B A round: a level moving
 						   within pairs cancels */
 #define CONFIRM_MAX_PAIRS 24
+#define FLIP_HALF (CONFIRM_MAX_PAIRS / 2) /* the sign-flip test enumerates 2^FLIP_HALF sums a half */
+#define LEVELS_APART 6.0    /* two groups this many sigmas apart: a commit with runs near each is in both */
+#define FLIP_STRICT 4.0
+#define MIXED_BAD 0.99      /* ... a commit at least this likely to measure bad */
+#define FLIP_WHY ", t and sign-flip tests: commits measure at both levels"
 #define CONFIRM_ASIDE_FACTOR 4 /* the confirmation ends when its pairs, kept and left out, reach this many times its last look */
 #define CONFIRM_LAST_MIN 12  /* the last look at no fewer pairs: one slow run must not decide eight */
 /*
@@ -1510,6 +1515,76 @@ static double slow_cut(const struct bisect *b)
 }
 
 /*
+ * Is a commit measured at both groups' levels: a run within a quarter of
+ * their gap of the better and one of the worse, the groups LEVELS_APART
+ * sigmas apart or more? A commit of one level does that once in 10^5
+ * runs or less; a change that shows in some runs only (an intermittent
+ * culprit, and every commit after it) does it in most commits measured
+ * three times. Then a handful of pairs can be all of one kind by chance:
+ * two commits both slow in half their runs, the parent's runs fast and
+ * the other's slow four times in a row.
+ */
+static double anc_mass(struct bisect *b, int q);
+
+static int levels_mixed(struct bisect *b)
+{
+	const struct cdata *g = &b->c[0];
+	double lo = fmin(b->mu_g, b->mu_b), hi = fmax(b->mu_g, b->mu_b), gap = hi - lo, sd = b->sigma;
+
+	/*
+	 * The sigmas are the good end's own where it has runs enough and they
+	 * are the tighter: where most commits after the culprit measure at
+	 * both levels the model's sigma takes in the gap between them (a CV of
+	 * 1% read as 4%, the levels 2.5 sigmas apart). Its upper 99% bound
+	 * (chi-square, Wilson-Hilferty): its median absolute deviation, on ten
+	 * runs at a CV of 4%, put a 12% change 6 of its sigmas apart and
+	 * commits of one level in both.
+	 */
+	if (g->nx >= UPPER_MIN_RUNS) {
+		double sum[AGENT_SLOTS] = { 0 }, ss = 0, k, h, chi;
+		int n[AGENT_SLOTS] = { 0 }, na = 0;
+
+		/* Each agent's runs about their own mean: the agents' levels need no estimate. */
+		for (int r = 0; r < g->nx; r++) {
+			int a = b->tasks[g->task[r]].agent;
+
+			na += n[a]++ == 0;
+			sum[a] += g->x[r];
+		}
+		for (int r = 0; r < g->nx; r++) {
+			int a = b->tasks[g->task[r]].agent;
+			double e = g->x[r] - sum[a] / n[a];
+
+			ss += e * e;
+		}
+		k = g->nx - na;
+		h = 2 / (9 * k);
+		chi = k * pow(1 - h - 2.326 * sqrt(h), 3);
+		if (k >= UPPER_MIN_RUNS - 2 && chi > 0)
+			sd = fmin(sd, sqrt(ss / chi));
+	}
+	if (b->map <= 0 || !(sd > 0) || gap < LEVELS_APART * sd)
+		return 0;
+	for (int k = 0; k < b->nr_measured; k++) {
+		const struct cdata *c = &b->c[b->measured[k]];
+		int near[2] = { 0, 0 };
+
+		if (b->measured[k] != b->n - 1 && anc_mass(b, b->measured[k]) < MIXED_BAD)
+			continue;
+
+		for (int r = 0; r < c->nx; r++) {
+			double x = ax(b, c, r);
+
+			near[0] |= fabs(x - lo) < gap / 4;
+			near[1] |= fabs(x - hi) < gap / 4;
+		}
+		if (near[0] && near[1])
+			return 1;
+	}
+	return 0;
+}
+
+/*
  * Fits the model: the posterior over all runs, then again without the runs
  * that lie far from both groups of the most probable split, with sigma
  * taken from the median absolute residual so those runs cannot inflate it.
@@ -1979,23 +2054,75 @@ static double paired_p(const double *d, int n, double unit1_var)
 	return stats_t_cdf(-m / sqrt(s2 / n), dof);
 }
 
+/* Sums of every sign assignment of v[0..n), n <= 12, into out[0..2^n), sorted. */
+static void flip_sums(const double *v, int n, double *out)
+{
+	size_t m = 1;
+
+	out[0] = 0;
+	for (int i = 0; i < n; i++, m *= 2)
+		for (size_t j = 0; j < m; j++) {
+			out[m + j] = out[j] - v[i];
+			out[j] += v[i];
+		}
+	qsort(out, m, sizeof(*out), cmp_dbl);
+}
+
+double bisect_pairs_flip_p(const double *d, int n)
+{
+	double a[1 << FLIP_HALF], c[1 << FLIP_HALF], v[2 * FLIP_HALF], t = 0, tol;
+	int h, na, nc;
+	long long count = 0;
+
+	if (n < 1)
+		return 1;
+	n = n > 2 * FLIP_HALF ? 2 * FLIP_HALF : n;
+	for (int i = 0; i < n; i++) {
+		v[i] = fabs(d[i]);
+		t += d[i];
+	}
+	tol = 1e-9 * (fabs(t) + 1e-12);
+	h = n / 2;
+	flip_sums(v, h, a);
+	flip_sums(v + h, n - h, c);
+	na = 1 << h;
+	nc = 1 << (n - h);
+	/* Pairs (i, j) with a[i] + c[j] >= t: as a[i] grows, the least j that does falls. */
+	for (int i = 0, j = nc; i < na; i++) {
+		while (j > 0 && a[i] + c[j - 1] >= t - tol)
+			j--;
+		count += nc - j;
+	}
+	return (double)count / ((double)na * nc);
+}
+
 double bisect_pairs_boundary(int n, int last)
 {
 	return n < last ? CONFIRM_LOOK_P : CONFIRM_LAST_P;
 }
 
-int bisect_pairs_pass(const double *d, int np, int last, double unit1_var, double *p)
+/*
+ * bisect_pairs_pass(), with flip: each look passes only where
+ * bisect_pairs_flip_p() is below a FLIP_STRICT-th of its boundary too; *p
+ * is then the least of the looks' larger p of the two tests.
+ */
+static int pairs_pass(const double *d, int np, int last, double unit1_var, int flip, double *p)
 {
 	int passed = 0;
 
 	*p = 1;
 	for (int n = CONFIRM_MIN_PAIRS; n <= np && n <= last && !passed; n += 2) {
-		double q = paired_p(d, n, unit1_var);
+		double q = paired_p(d, n, unit1_var), f = flip ? bisect_pairs_flip_p(d, n) : 0;
 
-		*p = q < *p ? q : *p;
-		passed = q < bisect_pairs_boundary(n, last);
+		*p = fmin(*p, fmax(q, f));
+		passed = q < bisect_pairs_boundary(n, last) && f < bisect_pairs_boundary(n, last) / FLIP_STRICT;
 	}
 	return passed;
+}
+
+int bisect_pairs_pass(const double *d, int np, int last, double unit1_var, double *p)
+{
+	return pairs_pass(d, np, last, unit1_var, 0, p);
 }
 
 /*
@@ -2169,7 +2296,7 @@ static int confirm_step(struct bisect *b, struct bisect_query *out, int k, const
 			double p_top, double stop)
 {
 	int npar = b->npar[top] ? b->npar[top] : 1, parent = -1, got = 0, np = 0, maxp = confirm_last(b), passed = 1;
-	int open[2], nopen = 0, nch = 1, aside = 0;
+	int open[2], nopen = 0, nch = 1, aside = 0, mixed = levels_mixed(b);
 	const struct cdata *cc = &b->c[top];
 	double *d = xmalloc(((size_t)cc->nconfirm + 1) * sizeof(double));
 	double p = 1, pmax = 0;
@@ -2206,7 +2333,7 @@ static int confirm_step(struct bisect *b, struct bisect_query *out, int k, const
 		if (pj < 0)
 			continue;
 		nj = neighbour_pairs(b, pj, top, 1, d, &sj);
-		if (bisect_pairs_pass(d, nj, maxp, b->unit1_var, &pv)) {
+		if (pairs_pass(d, nj, maxp, b->unit1_var, mixed, &pv)) {
 			if (j == 0)
 				np = nj;
 			pmax = fmax(pmax, pv);
@@ -2235,10 +2362,12 @@ static int confirm_step(struct bisect *b, struct bisect_query *out, int k, const
 	if (passed && p_top >= stop) {
 		if (npar > 1)
 			snprintf(why, sizeof(why), "commit %d holds %.4f of the posterior, and interleaved pairs against "
-				 "each of its %d parents show the change (paired p at most %.4f)", top, p_top, npar, p);
+				 "each of its %d parents show the change (paired p at most %.4f%s)", top, p_top, npar, p,
+				 mixed ? FLIP_WHY : "");
 		else
 			snprintf(why, sizeof(why), "commit %d holds %.4f of the posterior, and %d interleaved pairs "
-				 "against its parent show the change (paired p=%.4f)", top, p_top, np, p);
+				 "against its parent show the change (paired p=%.4f%s)", top, p_top, np, p,
+				 mixed ? FLIP_WHY : "");
 		return finish(b, VERDICT_CULPRIT, why);
 	}
 	if ((np >= maxp || aside) && !passed) {
@@ -2253,7 +2382,8 @@ static int confirm_step(struct bisect *b, struct bisect_query *out, int k, const
 				 "p=%.4f): undecided", top, p_top, np + aside, against, aside, np, p);
 		else
 			snprintf(why, sizeof(why), "commit %d holds %.4f, but %d interleaved pairs against %s "
-				 "do not show the change (paired p=%.4f): undecided", top, p_top, np, against, p);
+				 "do not show the change (paired p=%.4f%s): undecided", top, p_top, np, against, p,
+				 mixed ? FLIP_WHY : "");
 		return finish(b, VERDICT_UNDECIDED, why);
 	}
 	b->state = BISECT_CONFIRM;

@@ -197,6 +197,17 @@ void bisect_result(const struct bisect *b, struct bisect_result *r);
  */
 int bisect_pairs_pass(const double *d, int np, int last, double unit1_var, double *p);
 
+/*
+ * The one-sided p of an exact sign-flip test of d[0..n) (n <= 24): the
+ * share of the 2^n ways of giving the |d| signs whose sum is at least
+ * the sum of d. It assumes nothing of the differences' distribution,
+ * only that a pair of two equal commits is as likely either way round;
+ * it is never below 2^-n. The confirmation requires it beside the t test
+ * once a commit has been measured at both groups' levels (a change that
+ * shows in some runs only).
+ */
+double bisect_pairs_flip_p(const double *d, int n);
+
 /* That test's first look, and the degrees of freedom its variance prior is given. */
 #define BISECT_PAIRS_FIRST_LOOK 4
 #define BISECT_PAIRS_PRIOR_DOF 5
