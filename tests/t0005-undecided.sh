@@ -2,7 +2,8 @@
 # t0005: a job that cannot decide within its budget ends `undecided`, never
 # with a commit it is not sure of: once on a run budget too small to
 # confirm anything, once on a wall-time budget. bisectctl exits 4 and the
-# report carries the numbers an undecided answer is read with.
+# report carries the numbers an undecided answer is read with. A job with
+# no change ends not-reproduced (or undecided), saying what it cannot rule out.
 . "$(dirname "$0")/lib/tap.sh"
 . "$(dirname "$0")/lib/lab.sh"
 
@@ -89,6 +90,30 @@ is "$(q "SELECT count(*) FROM tasks WHERE job_id = 2 AND state = 'queued'")" 0 "
 # A job with no budget of its own shows the ones the engine derived.
 is "$(rep 1 "j['budget_seconds_auto'] >= 3600 and j['progress']['budget_seconds'] == j['budget_seconds_auto']")" \
 	True "job 1's wall-time budget is derived (at least an hour) and shown"
+
+# Job 3: no change (the good end to the culprit's parent), min_effect 20%
+# for this lab's 5-15% CV. It may end not-reproduced or, on a noisy
+# machine, undecided, never with a commit; not-reproduced says what it
+# cannot rule out: a change that shows in only some runs, rarer than the
+# bad end's runs can catch.
+parent=$(git -C "$LAB/demo.git" rev-parse "$(sed -n 's/^culprit \([0-9a-f]*\).*/\1/p' "$LAB/mkdemo.out")~1")
+timeout 300 "$BUILD/bisectctl" submit --repo demo --good v1.0 --bad "$parent" --workload bench --min-effect 20 --watch \
+	> "$LAB/none.out" 2>&1
+rc=$?
+state=$(q "SELECT state FROM jobs WHERE id = 3")
+like "$state" "^(not-reproduced|undecided)$" "a range with no change ends not-reproduced or undecided"
+is "$(q "SELECT culprit IS NULL FROM jobs WHERE id = 3")" 1 "... naming no commit"
+if [ "$state" = not-reproduced ]; then
+	is "$rc" 1 "submit --watch exits 1 for not-reproduced"
+	is "$(rep 3 "0 < r['rare_share_pct'] <= 50")" True "the report has the share of runs a change could hide in"
+	like "$("$BUILD/bisectctl" report 3)" \
+		"a change that shows in fewer than [0-9]+% of the runs \(an intermittent one\) could have missed all [0-9]+ runs of the bad end" \
+		"bisectctl report says what not-reproduced cannot rule out"
+	like "$("$BUILD/bisectctl" show 3)" "unless it shows in fewer than [0-9]+% of the runs" "... and bisectctl show"
+else
+	echo "# job 3: $(rep 3 "r.get('why')")"
+	for i in 1 2 3 4; do skip "the no-change job ended $state on this machine's noise"; done
+fi
 
 tap_plan "$tap_n"
 tap_done

@@ -438,7 +438,7 @@ static void print_numbers(struct sbuf *out, const json_t *report)
 {
 	const char *verdict = jstr_or(report, "verdict", "?");
 	json_t *top = json_object_get(report, "top"), *x;
-	double e, lo, hi, tcv, rcv, me;
+	double e, lo, hi, tcv, rcv, me, rare;
 	char sha[13];
 	size_t i;
 
@@ -460,6 +460,8 @@ static void print_numbers(struct sbuf *out, const json_t *report)
 	if (!strcmp(verdict, "not-reproduced") && jnum(&me, report, "min_effect_pct") &&
 	    json_is_number(json_object_get(report, "effect_lo_pct")))
 		sbuf_addf(out, "  not reproduced: the bad end was shown not to be worse by %.1f%% or more\n", me);
+	if (!strcmp(verdict, "not-reproduced") && jnum(&rare, report, "rare_share_pct"))
+		sbuf_addf(out, "  unless it shows in fewer than %.0f%% of the runs (an intermittent change)\n", rare);
 	/* An interval of no width is an effect not estimated yet. */
 	if (jnum(&e, report, "effect_pct") && jnum(&lo, report, "effect_lo_pct") && jnum(&hi, report, "effect_hi_pct") &&
 	    lo < hi)

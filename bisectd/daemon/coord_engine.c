@@ -213,6 +213,7 @@ static json_t *engine_report(struct coord *s, struct jobctx *c, struct bisect *b
 	if (res->verdict == VERDICT_NOT_REPRODUCED) {
 		set_num(rep, "change_pct", 100 * res->ends_change);
 		set_num(rep, "p_value", res->ends_p);
+		set_num(rep, "rare_share_pct", 100 * res->rare_share);
 	}
 	return rep;
 }

@@ -179,6 +179,8 @@ struct bisect_result {
 	long more_runs;         /* undecided: about how many more runs at this noise would decide it
 				   (-1: no estimate: the effect does not show at all) */
 	int failed_confirm;     /* the commit whose confirmation failed last, -1 none: never the answer */
+	double rare_share;      /* not-reproduced: a change that shows in fewer than this share of runs
+				   could have missed every run of the bad end (at the claim's error); else 0 */
 };
 
 /* The state after the last bisect_next(); pointers inside are valid until the next call. */
