@@ -67,6 +67,8 @@ static const double lambdas[] = { 0, 0.5, 3, 20 };
 #define LEVELS_APART 6.0    /* two groups this many sigmas apart: a commit with runs near each is in both */
 #define FLIP_STRICT 4.0
 #define MIXED_BAD 0.99      /* ... a commit at least this likely to measure bad */
+#define NOISIER_P 0.001     /* the bad end's runs spread beyond the good end's at this p: the sign-flip test too */
+#define NOISIER_DOF 5
 #define FLIP_WHY ", t and sign-flip tests: commits measure at both levels"
 #define CONFIRM_ASIDE_FACTOR 4 /* the confirmation ends when its pairs, kept and left out, reach this many times its last look */
 #define CONFIRM_LAST_MIN 12  /* the last look at no fewer pairs: one slow run must not decide eight */
@@ -1585,6 +1587,57 @@ static int levels_mixed(struct bisect *b)
 }
 
 /*
+ * The sum of squares of c's runs about each agent's own mean into *ss,
+ * the runs far from the commit's centre left out where they are a few
+ * (kept_runs() at sigma < 0: a hog's or a bimodal machine's slow runs);
+ * returns its degrees of freedom.
+ */
+static int within_agents(const struct bisect *b, const struct cdata *c, double *ss)
+{
+	double sum[AGENT_SLOTS] = { 0 };
+	int n[AGENT_SLOTS] = { 0 }, na = 0, m = 0;
+	unsigned char *keep = xmalloc((size_t)c->nx + 1);
+
+	if (kept_runs(b, c, -1, keep))
+		memset(keep, 1, (size_t)c->nx);  /* in two levels: a fifth or more set aside is a mode, not a few */
+	*ss = 0;
+	for (int r = 0; r < c->nx; r++) {
+		int a = b->tasks[c->task[r]].agent;
+
+		if (!keep[r])
+			continue;
+		na += n[a]++ == 0;
+		sum[a] += c->x[r];
+		m++;
+	}
+	for (int r = 0; r < c->nx; r++) {
+		int a = b->tasks[c->task[r]].agent;
+		double e = c->x[r] - sum[a] / fmax(n[a], 1);
+
+		if (keep[r])
+			*ss += e * e;
+	}
+	free(keep);
+	return m - na;
+}
+
+/*
+ * Is the bad end's spread beyond the good end's (an F test of their runs,
+ * each agent's about its own mean, at NOISIER_P)? A change that shows in
+ * some runs only spreads them: half the runs 24% slower at a CV of 4% is
+ * a variance ten times the good end's.
+ */
+static int bad_end_noisier(const struct bisect *b)
+{
+	double sg, sb;
+	int dg = within_agents(b, &b->c[0], &sg), db = within_agents(b, &b->c[b->n - 1], &sb);
+
+	if (dg < NOISIER_DOF || db < NOISIER_DOF || !(sg > 0))
+		return 0;
+	return stats_f_sf((sb / db) / (sg / dg), db, dg) < NOISIER_P;
+}
+
+/*
  * Fits the model: the posterior over all runs, then again without the runs
  * that lie far from both groups of the most probable split, with sigma
  * taken from the median absolute residual so those runs cannot inflate it.
@@ -2296,7 +2349,7 @@ static int confirm_step(struct bisect *b, struct bisect_query *out, int k, const
 			double p_top, double stop)
 {
 	int npar = b->npar[top] ? b->npar[top] : 1, parent = -1, got = 0, np = 0, maxp = confirm_last(b), passed = 1;
-	int open[2], nopen = 0, nch = 1, aside = 0, mixed = levels_mixed(b);
+	int open[2], nopen = 0, nch = 1, aside = 0, mixed = levels_mixed(b) || bad_end_noisier(b);
 	const struct cdata *cc = &b->c[top];
 	double *d = xmalloc(((size_t)cc->nconfirm + 1) * sizeof(double));
 	double p = 1, pmax = 0;
