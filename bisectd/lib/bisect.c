@@ -65,11 +65,11 @@ static const double lambdas[] = { 0, 0.5, 3, 20 };
 #define CONFIRM_MAX_PAIRS 24
 #define FLIP_HALF (CONFIRM_MAX_PAIRS / 2) /* the sign-flip test enumerates 2^FLIP_HALF sums a half */
 #define LEVELS_APART 6.0    /* two groups this many sigmas apart: a commit with runs near each is in both */
-#define FLIP_STRICT 4.0
+#define FLIP_STRICT 4.0     /* ... at this fraction of each look's boundary */
 #define MIXED_BAD 0.99      /* ... a commit at least this likely to measure bad */
 #define NOISIER_P 0.001     /* the bad end's runs spread beyond the good end's at this p: the sign-flip test too */
 #define NOISIER_DOF 5
-#define FLIP_WHY ", t and sign-flip tests: commits measure at both levels"
+#define FLIP_WHY ", t and sign-flip tests: the runs show two modes"
 #define CONFIRM_ASIDE_FACTOR 4 /* the confirmation ends when its pairs, kept and left out, reach this many times its last look */
 #define CONFIRM_LAST_MIN 12  /* the last look at no fewer pairs: one slow run must not decide eight */
 /*
@@ -1517,6 +1517,43 @@ static double slow_cut(const struct bisect *b)
 }
 
 /*
+ * The sum of squares of c's runs about each agent's own mean into *ss;
+ * returns its degrees of freedom. Unless all, the runs far from the
+ * commit's centre are left out where they are a few (kept_runs() at sigma
+ * < 0: a hog's or a bimodal machine's slow runs).
+ */
+static int within_agents(const struct bisect *b, const struct cdata *c, int all, double *ss)
+{
+	double sum[AGENT_SLOTS] = { 0 };
+	int n[AGENT_SLOTS] = { 0 }, na = 0, m = 0;
+	unsigned char *keep = xmalloc((size_t)c->nx + 1);
+
+	if (all || kept_runs(b, c, -1, keep))
+		memset(keep, 1, (size_t)c->nx);  /* in two levels: a fifth or more set aside is a mode, not a few */
+	*ss = 0;
+	for (int r = 0; r < c->nx; r++) {
+		int a = b->tasks[c->task[r]].agent;
+
+		if (!keep[r])
+			continue;
+		na += n[a]++ == 0;
+		sum[a] += c->x[r];
+		m++;
+	}
+	for (int r = 0; r < c->nx; r++) {
+		int a = b->tasks[c->task[r]].agent;
+		double e = c->x[r] - sum[a] / fmax(n[a], 1);
+
+		if (keep[r])
+			*ss += e * e;
+	}
+	free(keep);
+	return m - na;
+}
+
+static double anc_mass(struct bisect *b, int q);
+
+/*
  * Is a commit measured at both groups' levels: a run within a quarter of
  * their gap of the better and one of the worse, the groups LEVELS_APART
  * sigmas apart or more? A commit of one level does that once in 10^5
@@ -1526,8 +1563,6 @@ static double slow_cut(const struct bisect *b)
  * two commits both slow in half their runs, the parent's runs fast and
  * the other's slow four times in a row.
  */
-static double anc_mass(struct bisect *b, int q);
-
 static int levels_mixed(struct bisect *b)
 {
 	const struct cdata *g = &b->c[0];
@@ -1543,27 +1578,14 @@ static int levels_mixed(struct bisect *b)
 	 * commits of one level in both.
 	 */
 	if (g->nx >= UPPER_MIN_RUNS) {
-		double sum[AGENT_SLOTS] = { 0 }, ss = 0, k, h, chi;
-		int n[AGENT_SLOTS] = { 0 }, na = 0;
-
 		/* Each agent's runs about their own mean: the agents' levels need no estimate. */
-		for (int r = 0; r < g->nx; r++) {
-			int a = b->tasks[g->task[r]].agent;
+		double ss, k = within_agents(b, g, 1, &ss);
 
-			na += n[a]++ == 0;
-			sum[a] += g->x[r];
-		}
-		for (int r = 0; r < g->nx; r++) {
-			int a = b->tasks[g->task[r]].agent;
-			double e = g->x[r] - sum[a] / n[a];
+		if (k >= UPPER_MIN_RUNS - 2) {
+			double h = 2 / (9 * k), chi = k * pow(1 - h - 2.326 * sqrt(h), 3);
 
-			ss += e * e;
-		}
-		k = g->nx - na;
-		h = 2 / (9 * k);
-		chi = k * pow(1 - h - 2.326 * sqrt(h), 3);
-		if (k >= UPPER_MIN_RUNS - 2 && chi > 0)
 			sd = fmin(sd, sqrt(ss / chi));
+		}
 	}
 	if (b->map <= 0 || !(sd > 0) || gap < LEVELS_APART * sd)
 		return 0;
@@ -1587,41 +1609,6 @@ static int levels_mixed(struct bisect *b)
 }
 
 /*
- * The sum of squares of c's runs about each agent's own mean into *ss,
- * the runs far from the commit's centre left out where they are a few
- * (kept_runs() at sigma < 0: a hog's or a bimodal machine's slow runs);
- * returns its degrees of freedom.
- */
-static int within_agents(const struct bisect *b, const struct cdata *c, double *ss)
-{
-	double sum[AGENT_SLOTS] = { 0 };
-	int n[AGENT_SLOTS] = { 0 }, na = 0, m = 0;
-	unsigned char *keep = xmalloc((size_t)c->nx + 1);
-
-	if (kept_runs(b, c, -1, keep))
-		memset(keep, 1, (size_t)c->nx);  /* in two levels: a fifth or more set aside is a mode, not a few */
-	*ss = 0;
-	for (int r = 0; r < c->nx; r++) {
-		int a = b->tasks[c->task[r]].agent;
-
-		if (!keep[r])
-			continue;
-		na += n[a]++ == 0;
-		sum[a] += c->x[r];
-		m++;
-	}
-	for (int r = 0; r < c->nx; r++) {
-		int a = b->tasks[c->task[r]].agent;
-		double e = c->x[r] - sum[a] / fmax(n[a], 1);
-
-		if (keep[r])
-			*ss += e * e;
-	}
-	free(keep);
-	return m - na;
-}
-
-/*
  * Is the bad end's spread beyond the good end's (an F test of their runs,
  * each agent's about its own mean, at NOISIER_P)? A change that shows in
  * some runs only spreads them: half the runs 24% slower at a CV of 4% is
@@ -1630,7 +1617,7 @@ static int within_agents(const struct bisect *b, const struct cdata *c, double *
 static int bad_end_noisier(const struct bisect *b)
 {
 	double sg, sb;
-	int dg = within_agents(b, &b->c[0], &sg), db = within_agents(b, &b->c[b->n - 1], &sb);
+	int dg = within_agents(b, &b->c[0], 0, &sg), db = within_agents(b, &b->c[b->n - 1], 0, &sb);
 
 	if (dg < NOISIER_DOF || db < NOISIER_DOF || !(sg > 0))
 		return 0;

@@ -1640,8 +1640,8 @@ static double intermittent4_value(void *arg, int c, int agent, int kind)
  * bad_end_noisier() puts the sign-flip test in force then. On a linear
  * history of 64, one agent, the culprit at 20 + seed % 40, 2,000 seeds
  * named another commit 29 times (1 agent) and 32 (2 agents) before the
- * flip test, 25 and 27 with levels_mixed() alone, 13 and 9 now (of 1,553
- * and 1,566 named). Seeds 232 and 259 named a commit after the culprit at
+ * flip test, 25 and 27 with levels_mixed() alone, 13 and 9 now (of 1,566
+ * and 1,575 named). Seeds 232 and 259 named a commit after the culprit at
  * 0.9988 and 0.9994, on 10 and 6 pairs, with levels_mixed() alone.
  */
 static void test_intermittent_overlapping_modes(void **state)
