@@ -1616,21 +1616,41 @@ static void test_intermittent_culprit_not_misnamed(void **state)
 	assert_int_equal(wrong, 0);
 }
 
-/* A job with an intermittent culprit: where it is, and the runs' generator. */
+/* A job with an intermittent culprit: where it is, the runs' noise, and how slow its slow half is. */
 struct intermittent {
 	int culprit;
+	double cv, slow;
 	struct rng *rng;
 };
 
-/* A run of test_intermittent_overlapping_modes(): 4% noise, and commits from the culprit on 24% slower in half their runs. */
-static double intermittent4_value(void *arg, int c, int agent, int kind)
+/* A run: noise at cv, and from the culprit on `slow` times as fast in half the runs. */
+static double intermittent_value(void *arg, int c, int agent, int kind)
 {
 	struct intermittent *x = arg;
-	double v = 1000 * (1 + 0.04 * rng_normal(x->rng));
+	double v = 1000 * (1 + x->cv * rng_normal(x->rng));
 
 	(void)agent;
 	(void)kind;
-	return c >= x->culprit && rng_uniform(x->rng) < 0.5 ? 0.76 * v : v;
+	return c >= x->culprit && rng_uniform(x->rng) < 0.5 ? x->slow * v : v;
+}
+
+/* x's job on a linear history of 64 with k agents, seeded, for at most `rounds` rounds; its why into why[256]. */
+static struct bisect_result intermittent_job(struct intermittent *x, uint64_t seed, int k, int rounds, char *why)
+{
+	struct dag *d = linear(64);
+	struct bisect_opts o = BISECT_OPTS_INIT;
+	struct bisect_query q[BISECT_MAX_QUERIES(2)];
+	struct bisect *b;
+	struct rng rng;
+	int nq;
+
+	x->rng = &rng;
+	rng_seed(&rng, seed);
+	o.build_cost = o.run_cost = 1;
+	assert_int_equal(bisect_new(&b, d->n, d->par, d->npar, &o), 0);
+	while ((nq = bisect_next(b, q, k, NULL)) > 0 && --rounds > 0)
+		feed_agents(b, q, nq, k, intermittent_value, x);
+	return result_freeing(b, d, why);
 }
 
 /*
@@ -1650,26 +1670,13 @@ static void test_intermittent_overlapping_modes(void **state)
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(seeds) / sizeof(seeds[0]); i++) {
-		struct dag *d = linear(64);
-		struct bisect_opts o = BISECT_OPTS_INIT;
-		struct bisect_query q[BISECT_MAX_QUERIES(1)];
-		struct bisect_result r;
-		struct bisect *b;
-		struct rng rng;
-		struct intermittent x = { 20 + (int)(seeds[i] % 40), &rng };
-		int nq, rounds = 0;
+		struct intermittent x = { 20 + (int)(seeds[i] % 40), 0.04, 0.76, NULL };
+		char why[256];
+		struct bisect_result r = intermittent_job(&x, seeds[i], 1, 400, why);
 
-		rng_seed(&rng, seeds[i]);
-		o.build_cost = o.run_cost = 1;
-		assert_int_equal(bisect_new(&b, d->n, d->par, d->npar, &o), 0);
-		while ((nq = bisect_next(b, q, 1, NULL)) > 0 && ++rounds < 400)
-			feed_agents(b, q, nq, 1, intermittent4_value, &x);
-		bisect_result(b, &r);
 		if (r.verdict == VERDICT_CULPRIT && r.culprit != x.culprit)
 			fail_msg("seed %d: named %d at %.4f, the culprit %d: %s", (int)seeds[i], r.culprit, r.confidence,
-				 x.culprit, r.why);
-		bisect_free(b);
-		dag_free(d);
+				 x.culprit, why);
 	}
 }
 
@@ -1684,43 +1691,19 @@ static void test_intermittent_overlapping_modes(void **state)
  * min_effect, and ends undecided there, saying the change is in the slow
  * runs: 48-316 runs a job. None may name a commit.
  */
-static double intermittent_value(void *arg, int c, int agent, int kind)
-{
-	struct intermittent *x = arg;
-	double v = 1000 * (1 + 0.01 * rng_normal(x->rng));
-
-	(void)agent;
-	(void)kind;
-	return c >= x->culprit && rng_uniform(x->rng) < 0.5 ? 0.7 * v : v;
-}
-
 static void test_change_in_slow_runs_only_ends_undecided(void **state)
 {
-	struct dag *d = linear(64);
-
 	(void)state;
 	for (uint64_t seed = 1; seed <= 4; seed++)
 		for (int k = 1; k <= 2; k++) {
-			struct bisect_opts o = BISECT_OPTS_INIT;
-			struct bisect_query q[BISECT_MAX_QUERIES(2)];
-			struct bisect_result r;
-			struct bisect *b;
-			struct rng rng;
-			struct intermittent x = { 20, &rng };
-			int nq, rounds = 0;
+			struct intermittent x = { 20, 0.01, 0.7, NULL };
+			char why[256];
+			struct bisect_result r = intermittent_job(&x, seed, k, 2000, why);
 
-			rng_seed(&rng, seed);
-			o.build_cost = o.run_cost = 1;
-			assert_int_equal(bisect_new(&b, d->n, d->par, d->npar, &o), 0);
-			while ((nq = bisect_next(b, q, k, NULL)) > 0 && ++rounds < 2000)
-				feed_agents(b, q, nq, k, intermittent_value, &x);
-			bisect_result(b, &r);
-			if (r.verdict != VERDICT_UNDECIDED || r.runs > 500 || !strstr(r.why, "slow runs"))
+			if (r.verdict != VERDICT_UNDECIDED || r.runs > 500 || !strstr(why, "slow runs"))
 				fail_msg("seed %d, %d agents: verdict %d (%d at %.4f) after %ld runs: %s", (int)seed, k,
-					 r.verdict, r.culprit, r.confidence, r.runs, r.why);
-			bisect_free(b);
+					 r.verdict, r.culprit, r.confidence, r.runs, why);
 		}
-	dag_free(d);
 }
 
 /*
