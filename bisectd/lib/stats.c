@@ -299,18 +299,6 @@ double stats_t_cdf(double t, double df)
 	return t < 0 ? tail : 1 - tail;
 }
 
-double stats_f_sf(double f, double d1, double d2)
-{
-	double ic;
-
-	if (isnan(f) || !(d1 > 0) || !(d2 > 0))
-		return NAN;
-	if (f <= 0)
-		return 1;
-	/* P(F >= f) = I_{d2 / (d2 + d1 f)}(d2 / 2, d1 / 2) */
-	return ibeta(&ic, d2 / 2, d1 / 2, d2 / (d2 + d1 * f), d1 * f / (d2 + d1 * f));
-}
-
 /* P(T >= t): the upper tail, accurate when small. */
 static double t_sf(double t, double df)
 {

@@ -147,8 +147,6 @@ double stats_normal_cdf(double z);
  * NaN for df <= 0 or NaN arguments.
  */
 double stats_t_cdf(double t, double df);
-/* P(F >= f) for F ~ Fisher's F with d1, d2 > 0 degrees of freedom; NaN for bad arguments. */
-double stats_f_sf(double f, double d1, double d2);
 
 /*
  * 95% percentile bootstrap confidence interval [*lo, *hi] of
