@@ -1638,24 +1638,22 @@ static int bad_end_noisier(const struct bisect *b)
 {
 	const struct cdata *g = &b->c[0], *x = &b->c[b->n - 1];
 	double *dg = xmalloc(((size_t)g->nx + 1) * sizeof(double)), *dx = xmalloc(((size_t)x->nx + 1) * sizeof(double));
-	double mg = 0, mx = 0, vg = 0, vx = 0, se2, t, df;
 	int ng = agent_devs(b, g, dg), nx = agent_devs(b, x, dx), noisier = 0;
 
 	if (ng > NOISIER_DOF && nx > NOISIER_DOF) {
+		struct stats_test t;
+
+		/*
+		 * Plus one: stats_welch_t_test() keeps values above 0 only, and
+		 * a run at its agent's median is 0 from it; a shift common to
+		 * both changes neither t nor its degrees of freedom.
+		 */
 		for (int i = 0; i < ng; i++)
-			mg += dg[i] / ng;
+			dg[i] += 1;
 		for (int i = 0; i < nx; i++)
-			mx += dx[i] / nx;
-		for (int i = 0; i < ng; i++)
-			vg += (dg[i] - mg) * (dg[i] - mg) / (ng - 1);
-		for (int i = 0; i < nx; i++)
-			vx += (dx[i] - mx) * (dx[i] - mx) / (nx - 1);
-		se2 = vg / ng + vx / nx;
-		if (se2 > 0) {
-			t = (mx - mg) / sqrt(se2);
-			df = se2 * se2 / (vg * vg / ((double)ng * ng * (ng - 1)) + vx * vx / ((double)nx * nx * (nx - 1)));
-			noisier = stats_t_cdf(-t, df) < NOISIER_P;
-		}
+			dx[i] += 1;
+		stats_welch_t_test(&t, dx, (size_t)nx, dg, (size_t)ng, ALT_GREATER);
+		noisier = t.p < NOISIER_P;
 	}
 	free(dg);
 	free(dx);
