@@ -522,7 +522,8 @@ static void print_result(struct sbuf *out, const json_t *report)
 		sep = 1;
 	}
 	if (jnum(&conf, report, "confidence")) {
-		sbuf_addf(out, "%sconfidence %.4f", sep ? ", " : "  ", conf);
+		sbuf_addf(out, "%sconfidence %.4f%s", sep ? ", " : "  ", conf,
+			  json_is_number(json_object_get(report, "posterior")) ? " (capped: the runs show two modes)" : "");
 		sep = 1;
 	}
 	if (sep)

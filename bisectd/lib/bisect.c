@@ -154,6 +154,7 @@ struct bisect {
 	enum bisect_state state;
 	enum bisect_verdict verdict;
 	int culprit, confirm_parent, failed_confirm;
+	int two_modes;            /* the culprit confirmed with the runs in two modes: its claim capped */
 	int *set;
 	int nr_set;
 	double set_mass;
@@ -2436,6 +2437,7 @@ static int confirm_step(struct bisect *b, struct bisect_query *out, int k, const
 		parent = parent_of(b, top), p = pmax;
 	b->confirm_parent = parent;
 	if (passed && p_top >= stop) {
+		b->two_modes = mixed;
 		if (npar > 1)
 			snprintf(why, sizeof(why), "commit %d holds %.4f of the posterior, and interleaved pairs against "
 				 "each of its %d parents show the change (paired p at most %.4f%s)", top, p_top, npar, p,
@@ -2930,6 +2932,11 @@ void bisect_result(const struct bisect *b, struct bisect_result *r)
 	r->culprit = b->culprit >= 0 ? b->culprit : (b->state == BISECT_ENDS ? -1 : top);
 	if (r->culprit >= 0)
 		r->confidence = b->post[r->culprit];
+	r->posterior = r->confidence;
+	if (b->verdict == VERDICT_CULPRIT && b->two_modes && r->confidence > b->o.confidence) {
+		r->confidence = b->o.confidence;
+		r->capped = 1;
+	}
 	r->set = b->set;
 	r->nr_set = b->nr_set;
 	r->set_mass = b->set_mass;
