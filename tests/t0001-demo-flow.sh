@@ -50,6 +50,9 @@ done)
 		"a capped claim is printed with the posterior it does not claim"
 	like "$("$BUILD/bisectctl" show 1)" "confidence 0\.9900 \(capped: the runs show two modes\)" \
 		"... and bisectctl show says it is capped"
+	like "$("$BUILD/bisectctl" report 1 --mail)" \
+		"confidence 0\.9900: the asked confidence; the runs show two modes.*posterior's 0\.9999 is not claimed" \
+		"... and so does the mail to the culprit's author"
 	;;
 undecided)
 	# Not an answer, and not a wrong one: what the lab's noise allowed.

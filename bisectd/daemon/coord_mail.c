@@ -380,7 +380,12 @@ int coord_job_report_mail(struct coord *s, char **out, long long id)
 			  "hmean ratio)\n", metric, m.pct, m.lo, m.hi);
 	sbuf_addf(&sb, "\tMann-Whitney p=%.4f on their own %zu+%zu runs\n",
 		  json_number_value(json_object_get(rep, "p_value")), m.parent.n, m.culprit.n);
-	if (json_is_number(json_object_get(rep, "confidence")))
+	if (json_is_number(json_object_get(rep, "posterior")))
+		sbuf_addf(&sb, "\tconfidence %.4f: the asked confidence; the runs show two modes (a change that "
+			  "shows in some runs only), so the posterior's %.4f is not claimed\n",
+			  json_number_value(json_object_get(rep, "confidence")),
+			  json_number_value(json_object_get(rep, "posterior")));
+	else if (json_is_number(json_object_get(rep, "confidence")))
 		sbuf_addf(&sb, "\tconfidence %.4f: the posterior probability that this commit is the culprit\n",
 			  json_number_value(json_object_get(rep, "confidence")));
 	if (json_is_number(json_object_get(rep, "effect_pct")))

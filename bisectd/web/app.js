@@ -403,7 +403,8 @@ function renderOutcome(j) {
 		html = `<p>${badge('culprit', 'state-bad')} ${commitLabel(r.culprit)}</p>
 			<p>${num(r.parent && r.parent.hmean)} &rarr; ${num(r.culprit.hmean)} ${esc(j.unit)}
 			(${r.change_pct != null ? r.change_pct.toFixed(1) + '%' : ''}), p ${r.p_value != null ? Number(r.p_value).toPrecision(2) : '?'},
-			confidence ${pct(r.confidence)}</p>`;
+			confidence ${pct(r.confidence)}${r.posterior != null ?
+				` (capped: the runs show two modes; the model's posterior ${pct(r.posterior)})` : ''}</p>`;
 	} else {
 		const set = r.range && r.range.length ? r.range : r.top || [];
 		html = `<p>${badge(r.verdict)} ${esc(r.why || '')}</p>` + (set.length ? `<p>${r.verdict === 'range' ?
