@@ -56,6 +56,8 @@ check 400 "not valid JSON" "malformed JSON" '{"repo":"demo",'
 check 400 "JSON object" "a JSON array" '["demo"]'
 check 400 "runs" "runs out of range" \
 	'{"repo":"demo","good":"v1","bad":"main","workload":"bench","runs":0}'
+check 400 "end_runs" "end_runs out of range" \
+	'{"repo":"demo","good":"v1","bad":"main","workload":"bench","end_runs":201}'
 check 400 "unknown field 'rnus'" "a misspelt field" \
 	'{"repo":"demo","good":"v1","bad":"main","workload":"bench","rnus":3}'
 check 400 "'append' must be kernel parameters" "a kernel command line with a shell character" \
@@ -85,6 +87,9 @@ like "$(cat "$TEST_DIR/err")" "unknown repo 'nope'" "... and says which repo"
 "$CTL" submit --repo demo --good v1 --workload bench > "$TEST_DIR/out" 2> "$TEST_DIR/err"
 is "$?" 2 "bisectctl submit without --bad exits 2"
 like "$(cat "$TEST_DIR/err")" "bad" "... and names the missing option"
+"$CTL" submit --repo demo --good v1 --bad main --workload bench --end-runs 500 > "$TEST_DIR/out" 2> "$TEST_DIR/err"
+is "$?" 2 "bisectctl submit --end-runs 500 exits 2"
+like "$(cat "$TEST_DIR/err")" "bad --end-runs '500' \(0 to 200\)" "... and gives the range"
 "$CTL" frobnicate > "$TEST_DIR/out" 2> "$TEST_DIR/err"
 is "$?" 2 "an unknown command exits 2"
 is "$(snapshot)" "$before" "store unchanged after the CLI checks"

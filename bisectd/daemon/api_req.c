@@ -98,7 +98,7 @@ int api_req_job(struct job_request *out, json_t *req)
 {
 	static const char *const allowed[] = { "repo", "good", "bad", "workload", "pool", "runs", "policy",
 					       "confidence", "alpha", "min_effect", "budget_runs", "budget_builds",
-					       "budget_seconds", "direction", "append", "config", NULL };
+					       "budget_seconds", "direction", "append", "config", "end_runs", NULL };
 	int rc;
 
 	memset(out, 0, sizeof(*out));
@@ -116,6 +116,7 @@ int api_req_job(struct job_request *out, json_t *req)
 	    (rc = jsonx_int(&out->budget_runs, req, "budget_runs", 0, 1000000, 0, 0)) ||
 	    (rc = jsonx_int(&out->budget_builds, req, "budget_builds", 0, 1000000, 0, 0)) ||
 	    (rc = jsonx_int(&out->budget_seconds, req, "budget_seconds", 0, COORD_BUDGET_S_MAX, 0, 0)) ||
+	    (rc = jsonx_int(&out->end_runs, req, "end_runs", 0, COORD_END_RUNS_MAX, 0, 0)) ||
 	    (rc = jsonx_str(&out->direction, req, "direction", 16, 0, NULL)) ||
 	    (rc = jsonx_str(&out->append, req, "append", 256, 0, NULL)) ||
 	    (rc = check_append(out->append)) ||

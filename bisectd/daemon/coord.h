@@ -24,6 +24,7 @@
 
 /* The most wall time a job may ask for: a year. */
 #define COORD_BUDGET_S_MAX 31536000
+#define COORD_END_RUNS_MAX 200  /* a job's end_runs: rules out a change in 2.6% of the runs at 0.99 */
 
 struct coord;
 
@@ -50,6 +51,7 @@ struct job_request {
 	const char *policy;          /* a name coord_policy_valid() knows */
 	double confidence, alpha, min_effect;
 	long long budget_runs, budget_builds, budget_seconds;
+	long long end_runs;          /* runs of each end before not-reproduced; 0: the engine's own */
 	const char *direction;       /* "higher", "lower"; NULL: the workload's */
 	const char *append;          /* NULL: none */
 	json_t *config;              /* the kernel config variant: an array of "CONFIG_X=value"

@@ -36,6 +36,7 @@ static int engine_load(struct coord *s, struct jobctx *c, struct bisect **out)
 
 	bisect_job_opts(&o, c->job.confidence, c->job.alpha, c->job.min_effect, (long)c->job.budget_runs,
 			(long)c->job.budget_builds, c->higher, c->runs);
+	o.equal_runs = (int)c->job.end_runs;
 	/*
 	 * The job's runs in the order they were taken, each with its task, its
 	 * agent and the kind of query it answered (coord_ecache.c): from the

@@ -108,6 +108,7 @@ int coord_job_create(struct coord *s, json_t **reply, const struct job_request *
 	job.min_effect = req->min_effect;
 	job.budget_runs = req->budget_runs;
 	job.budget_builds = req->budget_builds;
+	job.end_runs = req->end_runs;
 	job.budget_seconds = req->budget_seconds;
 	job.append = (char *)(uintptr_t)req->append;
 	job.config = req->config ? json_dumps(req->config, JSON_COMPACT) : NULL;

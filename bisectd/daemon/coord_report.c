@@ -337,7 +337,7 @@ int coord_job_report_text(struct coord *s, char **out, long long id, enum report
 			  json_number_value(json_object_get(rep, "p_value")));
 		if (json_is_number(json_object_get(rep, "rare_share_pct")))
 			sbuf_addf(&sb, "a change that shows in fewer than %.0f%% of the runs (an intermittent one) could "
-				  "have missed all %lld runs of the bad end (submit --runs N measures each end N times first)\n",
+				  "have missed all %lld runs of the bad end (submit --end-runs N asks for N runs of each end first)\n",
 				  json_number_value(json_object_get(rep, "rare_share_pct")),
 				  json_integer_value(json_object_get(json_object_get(rep, "bad"), "n")));
 	} else {

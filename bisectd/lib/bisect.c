@@ -205,6 +205,8 @@ int bisect_new(struct bisect **out, int n, int *const *parents, const int *nr_pa
 		b->o.end_runs = 2;
 	if (b->o.end_runs_max < b->o.end_runs)
 		b->o.end_runs_max = b->o.end_runs;
+	if (b->o.end_runs_max < b->o.equal_runs)
+		b->o.end_runs_max = b->o.equal_runs;
 	b->words = ((size_t)n + 63) / 64;
 	b->par = xcalloc((size_t)n, sizeof(*b->par));
 	b->npar = xcalloc((size_t)n, sizeof(int));
@@ -2562,11 +2564,15 @@ static int confirm_step(struct bisect *b, struct bisect_query *out, int k, const
  * missed by all of n runs 2^-n of the time, and that is held to the
  * one-sided error of "not worse" (8 runs at a confidence of 0.99). With
  * 6, 6 of 200 jobs of test_intermittent_regression_jobs ended "not a
- * regression" at 0.99 on 12 runs, the bad end's 6 all fast.
+ * regression" at 0.99 on 12 runs, the bad end's 6 all fast. The job may
+ * ask for more (equal_runs, submit --end-runs): a change rarer than half
+ * the runs needs them (rare_share()).
  */
 static int ends_equal_runs(const struct bisect *b)
 {
-	return (int)fmin(ceil(log2(2 / fmax(1 - b->o.confidence, 1e-9))), b->o.end_runs_max);
+	int n = (int)fmin(ceil(log2(2 / fmax(1 - b->o.confidence, 1e-9))), b->o.end_runs_max);
+
+	return n > b->o.equal_runs ? n : b->o.equal_runs;
 }
 
 /*

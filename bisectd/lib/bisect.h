@@ -37,8 +37,11 @@ struct bisect_opts {
 	double build_cost;   /* seconds to build and boot a commit not measured yet (measured: bisect_set_costs) */
 	double run_cost;     /* seconds per run */
 	int drift;           /* 1: allow a common linear drift of the lab over the job (time = run order) */
+	int equal_runs;      /* not-reproduced on no fewer runs of each end than this (0: the engine's
+				own, 8 at 0.99): a change that shows in some runs only must have had
+				the chance to show (bisect_result().rare_share) */
 };
-#define BISECT_OPTS_INIT { 0.99, 0.01, 0.01, 1, 1, 10, 5, 30, 0, 0, 60.0, 10.0, 1 }
+#define BISECT_OPTS_INIT { 0.99, 0.01, 0.01, 1, 1, 10, 5, 30, 0, 0, 60.0, 10.0, 1, 0 }
 
 /*
  * The options a job of these settings runs the engine with (bisectd, and

@@ -86,6 +86,7 @@ struct job {
 	long long budget_runs, budget_builds, budget_seconds;   /* 0: none given */
 	char *append;                /* kernel command line variant; NULL: none */
 	char *config;                /* kernel config variant: a JSON array of "CONFIG_X=value"; NULL: none */
+	long long end_runs;          /* runs of each end before not-reproduced; 0: the engine's own */
 };
 
 /* The job; ERR_NOTFOUND when there is none. Release with store_job_release(). */

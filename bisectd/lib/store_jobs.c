@@ -36,7 +36,7 @@ int store_event_add(struct store *s, long long job, long long time, const char *
 
 #define JOB_COLUMNS "id, repo_id, workload, pool, good, bad, good_ref, bad_ref, runs, unit, direction, " \
 	"state, created, finished, culprit, error, policy, confidence, alpha, min_effect, budget_runs, " \
-	"budget_builds, budget_seconds, append, config"
+	"budget_builds, budget_seconds, append, config, end_runs"
 
 static void job_from_row(struct job *j, sqlite3_stmt *st)
 {
@@ -65,6 +65,7 @@ static void job_from_row(struct job *j, sqlite3_stmt *st)
 	j->budget_seconds = sqlite3_column_int64(st, 22);
 	j->append = store_col_text(st, 23);
 	j->config = store_col_text(st, 24);
+	j->end_runs = sqlite3_column_int64(st, 25);
 }
 
 int store_job_get(struct job *job, struct store *s, long long id)
@@ -109,12 +110,12 @@ int store_job_insert(long long *id, struct store *s, const struct job *j)
 {
 	int rc = store_exec(s, "INSERT INTO jobs (repo_id, workload, pool, good, bad, good_ref, bad_ref, runs, "
 			    "unit, direction, created, policy, confidence, alpha, min_effect, budget_runs, budget_builds, "
-			    "append, budget_seconds, config) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-			    "?, ?, ?)",
-			    "issssssissisdddiisis", j->repo_id, j->workload, j->pool, j->good, j->bad, j->good_ref,
+			    "append, budget_seconds, config, end_runs) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+			    "?, ?, ?, ?, ?, ?, ?)",
+			    "issssssissisdddiisisi", j->repo_id, j->workload, j->pool, j->good, j->bad, j->good_ref,
 			    j->bad_ref, j->runs, j->unit, j->higher ? "higher" : "lower", j->created, j->policy,
 			    j->confidence, j->alpha, j->min_effect, j->budget_runs, j->budget_builds, j->append,
-			    j->budget_seconds, j->config);
+			    j->budget_seconds, j->config, j->end_runs);
 
 	*id = rc < 0 ? 0 : store_last_id(s);
 	return rc < 0 ? rc : 0;
@@ -270,7 +271,7 @@ int store_job_doc(json_t **out, struct store *s, long long id)
 			 "j.bad_ref, j.runs, j.unit, j.direction, j.state, j.created, j.finished, j.culprit, "
 			 "j.error, j.report AS report_json, j.policy, j.confidence, j.alpha, j.min_effect, "
 			 "j.budget_runs, j.budget_builds, j.append, j.config AS config_json, j.budget_seconds, "
-			 "j.budget_runs_auto, j.budget_seconds_auto FROM jobs j JOIN repos r ON r.id = j.repo_id WHERE j.id = ?", "i", id);
+			 "j.budget_runs_auto, j.budget_seconds_auto, j.end_runs FROM jobs j JOIN repos r ON r.id = j.repo_id WHERE j.id = ?", "i", id);
 }
 
 int store_job_nr_commits(long long *n, struct store *s, long long id)

@@ -105,6 +105,8 @@ static void export_job(const struct job *job, long long id, const struct job_com
 	printf("job confidence %.15g alpha %.15g min_effect %.15g budget_runs %lld budget_builds %lld higher %d "
 	       "runs %lld\n", job->confidence, job->alpha, job->min_effect, (long long)job->budget_runs,
 	       (long long)job->budget_builds, job->higher, (long long)job->runs);
+	if (job->end_runs)
+		printf("job end_runs %lld\n", (long long)job->end_runs);
 	if (have_cost)
 		printf("costs %.15g %.15g\n", cost->build, cost->run);
 	for (int i = 0; i < n; i++) {
@@ -199,6 +201,7 @@ int main(int argc, char **argv)
 	}
 	bisect_job_opts(&o, job.confidence, job.alpha, job.min_effect, (long)job.budget_runs, (long)job.budget_builds,
 			job.higher, (int)job.runs);
+	o.equal_runs = (int)job.end_runs;
 	if (bisect_new(&b, n, par, npar, &o)) {
 		store_job_release(&job);
 		goto fail;

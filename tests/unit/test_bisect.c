@@ -1441,7 +1441,7 @@ static void test_budget_counts_runs_set_aside(void **state)
  * bad end's fourth run 15% slow (an intermittent regression shows in
  * some runs only). The verdict after one step.
  */
-static struct bisect_result ends_with_slow_runs(uint64_t seed, int slow_bad, int runs, char *why)
+static struct bisect_result ends_asking(uint64_t seed, int slow_bad, int runs, int equal_runs, int *nq, char *why)
 {
 	struct dag *d = linear(9);
 	struct bisect_query q[BISECT_MAX_QUERIES(2)];
@@ -1452,6 +1452,7 @@ static struct bisect_result ends_with_slow_runs(uint64_t seed, int slow_bad, int
 
 	rng_seed(&rng, seed);
 	bisect_job_opts(&o, 0.99, 0.01, 0.03, 0, 0, 1, 5);
+	o.equal_runs = equal_runs;
 	assert_int_equal(bisect_new(&b, d->n, d->par, d->npar, &o), 0);
 	for (int i = 0; i < runs; i++)
 		for (int e = 0; e < 2; e++) {
@@ -1460,8 +1461,18 @@ static struct bisect_result ends_with_slow_runs(uint64_t seed, int slow_bad, int
 			bisect_add_run(b, e ? 8 : 0, (slow ? 0.85 : 1) * (a ? 32e6 : 34e6) * (1 + 0.01 * rng_normal(&rng)),
 				       task++, a, BISECT_Q_SEARCH);
 		}
-	bisect_next(b, q, 2, NULL);
+	*nq = bisect_next(b, q, 2, NULL);
+	for (int i = 0; i < *nq; i++)
+		assert_true(q[i].commit == 0 || q[i].commit == 8);
 	return result_freeing(b, d, why);
+}
+
+/* The ends of a history of 8 measured `runs` times each, one run of the bad end 15% slow with slow_bad. */
+static struct bisect_result ends_with_slow_runs(uint64_t seed, int slow_bad, int runs, char *why)
+{
+	int nq;
+
+	return ends_asking(seed, slow_bad, runs, 0, &nq, why);
 }
 
 /* For seeds 1-20, ends_with_slow_runs(seed, slow_bad, runs) ends "not a regression" exactly when want. */
@@ -1523,6 +1534,32 @@ static void test_not_reproduced_says_what_it_cannot_rule_out(void **state)
 			fail_msg("%d runs an end: %s", cell[i].runs, why);
 	}
 	assert_true(ends_with_slow_runs(1, 1, 8, why).rare_share == 0);
+}
+
+/*
+ * A job may ask for more runs of the ends before "not a regression"
+ * (submit --end-runs 24): two equal ends shown equal on 8 runs each are
+ * measured on, not answered, and on 24 the answer rules out a change in
+ * 20% of the runs, not 48%. Where the ends differ the search starts as
+ * before, on 8 runs.
+ */
+static void test_end_runs_asked_before_not_reproduced(void **state)
+{
+	char why[256];
+	int nq;
+
+	(void)state;
+	for (uint64_t seed = 1; seed <= 5; seed++) {
+		struct bisect_result r = ends_asking(seed, 0, 8, 24, &nq, why);
+
+		if (r.verdict != VERDICT_NONE || r.state != BISECT_ENDS || nq < 2)
+			fail_msg("seed %d, 8 runs an end of 24 asked: verdict %d, %d queries: %s", (int)seed, r.verdict,
+				 nq, why);
+		r = ends_asking(seed, 0, 24, 24, &nq, why);
+		assert_int_equal(r.verdict, VERDICT_NOT_REPRODUCED);
+		assert_true(fabs(r.rare_share - (1 - pow(0.005, 1.0 / 24))) < 1e-12);
+		assert_non_null(strstr(why, "unless it shows in under 20% of the runs"));
+	}
 }
 
 /*
@@ -2077,7 +2114,7 @@ static void lab_job_load(struct lab_job *j, const char *name)
 	struct bisect_opts o;
 	double conf = 0, alpha = 0, min_effect = 0, build = -1, run = -1;
 	long long budget_runs = 0, budget_builds = 0, runs = 0;
-	int higher = 1, cap = 0, skipped[64], nsk = 0;
+	int higher = 1, cap = 0, skipped[64], nsk = 0, end_runs = 0;
 	FILE *f;
 
 	memset(j, 0, sizeof(*j));
@@ -2095,6 +2132,8 @@ static void lab_job_load(struct lab_job *j, const char *name)
 		if (sscanf(line, "job confidence %lf alpha %lf min_effect %lf budget_runs %lld budget_builds %lld "
 				 "higher %d runs %lld", &conf, &alpha, &min_effect, &budget_runs, &budget_builds, &higher,
 			   &runs) == 7)
+			continue;
+		if (sscanf(line, "job end_runs %d", &end_runs) == 1)
 			continue;
 		if (sscanf(line, "costs %lf %lf", &build, &run) == 2)
 			continue;
@@ -2134,6 +2173,7 @@ static void lab_job_load(struct lab_job *j, const char *name)
 	fclose(f);
 	assert_true(conf > 0 && j->n >= 2 && j->nr > 0);
 	bisect_job_opts(&o, conf, alpha, min_effect, (long)budget_runs, (long)budget_builds, higher, (int)runs);
+	o.equal_runs = end_runs;
 	assert_int_equal(bisect_new(&j->b, j->n, j->par, j->npar, &o), 0);
 	for (int i = 0; i < nsk; i++)
 		bisect_mark_skipped(j->b, skipped[i]);
@@ -2315,6 +2355,7 @@ int main(void)
 		cmocka_unit_test(test_intermittent_regression_not_ruled_out),
 		cmocka_unit_test(test_not_reproduced_says_what_it_cannot_rule_out),
 		cmocka_unit_test(test_ends_shown_equal_only_on_enough_runs),
+		cmocka_unit_test(test_end_runs_asked_before_not_reproduced),
 		cmocka_unit_test(test_intermittent_regression_jobs),
 		cmocka_unit_test(test_intermittent_culprit_not_misnamed),
 		cmocka_unit_test(test_intermittent_overlapping_modes),

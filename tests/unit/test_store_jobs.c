@@ -37,6 +37,7 @@ static void test_job_round_trip(void **state)
 	in.min_effect = 0.03;
 	in.budget_runs = 40;
 	in.budget_builds = 9;
+	in.end_runs = 24;
 	in.budget_seconds = 7200;
 	in.append = (char *)(uintptr_t)"nosmt";
 	in.config = (char *)(uintptr_t)"[\"CONFIG_MITIGATION_RETPOLINE=n\",\"CONFIG_HZ=250\"]";
@@ -61,6 +62,7 @@ static void test_job_round_trip(void **state)
 	assert_true(out.confidence == 0.95 && out.alpha == 0.02 && out.min_effect == 0.03);
 	assert_int_equal(out.budget_runs, 40);
 	assert_int_equal(out.budget_builds, 9);
+	assert_int_equal(out.end_runs, 24);
 	assert_int_equal(out.budget_seconds, 7200);
 	assert_string_equal(out.append, "nosmt");
 	assert_string_equal(out.config, "[\"CONFIG_MITIGATION_RETPOLINE=n\",\"CONFIG_HZ=250\"]");
