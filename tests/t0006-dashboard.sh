@@ -70,7 +70,7 @@ EOC
 	LAB_PIDS="$LAB_PIDS $!"
 done
 
-out=$(api POST /api/v1/jobs '{"repo": "demo", "good": "v1.0", "bad": "main", "workload": "slow", "runs": 3}')
+out=$(api POST /api/v1/jobs '{"repo": "demo", "good": "v1.0", "bad": "main", "workload": "slow", "runs": 3, "end_runs": 12}')
 like "$out" '^201 .*"id": *1' "a job with the slow workload is submitted"
 
 # The page itself, without a browser: served from the binary, no outside reference.

@@ -141,6 +141,9 @@ try {
 	// 3. The job page, with its charts (or their <img> where this bisectd has no charts).
 	await page.goto(`${url}/jobs/${job}`);
 	check(await until(page, () => !!document.querySelector('#job-head h2'), null, 10000), `the page of job ${job} opens`);
+	const head = await page.textContent('#job-head');
+	check(/12 runs an end before not-reproduced/.test(head), 'the job page shows the end runs the job asked for',
+		`head: ${head}`);
 	const srcs = await page.evaluate(() => [...document.querySelectorAll('#job-charts img')].map((i) => i.dataset.src));
 	check(srcs.includes(`/api/v1/jobs/${job}/charts/timeline.svg`), 'the job page embeds the timeline chart',
 		`img: ${srcs.join(' ')}`);
