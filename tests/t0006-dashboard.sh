@@ -85,18 +85,36 @@ fi
 like "$(curl -sS -m 3 -N "$LAB_URL/api/v1/events" 2>/dev/null | head -c 4000)" 'event: snapshot' \
 	"GET /api/v1/events starts with a snapshot"
 
-# The browser's checks, turned into TAP here; BISECTD_TOKEN (lab.sh's admin token) is the one it types in.
+# The browser's checks (a file of its lines), turned into TAP here.
+browser_tap() {
+	while IFS= read -r line; do
+		case "$line" in
+		"ok "*) ok 0 "${line#ok }" ;;
+		"not ok "*) ok 1 "${line#not ok }" ;;
+		"# "*) echo "$line" ;;
+		*) echo "#   $line" ;;
+		esac
+	done < "$1"
+}
+
+# BISECTD_TOKEN (lab.sh's admin token) is the one the browser types in.
 CHROMIUM="$CHROMIUM" node "$TOP/tests/browser/dashboard.mjs" "$LAB_URL" 1 "$SHOTS" > "$LAB/browser.out" 2>&1
 brc=$?
-while IFS= read -r line; do
-	case "$line" in
-	"ok "*) ok 0 "${line#ok }" ;;
-	"not ok "*) ok 1 "${line#not ok }" ;;
-	"# "*) echo "$line" ;;
-	*) echo "#   $line" ;;
-	esac
-done < "$LAB/browser.out"
+browser_tap "$LAB/browser.out"
 is "$brc" 0 "the browser run exits 0"
+
+# A culprit whose claim the engine capped (its runs in two modes), as the
+# store keeps such a job: its page prints the claim and the posterior.
+q "UPDATE jobs SET state = 'done', culprit = 20, report = json_object('verdict', 'culprit',
+	'culprit', json_object('idx', 20, 'sha', (SELECT sha FROM job_commits WHERE job_id = 1 AND idx = 20),
+		'subject', 'the culprit', 'n', 5, 'hmean', 1.0, 'cv', 0.01),
+	'parent', json_object('idx', 19, 'sha', (SELECT sha FROM job_commits WHERE job_id = 1 AND idx = 19),
+		'subject', 'its parent', 'n', 5, 'hmean', 1.3, 'cv', 0.01),
+	'change_pct', -23.1, 'p_value', 0.004, 'confidence', 0.99, 'posterior', 0.9999) WHERE id = 1"
+CHROMIUM="$CHROMIUM" node "$TOP/tests/browser/dashboard.mjs" "$LAB_URL" 1 "$SHOTS" outcome > "$LAB/outcome.out" 2>&1
+brc=$?
+browser_tap "$LAB/outcome.out"
+is "$brc" 0 "... and that browser run exits 0"
 n=$(ls "$SHOTS"/*.png 2>/dev/null | wc -l)
 like "$n" '^[4-9]$' "its screenshots are kept"
 echo "# screenshots: $SHOTS"

@@ -304,9 +304,9 @@ int coord_job_report_text(struct coord *s, char **out, long long id, enum report
 			  json_integer_value(json_object_get(json_object_get(rep, "parent"), "n")),
 			  json_integer_value(json_object_get(c, "n")));
 		if (json_is_number(json_object_get(rep, "posterior")))
-			sbuf_addf(&sb, "confidence: %.4f (the asked confidence: the runs show two modes, a change that "
-				  "shows in some runs only, so the posterior's %.4f, which assumes one level a group, is "
-				  "not claimed; the interleaved pairs passed a sign-flip test too)\n",
+			sbuf_addf(&sb, "confidence: %.4f (the asked confidence: the runs show two modes, so the posterior's "
+				  "%.4f is not claimed)\n  a change that shows in some runs only: the posterior assumes one "
+				  "level a group; the interleaved pairs passed a sign-flip test too\n",
 				  json_number_value(json_object_get(rep, "confidence")),
 				  json_number_value(json_object_get(rep, "posterior")));
 		else if (json_is_number(json_object_get(rep, "confidence")))

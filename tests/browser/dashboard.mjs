@@ -1,11 +1,12 @@
-// dashboard.mjs URL JOB OUTDIR: drives Debian's chromium through
+// dashboard.mjs URL JOB OUTDIR [outcome]: drives Debian's chromium through
 // playwright-core over the dashboard of a running bisectd whose job JOB
 // is running, for tests/t0006-dashboard.sh. Prints one line per check,
 // "ok DESCRIPTION" or "not ok DESCRIPTION" (then "# " lines saying why),
-// which the script turns into TAP; screenshots go to OUTDIR.
+// which the script turns into TAP; screenshots go to OUTDIR. With
+// "outcome" it only reads the finished job's outcome on its page.
 import { chromium } from 'playwright-core';
 
-const [url, jobArg, outdir] = process.argv.slice(2);
+const [url, jobArg, outdir, mode] = process.argv.slice(2);
 const job = Number(jobArg);
 const browserPath = process.env.CHROMIUM || '/usr/bin/chromium';
 // A token of role submit or admin (the dashboard is read-only without one); none with auth: none.
@@ -47,10 +48,29 @@ const shot = async (page, name) => {
 	console.log(`# screenshot ${path}`);
 };
 
-const browser = await chromium.launch({
+const launch = () => chromium.launch({
 	executablePath: browserPath,
 	args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
 });
+
+// A culprit whose claim the engine capped: the page prints the confidence and the model's posterior.
+if (mode === 'outcome') {
+	const b = await launch();
+	try {
+		const page = await b.newPage({ viewport: { width: 1400, height: 900 } });
+
+		await page.goto(`${url}/jobs/${job}`);
+		const seen = await until(page, () => /capped: the runs show two modes; the model's posterior 99\.99/.test(
+			document.querySelector('#job-outcome').textContent), null, 10000);
+		check(seen, 'a capped confidence is shown beside the model\'s posterior', await page.textContent('#job-outcome'));
+		await shot(page, '6-capped');
+	} finally {
+		await b.close();
+	}
+	process.exit(failed ? 1 : 0);
+}
+
+const browser = await launch();
 try {
 	const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
 	const external = [];
