@@ -1655,7 +1655,7 @@ static int bad_end_noisier(const struct bisect *b)
 
 		/*
 		 * Plus one: stats_welch_t_test() keeps values above 0 only, and
-		 * a run at its agent's median is 0 from it; a shift common to
+		 * a run at its agent's mean can be 0 from it; a shift common to
 		 * both changes neither t nor its degrees of freedom.
 		 */
 		for (int i = 0; i < ng; i++)
