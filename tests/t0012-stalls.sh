@@ -76,7 +76,8 @@ ends_with_culprit() {
 	done) is "$(q "SELECT c.sha FROM jobs j JOIN job_commits c ON c.job_id = j.id AND c.idx = j.culprit
 		WHERE j.id = $1")" "$expect" "job $1 ends done with the injected culprit" ;;
 	undecided) is "$(q "SELECT culprit IS NULL FROM jobs WHERE id = $1")" 1 \
-		"job $1 ends undecided (a loaded machine) and names no commit" ;;
+		"job $1 ends undecided (a loaded machine) and names no commit"
+		echo "# job $1: $(q "SELECT json_extract(report, '\$.why') FROM jobs WHERE id = $1")" ;;
 	*) ok 1 "job $1 ends done or undecided (it is $st, watch exited $2)" ;;
 	esac
 }
