@@ -232,7 +232,7 @@ static int engine_finish_culprit(struct coord *s, struct jobctx *c, const struct
 	json_object_set_new(rep, "change_pct", json_real(change * 100));
 	json_object_set_new(rep, "p_value", json_real(p));
 	json_object_set_new(rep, "confidence", json_real(res->confidence));
-	if (res->capped)
+	if (res->confidence < res->posterior)  /* capped: the runs show two modes */
 		json_object_set_new(rep, "posterior", json_real(res->posterior));
 	if ((rc = coord_event(s, c->id, "culprit", "commit %d: %+.2f%% against its parent (p=%.4f), confidence %.4f",
 			res->culprit, change * 100, p, res->confidence)))

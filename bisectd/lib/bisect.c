@@ -1519,59 +1519,38 @@ static double slow_cut(const struct bisect *b)
 	return fmin(b->mu_g, b->mu_b) - z * b->sigma;
 }
 
-/* The sum of squares of c's runs about each agent's own mean into *ss; returns its degrees of freedom. */
-static int within_agents(const struct bisect *b, const struct cdata *c, double *ss)
+/*
+ * Each of c's runs less its agent's mean into res (room for c->nx), for
+ * the agents with two runs or more; unless all, the runs far from the
+ * commit's centre are left out where they are a few (kept_runs() at sigma
+ * < 0: a hog's or a bimodal machine's slow runs). Returns how many; *dof:
+ * their degrees of freedom, one less an agent.
+ */
+static int agent_resids(const struct bisect *b, const struct cdata *c, int all, double *res, int *dof)
 {
 	double sum[AGENT_SLOTS] = { 0 };
-	int n[AGENT_SLOTS] = { 0 }, na = 0;
+	int n[AGENT_SLOTS] = { 0 }, m = 0, na = 0;
+	unsigned char *keep = xmalloc((size_t)c->nx + 1);
 
-	*ss = 0;
+	if (all || kept_runs(b, c, -1, keep))
+		memset(keep, 1, (size_t)c->nx);  /* in two levels: a fifth or more set aside is a mode, not a few */
+	for (int r = 0; r < c->nx; r++)
+		if (keep[r]) {
+			int a = b->tasks[c->task[r]].agent;
+
+			n[a]++;
+			sum[a] += c->x[r];
+		}
 	for (int r = 0; r < c->nx; r++) {
 		int a = b->tasks[c->task[r]].agent;
 
-		na += n[a]++ == 0;
-		sum[a] += c->x[r];
+		if (keep[r] && n[a] >= 2)
+			res[m++] = c->x[r] - sum[a] / n[a];
 	}
-	for (int r = 0; r < c->nx; r++) {
-		double e = c->x[r] - sum[b->tasks[c->task[r]].agent] / n[b->tasks[c->task[r]].agent];
-
-		*ss += e * e;
-	}
-	return c->nx - na;
-}
-
-/*
- * Each of c's runs' distance from its agent's mean into dev (room for
- * c->nx), the runs far from the commit's centre left out where they are a
- * few (kept_runs() at sigma < 0: a hog's or a bimodal machine's slow
- * runs); returns how many.
- */
-static int agent_devs(const struct bisect *b, const struct cdata *c, double *dev)
-{
-	unsigned char *keep = xmalloc((size_t)c->nx + 1);
-	double *x = xmalloc((size_t)c->nx * sizeof(double) + 1);
-	int m = 0;
-
-	if (kept_runs(b, c, -1, keep))
-		memset(keep, 1, (size_t)c->nx);  /* in two levels: a fifth or more set aside is a mode, not a few */
-	for (int a = 0; a < AGENT_SLOTS; a++) {
-		int k = 0;
-
-		for (int r = 0; r < c->nx; r++)
-			if (keep[r] && b->tasks[c->task[r]].agent == a)
-				x[k++] = c->x[r];
-		if (k >= 2) {
-			double mid = 0;
-
-			for (int i = 0; i < k; i++)
-				mid += x[i] / k;
-
-			for (int i = 0; i < k; i++)
-				dev[m++] = fabs(x[i] - mid);
-		}
-	}
+	for (int a = 0; a < AGENT_SLOTS; a++)
+		na += n[a] >= 2;
 	free(keep);
-	free(x);
+	*dof = m - na;
 	return m;
 }
 
@@ -1603,7 +1582,13 @@ static int levels_mixed(struct bisect *b)
 	 */
 	if (g->nx >= UPPER_MIN_RUNS) {
 		/* Each agent's runs about their own mean: the agents' levels need no estimate. */
-		double ss, k = within_agents(b, g, &ss);
+		double *res = xmalloc(((size_t)g->nx + 1) * sizeof(double)), ss = 0, k;
+		int dof, m = agent_resids(b, g, 1, res, &dof);
+
+		for (int i = 0; i < m; i++)
+			ss += res[i] * res[i];
+		free(res);
+		k = dof;
 
 		if (k >= UPPER_MIN_RUNS - 2) {
 			double h = 2 / (9 * k), chi = k * pow(1 - h - 2.326 * sqrt(h), 3);
@@ -1648,20 +1633,21 @@ static int bad_end_noisier(const struct bisect *b)
 {
 	const struct cdata *g = &b->c[0], *x = &b->c[b->n - 1];
 	double *dg = xmalloc(((size_t)g->nx + 1) * sizeof(double)), *dx = xmalloc(((size_t)x->nx + 1) * sizeof(double));
-	int ng = agent_devs(b, g, dg), nx = agent_devs(b, x, dx), noisier = 0;
+	int dof, ng = agent_resids(b, g, 0, dg, &dof), nx = agent_resids(b, x, 0, dx, &dof), noisier = 0;
 
 	if (ng > NOISIER_DOF && nx > NOISIER_DOF) {
 		struct stats_test t;
 
 		/*
-		 * Plus one: stats_welch_t_test() keeps values above 0 only, and
-		 * a run at its agent's mean can be 0 from it; a shift common to
-		 * both changes neither t nor its degrees of freedom.
+		 * The distances, plus one: stats_welch_t_test() keeps values
+		 * above 0 only, and a run at its agent's mean can be 0 from it;
+		 * a shift common to both changes neither t nor its degrees of
+		 * freedom.
 		 */
 		for (int i = 0; i < ng; i++)
-			dg[i] += 1;
+			dg[i] = fabs(dg[i]) + 1;
 		for (int i = 0; i < nx; i++)
-			dx[i] += 1;
+			dx[i] = fabs(dx[i]) + 1;
 		stats_welch_t_test(&t, dx, (size_t)nx, dg, (size_t)ng, ALT_GREATER);
 		noisier = t.p < NOISIER_P;
 	}
@@ -2946,10 +2932,8 @@ void bisect_result(const struct bisect *b, struct bisect_result *r)
 	if (r->culprit >= 0)
 		r->confidence = b->post[r->culprit];
 	r->posterior = r->confidence;
-	if (b->verdict == VERDICT_CULPRIT && b->two_modes && r->confidence > b->o.confidence) {
+	if (b->verdict == VERDICT_CULPRIT && b->two_modes && r->confidence > b->o.confidence)
 		r->confidence = b->o.confidence;
-		r->capped = 1;
-	}
 	r->set = b->set;
 	r->nr_set = b->nr_set;
 	r->set_mass = b->set_mass;

@@ -163,9 +163,9 @@ struct bisect_result {
 	enum bisect_verdict verdict;
 	int culprit;            /* best commit, -1 when none */
 	double confidence;      /* its posterior probability; for a culprit confirmed with its runs in two
-				   modes (a change in some runs only), at most opts.confidence (capped) */
+				   modes (a change in some runs only), at most opts.confidence: capped,
+				   less than posterior, where the model's two levels do not hold */
 	double posterior;       /* its posterior probability under the model, capped or not */
-	int capped;             /* confidence is less than posterior: the model's two levels do not hold */
 	int *set;               /* smallest set of commits holding opts.confidence (or all mass when less); owned by b */
 	int nr_set;
 	double set_mass;
