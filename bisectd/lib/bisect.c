@@ -90,6 +90,13 @@ static const double lambdas[] = { 0, 0.5, 3, 20 };
 #define BUDGET_MIN 60
 #define BUDGET_KEPT_MIN (1.0 / 3) /* runs set aside grow the budget up to 3x, no further */
 #define BUDGET_MAX 5000
+#define RATE_MIN_RUNS 8      /* runs at each end before their shares of slow runs may set the mode */
+#define RATE_MIN_SIGMAS 3.0  /* a slow run lies at least this far below its agent's level */
+#define RATE_PRIOR 0.5       /* Jeffreys' Beta(1/2, 1/2) on a group's share of slow runs */
+#define RATE_MIN_FAST 6      /* runs not slow at each end: the test of a steady change has power, and the bad end is in two modes */
+#define RATE_NEAR_SIGMAS 2.0 /* ... and where two of the bad end's runs lie this near the good level, the ends are measured on */
+#define RATE_GAP 3.0         /* the slow band: this many of its sds (or s) above its median depth; the gap to it from this many s */
+#define RATE_STEADY_P 0.01   /* the bad end's other runs shown apart from the good end's at this p: a steady change */
 
 /* A task: runs that were taken together, on one agent, and share a level. */
 struct task {
@@ -168,6 +175,11 @@ struct bisect {
 	double lambda;             /* posterior mean of lambda at the most probable split */
 	double delta, delta_sd;    /* the bad group's shift there, log units (lower is worse) */
 	double slow_rate, slow_depth; /* the lab's slow runs: how often, how deep (see slow_cut()) */
+	int rate;                  /* the change is in the slow runs: the job bisects their share (rate_mode()) */
+	int rate_maybe;            /* ... it may be: the ends are measured on to tell */
+	double rate_lvl[AGENT_SLOTS], rate_depth; /* a run this far below its agent's level is slow */
+	double rate_band;          /* ... and one this far below lies in the slow mode's band */
+	double rate_g, rate_b;     /* the shares of slow runs of the good and bad groups, most probable split */
 	int map;
 	int outliers;
 	long runs, builds;
@@ -1656,6 +1668,288 @@ static int bad_end_noisier(const struct bisect *b)
 	return noisier;
 }
 
+/* ------------------------------------------------------------------ */
+/* A change in the slow runs: bisecting their share */
+
+/* Whether run r of commit c is slow: below its agent's level by rate_depth or more (rate_mode()). */
+static int rate_slow(const struct bisect *b, const struct cdata *c, int r)
+{
+	return c->x[r] < b->rate_lvl[b->tasks[c->task[r]].agent] - b->rate_depth;
+}
+
+static double lchoose(int n, int k)
+{
+	return lgamma(n + 1.0) - lgamma(k + 1.0) - lgamma(n - k + 1.0);
+}
+
+/* Fisher's exact test, one-sided: P(X >= x), X the slow runs of n drawn from N runs of which K are slow. */
+static double fisher_upper(int x, int n, int K, int N)
+{
+	double p = 0, all = lchoose(N, n);
+
+	for (int i = x; i <= n && i <= K; i++)
+		if (n - i <= N - K)
+			p += exp(lchoose(K, i) + lchoose(N - K, n - i) - all);
+	return fmin(p, 1);
+}
+
+/*
+ * Is the change in some runs only, far below the rest: an intermittent
+ * culprit whose slow mode lies beyond FAR_SIGMAS, whose slow runs the
+ * outlier rules set aside as a lab's, so that what is left of a bad
+ * commit measures good (change_set_aside() ended such jobs undecided)?
+ * Then the job bisects on the share of slow runs instead of the level.
+ *
+ * Decided from the two ends' runs alone, so that every step of a job (a
+ * clone, a restart from the store) takes the same mode on the same runs:
+ * each agent's level is the median of its runs at the good end (the
+ * pooled median where it has fewer than two), the noise s the median
+ * absolute deviation of those runs from their levels. The bad end's runs
+ * beyond FAR_SIGMAS * s below their level are its far runs; a run is
+ * slow below its level by half their median depth (at least
+ * RATE_MIN_SIGMAS * s): midway between the modes. The mode holds where
+ *  - the bad end has three far runs or more, no run of either end lies as
+ *    far above its level, and the runs lie in two modes with a gap
+ *    between (below);
+ *  - its share of slow runs is above the good end's (Fisher's exact test,
+ *    one-sided, at (1 - confidence) / 2; the ends are measured in
+ *    interleaved chains, so a lab's slow spells fall on both);
+ *  - each end has RATE_MIN_FAST runs that are not slow, and the bad end's
+ *    are not shown apart from the good end's either way at RATE_STEADY_P
+ *    (Welch): a steady change beside a lab's slow runs keeps the model of
+ *    two levels, which sees it. With fewer, b->rate_maybe asks for more
+ *    runs at the ends.
+ * The effect (b->delta) is then the ends' difference over all their runs.
+ */
+static int rate_mode(struct bisect *b)
+{
+	const struct cdata *e[2] = { &b->c[0], &b->c[b->n - 1] };
+	double *v, s, far, mean[2] = { 0, 0 }, ss[2] = { 0, 0 }, all[2] = { 0, 0 }, alpha = (1 - b->o.confidence) / 2;
+	double se2 = 0, dof, diff, pw, pb;
+	int nf[2] = { 0, 0 }, slow[2] = { 0, 0 }, nv, nfar = 0, cap = e[0]->nx > e[1]->nx ? e[0]->nx : e[1]->nx;
+
+	b->rate = b->rate_maybe = 0;
+	if (e[0]->nx < RATE_MIN_RUNS || e[1]->nx < RATE_MIN_RUNS)
+		return 0;
+	v = xmalloc((size_t)cap * sizeof(double));
+	for (int a = -1; a < AGENT_SLOTS; a++) {
+		nv = 0;
+		for (int r = 0; r < e[0]->nx; r++)
+			if (a < 0 || b->tasks[e[0]->task[r]].agent == a)
+				v[nv++] = e[0]->x[r];
+		if (a < 0)
+			for (int i = 0; i < AGENT_SLOTS; i++)
+				b->rate_lvl[i] = median_of(v, nv);
+		else if (nv >= 2)
+			b->rate_lvl[a] = median_of(v, nv);
+	}
+	for (int r = 0; r < e[0]->nx; r++)
+		v[r] = fabs(e[0]->x[r] - b->rate_lvl[b->tasks[e[0]->task[r]].agent]);
+	s = 1.4826 * median_of(v, e[0]->nx);
+	far = FAR_SIGMAS * s;
+	nv = 0;
+	for (int i = 0; i < 2; i++)
+		for (int r = 0; r < e[i]->nx; r++) {
+			double depth = b->rate_lvl[b->tasks[e[i]->task[r]].agent] - e[i]->x[r];
+
+			if (depth < -far)
+				nfar = -1;  /* far above an agent's level: its level is a slow one (a hog through its runs) */
+			else if (i && depth > far && nfar >= 0)
+				v[nv++] = depth;
+		}
+	nfar = nfar < 0 ? 0 : nv;
+	b->rate_depth = b->rate_band = 0;
+	if (nfar >= 3 && s > 0) {
+		/*
+		 * Two modes, not one wide spread: the far runs' band (their
+		 * median depth less RATE_GAP of their spread or s, the wider)
+		 * lies RATE_GAP s or more below the level, and at most one run
+		 * of either end falls between. A steady change at a noisier
+		 * bad end (a CV twice the good end's), or a lab whose level
+		 * moved, spreads its runs over the gap instead.
+		 */
+		double d = median_of(v, nv), w, lo = RATE_GAP * s, hi;
+		int between = 0;
+
+		for (int i = 0; i < nv; i++)
+			v[i] = fabs(v[i] - d);
+		w = fmax(1.4826 * median_of(v, nv), s);
+		hi = d - RATE_GAP * w;
+		for (int i = 0; i < 2; i++)
+			for (int r = 0; r < e[i]->nx; r++) {
+				double depth = b->rate_lvl[b->tasks[e[i]->task[r]].agent] - e[i]->x[r];
+
+				between += depth > lo && depth < hi;
+			}
+		if (hi - lo >= s && between <= 1) {
+			b->rate_depth = fmax(d / 2, RATE_MIN_SIGMAS * s);
+			b->rate_band = hi;
+		}
+	}
+	free(v);
+	if (b->rate_band <= 0)
+		return 0;
+	for (int i = 0; i < 2; i++)
+		for (int r = 0; r < e[i]->nx; r++) {
+			double x = e[i]->x[r] - b->rate_lvl[b->tasks[e[i]->task[r]].agent];
+
+			all[i] += x;
+			if (rate_slow(b, e[i], r)) {
+				slow[i]++;
+				continue;
+			}
+			nf[i]++;
+			mean[i] += x;
+			ss[i] += x * x;
+		}
+	if (fisher_upper(slow[1], e[1]->nx, slow[0] + slow[1], e[0]->nx + e[1]->nx) > alpha)
+		return 0;
+	/*
+	 * Too few runs of the bad end at the good level to test for a
+	 * steady change beside the slow runs: its ends are measured on
+	 * (bisect_next()) where two of them lie within RATE_NEAR_SIGMAS of
+	 * it, which a steady change FAR_SIGMAS deep does once in 10^5 jobs.
+	 */
+	if (nf[0] < RATE_MIN_FAST || nf[1] < RATE_MIN_FAST) {
+		int near = 0;
+
+		for (int r = 0; r < e[1]->nx; r++)
+			near += fabs(e[1]->x[r] - b->rate_lvl[b->tasks[e[1]->task[r]].agent]) < RATE_NEAR_SIGMAS * s;
+		b->rate_maybe = near >= 2;
+		return 0;
+	}
+	for (int i = 0; i < 2; i++) {
+		mean[i] /= nf[i];
+		ss[i] = fmax(ss[i] - nf[i] * mean[i] * mean[i], 0) / (nf[i] - 1);  /* now the variance */
+		se2 += ss[i] / nf[i];
+	}
+	if (!(se2 > 0))
+		return 0;
+	/* Welch-Satterthwaite */
+	dof = se2 * se2 / (pow(ss[0] / nf[0], 2) / (nf[0] - 1) + pow(ss[1] / nf[1], 2) / (nf[1] - 1));
+	diff = mean[1] - mean[0];
+	pw = stats_t_cdf(diff / sqrt(se2), dof);   /* the bad end's other runs worse: small p */
+	pb = stats_t_cdf(-diff / sqrt(se2), dof);  /* ... better */
+	if (pw < RATE_STEADY_P || pb < RATE_STEADY_P)
+		return 0;
+	b->rate = 1;
+	{
+		/* The effect over all the ends' runs, slow and fast: what the change costs on average. */
+		double m0 = all[0] / e[0]->nx, m1 = all[1] / e[1]->nx, q0 = 0, q1 = 0;
+
+		for (int r = 0; r < e[0]->nx; r++)
+			q0 += pow(e[0]->x[r] - b->rate_lvl[b->tasks[e[0]->task[r]].agent] - m0, 2);
+		for (int r = 0; r < e[1]->nx; r++)
+			q1 += pow(e[1]->x[r] - b->rate_lvl[b->tasks[e[1]->task[r]].agent] - m1, 2);
+		b->delta = m1 - m0;
+		b->delta_sd = sqrt(q0 / (e[0]->nx - 1) / e[0]->nx + q1 / (e[1]->nx - 1) / e[1]->nx);
+	}
+	return 1;
+}
+
+/*
+ * Whether commit i's slow runs lie in the slow mode's band (their median
+ * depth below their agents' levels at least rate_band): a commit whose
+ * runs merely spread wider than its parent's (a CV twice the lab's) has
+ * more runs past the cut, but they lie near it, not at the slow mode, and
+ * a sign test of the pairs would read that as the change.
+ */
+static int rate_in_band(const struct bisect *b, int i)
+{
+	const struct cdata *c = &b->c[i];
+	double *v = xmalloc(((size_t)c->nx + 1) * sizeof(double)), d;
+	int n = 0;
+
+	for (int r = 0; r < c->nx; r++)
+		if (rate_slow(b, c, r))
+			v[n++] = b->rate_lvl[b->tasks[c->task[r]].agent] - c->x[r];
+	d = n ? median_of(v, n) : 0;
+	free(v);
+	return n > 0 && d >= b->rate_band;
+}
+
+/* log P(qb > qg) for the groups' shares of slow runs, their Beta posteriors taken as normal. */
+static double rate_order(double sb, double nb, double sg, double ng)
+{
+	double mb = (sb + RATE_PRIOR) / (nb + 2 * RATE_PRIOR), mg = (sg + RATE_PRIOR) / (ng + 2 * RATE_PRIOR);
+	double v = mb * (1 - mb) / (nb + 2 * RATE_PRIOR + 1) + mg * (1 - mg) / (ng + 2 * RATE_PRIOR + 1);
+
+	return log(fmax(0.5 * erfc(-(mb - mg) / sqrt(2 * v)), 1e-300));
+}
+
+/*
+ * The posterior over splits on the runs' shares of slow runs: each
+ * group's share has Jeffreys' prior and is integrated out (a Beta-binomial
+ * marginal), the bad group's the larger. Every run counts, the ends' and
+ * the confirmation's too. Leaves b->map and the groups' shares there.
+ */
+static void rate_posterior(struct bisect *b)
+{
+	int *s = xcalloc((size_t)b->nr_measured, sizeof(int)), S = 0, N = 0, map = -1;
+	double best = -INFINITY, z = 0;
+
+	for (int k = 0; k < b->nr_measured; k++) {
+		const struct cdata *c = &b->c[b->measured[k]];
+
+		for (int r = 0; r < c->nx; r++)
+			s[k] += rate_slow(b, c, r);
+		S += s[k];
+		N += c->nx;
+	}
+	for (int j = 1; j < b->n; j++) {
+		int sb = 0, nb = 0;
+		double l;
+
+		b->logl[j] = -INFINITY;
+		if (b->prior[j] <= 0)
+			continue;
+		for (int k = 0; k < b->nr_measured; k++)
+			if (has_anc(&b->c[b->measured[k]], j)) {
+				sb += s[k];
+				nb += b->c[b->measured[k]].nx;
+			}
+		if (nb == 0 || nb == N)
+			continue;
+		l = lgamma(sb + RATE_PRIOR) + lgamma(nb - sb + RATE_PRIOR) - lgamma(nb + 2 * RATE_PRIOR) +
+		    lgamma(S - sb + RATE_PRIOR) + lgamma(N - nb - (S - sb) + RATE_PRIOR) - lgamma(N - nb + 2 * RATE_PRIOR) -
+		    rate_order(sb, nb, S - sb, N - nb) + log(b->prior[j]);  /* up to a constant every split shares */
+		b->logl[j] = l;
+		if (l > best) {
+			best = l;
+			map = j;
+			b->rate_b = (sb + RATE_PRIOR) / (nb + 2 * RATE_PRIOR);
+			b->rate_g = (S - sb + RATE_PRIOR) / (N - nb + 2 * RATE_PRIOR);
+		}
+	}
+	for (int j = 1; j < b->n; j++) {
+		b->post[j] = isfinite(b->logl[j]) && isfinite(best) ? exp(b->logl[j] - best) : 0;
+		z += b->post[j];
+	}
+	for (int j = 1; j < b->n; j++)
+		b->post[j] = z > 0 ? b->post[j] / z : 1.0 / (b->n - 1);
+	b->map = map;
+	free(s);
+}
+
+/* Bits of r runs at a commit bad with probability p, each slow with probability qb if bad, qg if good. */
+static double rate_info(double p, int r, double qg, double qb)
+{
+	double h = 0, hb = 0, hg = 0;
+
+	if (p <= 1e-12 || p >= 1 - 1e-12)
+		return 0;
+	for (int k = 0; k <= r; k++) {
+		double c = exp(lchoose(r, k)), fb = c * pow(qb, k) * pow(1 - qb, r - k), fg = c * pow(qg, k) * pow(1 - qg, r - k);
+		double f = p * fb + (1 - p) * fg;
+
+		h -= f > 0 ? f * log2(f) : 0;
+		hb -= fb > 0 ? fb * log2(fb) : 0;
+		hg -= fg > 0 ? fg * log2(fg) : 0;
+	}
+	h -= p * hb + (1 - p) * hg;
+	return h > 0 ? h : 0;
+}
+
 /*
  * Fits the model: the posterior over all runs, then again without the runs
  * that lie far from both groups of the most probable split, with sigma
@@ -1835,7 +2129,7 @@ static void best_batch(const struct bisect *b, double p, int built, int n0, stru
 	double best = -1;
 
 	for (int r = b->o.runs_min; r <= b->o.runs_max; r++) {
-		double gain = channel_info(p, task_sigmas(b, r, n0) / 2);
+		double gain = b->rate ? rate_info(p, r, b->rate_g, b->rate_b) : channel_info(p, task_sigmas(b, r, n0) / 2);
 		double cost = (built ? 0 : b->o.build_cost) + r * b->o.run_cost;
 
 		if (gain / cost > best) {
@@ -2040,7 +2334,7 @@ static int neighbour_pairs(const struct bisect *b, int a, int c, int confirm, do
 {
 	const struct cdata *side[2] = { &b->c[a], &b->c[c] };
 	double lo = slow_cut(b), hi = fmax(b->mu_g, b->mu_b) + FAR_SIGMAS * b->sigma, px[AGENT_SLOTS];
-	int at[2] = { 0, 0 }, n = 0, out = 0, pside[AGENT_SLOTS];
+	int at[2] = { 0, 0 }, n = 0, out = 0, pside[AGENT_SLOTS], pat[AGENT_SLOTS];
 
 	for (int k = 0; k < AGENT_SLOTS; k++)
 		pside[k] = -1;
@@ -2064,7 +2358,10 @@ static int neighbour_pairs(const struct bisect *b, int a, int c, int confirm, do
 			double xp = s ? px[slot] : x, xc = s ? x : px[slot];
 			int ok = !confirm || b->sigma <= 0 || (xp >= lo && xp <= hi && xc >= lo && xc <= hi);
 
-			if (ok)
+			if (b->rate && confirm)
+				d[n++] = rate_slow(b, side[1], s ? at[1] : pat[slot]) -
+					 rate_slow(b, side[0], s ? pat[slot] : at[0]);
+			else if (ok)
 				d[n++] = xp - xc;
 			else
 				out++;
@@ -2072,6 +2369,7 @@ static int neighbour_pairs(const struct bisect *b, int a, int c, int confirm, do
 		} else {
 			pside[slot] = s;
 			px[slot] = x;
+			pat[slot] = at[s];
 		}
 		at[s]++;
 	}
@@ -2176,18 +2474,23 @@ double bisect_pairs_boundary(int n, int last)
 /*
  * bisect_pairs_pass(), with flip: each look passes only where
  * bisect_pairs_flip_p() is below a FLIP_STRICT-th of its boundary too; *p
- * is then the least of the looks' larger p of the two tests.
+ * is then the least of the looks' larger p of the two tests. With flip
+ * PAIRS_SIGN (pairs of slow-run indicators, a change in the slow runs:
+ * d is 1, 0 or -1), the sign-flip test alone at the boundaries: on such
+ * pairs it is the exact sign test of the discordant pairs.
  */
+#define PAIRS_SIGN 2
 static int pairs_pass(const double *d, int np, int last, double unit1_var, int flip, double *p)
 {
 	int passed = 0;
 
 	*p = 1;
 	for (int n = CONFIRM_MIN_PAIRS; n <= np && n <= last && !passed; n += 2) {
-		double q = paired_p(d, n, unit1_var), f = flip ? bisect_pairs_flip_p(d, n) : 0;
+		double q = flip == PAIRS_SIGN ? 0 : paired_p(d, n, unit1_var), f = flip ? bisect_pairs_flip_p(d, n) : 0;
 
 		*p = fmin(*p, fmax(q, f));
-		passed = q < bisect_pairs_boundary(n, last) && f < bisect_pairs_boundary(n, last) / FLIP_STRICT;
+		passed = q < bisect_pairs_boundary(n, last) &&
+			 f < bisect_pairs_boundary(n, last) / (flip == PAIRS_SIGN ? 1 : FLIP_STRICT);
 	}
 	return passed;
 }
@@ -2229,6 +2532,8 @@ static int confirm_last(const struct bisect *b)
 {
 	int n = 2 * pairs_needed(b);
 
+	if (b->rate)
+		return CONFIRM_MAX_PAIRS;  /* a sign test: each pair says one bit at most */
 	return n < CONFIRM_LAST_MIN ? CONFIRM_LAST_MIN : n;
 }
 
@@ -2281,6 +2586,8 @@ static double bits_per_run_taken(const struct bisect *b)
 {
 	long all = 0;
 
+	if (b->rate)
+		return bits_per_run(b);  /* the slow runs are what is counted */
 	for (int k = 0; k < b->nr_measured; k++)
 		all += b->c[b->measured[k]].nx;
 	return bits_per_run(b) * fmax(all > 0 ? 1 - (double)b->outliers / (double)all : 1, BUDGET_KEPT_MIN);
@@ -2368,13 +2675,18 @@ static int confirm_step(struct bisect *b, struct bisect_query *out, int k, const
 			double p_top, double stop)
 {
 	int npar = b->npar[top] ? b->npar[top] : 1, parent = -1, got = 0, np = 0, maxp = confirm_last(b), passed = 1;
-	int open[2], nopen = 0, nch = 1, aside = 0, mixed = levels_mixed(b) || bad_end_noisier(b);
+	int open[2], nopen = 0, nch = 1, aside = 0, mixed = b->rate ? 0 : levels_mixed(b) || bad_end_noisier(b);
 	const struct cdata *cc = &b->c[top];
 	double *d = xmalloc(((size_t)cc->nconfirm + 1) * sizeof(double));
 	double p = 1, pmax = 0;
-	char why[256];
+	char why[320], how[112];
 
 	b->culprit = top;
+	if (b->rate)
+		snprintf(how, sizeof(how), ", sign test: the change is in the slow runs, %.0f%% of the bad group's "
+			 "runs and %.0f%% of the good group's", 100 * b->rate_b, 100 * b->rate_g);
+	else
+		snprintf(how, sizeof(how), "%s", mixed ? FLIP_WHY : "");
 	for (int j = 0; j < npar; j++) {
 		int pj = parent_at(b, top, j);
 
@@ -2405,7 +2717,8 @@ static int confirm_step(struct bisect *b, struct bisect_query *out, int k, const
 		if (pj < 0)
 			continue;
 		nj = neighbour_pairs(b, pj, top, 1, d, &sj);
-		if (pairs_pass(d, nj, maxp, b->unit1_var, mixed, &pv)) {
+		if (pairs_pass(d, nj, maxp, b->unit1_var, b->rate ? PAIRS_SIGN : mixed, &pv) &&
+		    (!b->rate || rate_in_band(b, top))) {
 			if (j == 0)
 				np = nj;
 			pmax = fmax(pmax, pv);
@@ -2435,12 +2748,10 @@ static int confirm_step(struct bisect *b, struct bisect_query *out, int k, const
 		b->two_modes = mixed;
 		if (npar > 1)
 			snprintf(why, sizeof(why), "commit %d holds %.4f of the posterior, and interleaved pairs against "
-				 "each of its %d parents show the change (paired p at most %.4f%s)", top, p_top, npar, p,
-				 mixed ? FLIP_WHY : "");
+				 "each of its %d parents show the change (paired p at most %.4f%s)", top, p_top, npar, p, how);
 		else
 			snprintf(why, sizeof(why), "commit %d holds %.4f of the posterior, and %d interleaved pairs "
-				 "against its parent show the change (paired p=%.4f%s)", top, p_top, np, p,
-				 mixed ? FLIP_WHY : "");
+				 "against its parent show the change (paired p=%.4f%s)", top, p_top, np, p, how);
 		return finish(b, VERDICT_CULPRIT, why);
 	}
 	if ((np >= maxp || aside) && !passed) {
@@ -2455,8 +2766,7 @@ static int confirm_step(struct bisect *b, struct bisect_query *out, int k, const
 				 "p=%.4f): undecided", top, p_top, np + aside, against, aside, np, p);
 		else
 			snprintf(why, sizeof(why), "commit %d holds %.4f, but %d interleaved pairs against %s "
-				 "do not show the change (paired p=%.4f%s): undecided", top, p_top, np, against, p,
-				 mixed ? FLIP_WHY : "");
+				 "do not show the change (paired p=%.4f%s): undecided", top, p_top, np, against, p, how);
 		return finish(b, VERDICT_UNDECIDED, why);
 	}
 	b->state = BISECT_CONFIRM;
@@ -2743,9 +3053,12 @@ static int change_set_aside(struct bisect *b, int top, double ends_worse, double
 		for (int r = 0; r < c->nx; r++)
 			slow[e] += ax(b, c, r) < cut;
 	}
+	/* More of the bad end's runs slow: measured on, their share may tell (rate_mode()). */
+	if (slow[1] > slow[0] && b->c[b->n - 1].nx < ENDS_DOUBT_RUNS * b->o.end_runs_max)
+		return 2;
 	snprintf(why, sizeof(why), "the ends differ by %+.2f%%, but the runs kept show no change of %.1f%% "
 		 "or more either way (p=%.4f); the bad end has %d of %d runs slow, the good end %d of %d: "
-		 "the change is in the slow runs set aside, which bisectd does not bisect on: undecided",
+		 "the change is in the slow runs, and their shares do not tell it from the lab's: undecided",
 		 100 * b->ends_change, 100 * b->o.min_effect, p,
 		 slow[1], b->c[b->n - 1].nx, slow[0], b->c[0].nx);
 	b->culprit = top;
@@ -2770,6 +3083,8 @@ int bisect_next(struct bisect *b, struct bisect_query *out, int k, const unsigne
 	if (b->c[0].nx > 0 && b->c[b->n - 1].nx > 0)
 		ends_test(b);  /* the ends' numbers for the report, as they stand */
 	update_posterior(b);
+	if (rate_mode(b))
+		rate_posterior(b);
 	set_budget(b);
 	estimate_more(b);
 	p_top = best_post(b, &top);
@@ -2798,12 +3113,30 @@ int bisect_next(struct bisect *b, struct bisect_query *out, int k, const unsigne
 		return confirm_step(b, out, k, busy, top, p_top, stop);
 	b->state = BISECT_SEARCH;
 	b->culprit = -1;
-	if (b->map > 0 && b->sigma > 0) {
+	if (b->rate_maybe && b->c[b->n - 1].nx < ENDS_DOUBT_RUNS * b->o.end_runs_max && !(busy && (busy[0] || busy[b->n - 1]))) {
+		int r[2] = { b->o.end_runs, b->o.end_runs };
+
+		got = ends_chains(b, out, k < 2 ? 1 : 2, r, 1);
+		snprintf(b->why, sizeof(b->why), "the bad end's runs lie in two modes, one at the good end's level: "
+			 "more runs at both, to tell a change in the slow runs");
+		return got;
+	}
+	if (b->map > 0 && b->sigma > 0 && !b->rate) {
 		double worse, better;
 
+		int aside;
+
 		ends_kept_shift(b, &worse, &better);
-		if (change_set_aside(b, top, worse, better))
+		aside = change_set_aside(b, top, worse, better);
+		if (aside == 1)
 			return 0;
+		if (aside == 2 && !(busy && (busy[0] || busy[b->n - 1]))) {
+			int r[2] = { b->o.end_runs, b->o.end_runs };
+
+			snprintf(b->why, sizeof(b->why), "the change is in the slow runs: more runs at both ends, to "
+				 "tell it by their shares");
+			return ends_chains(b, out, k < 2 ? 1 : 2, r, 1);
+		}
 		/*
 		 * The ends' runs the search keeps doubt the change the ends
 		 * showed: settle that at the ends first, where the groups are
@@ -2909,7 +3242,8 @@ int bisect_next(struct bisect *b, struct bisect_query *out, int k, const unsigne
 		}
 	}
 	snprintf(b->why, sizeof(b->why), "best commit %d at %.4f; measuring %d commit%s, the first at %.2f "
-		 "of the mass", top, p_top, got, got > 1 ? "s" : "", out[0].mass);
+		 "of the mass%s", top, p_top, got, got > 1 ? "s" : "", out[0].mass,
+		 b->rate ? " (the change is in the slow runs: bisecting their share)" : "");
 	return got;
 }
 
@@ -2955,6 +3289,10 @@ void bisect_result(const struct bisect *b, struct bisect_result *r)
 	r->failed_confirm = b->failed_confirm;
 	if (b->verdict == VERDICT_NOT_REPRODUCED)
 		r->rare_share = rare_share(b);
+	if (b->rate) {
+		r->slow_good = b->rate_g;
+		r->slow_bad = b->rate_b;
+	}
 }
 
 double bisect_bad_mass(struct bisect *b, int i)
