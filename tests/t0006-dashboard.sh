@@ -115,8 +115,17 @@ CHROMIUM="$CHROMIUM" node "$TOP/tests/browser/dashboard.mjs" "$LAB_URL" 1 "$SHOT
 brc=$?
 browser_tap "$LAB/outcome.out"
 is "$brc" 0 "... and that browser run exits 0"
+
+# A culprit found on the share of slow runs (a change in some runs only):
+# its page prints both groups' shares.
+q "UPDATE jobs SET report = json_remove(json_set(report, '$.confidence', 0.9999, '$.slow_bad_pct', 52.0,
+	'$.slow_good_pct', 1.0), '$.posterior') WHERE id = 1"
+CHROMIUM="$CHROMIUM" node "$TOP/tests/browser/dashboard.mjs" "$LAB_URL" 1 "$SHOTS" slow > "$LAB/slow.out" 2>&1
+brc=$?
+browser_tap "$LAB/slow.out"
+is "$brc" 0 "... and that browser run exits 0"
 n=$(ls "$SHOTS"/*.png 2>/dev/null | wc -l)
-like "$n" '^[4-9]$' "its screenshots are kept"
+like "$n" '^[5-9]$' "its screenshots are kept"
 echo "# screenshots: $SHOTS"
 
 tap_plan "$tap_n"

@@ -438,7 +438,7 @@ static void print_numbers(struct sbuf *out, const json_t *report)
 {
 	const char *verdict = jstr_or(report, "verdict", "?");
 	json_t *top = json_object_get(report, "top"), *x;
-	double e, lo, hi, tcv, rcv, me, rare;
+	double e, lo, hi, tcv, rcv, me, rare, sb_, sg;
 	char sha[13];
 	size_t i;
 
@@ -462,6 +462,9 @@ static void print_numbers(struct sbuf *out, const json_t *report)
 		sbuf_addf(out, "  not reproduced: the bad end was shown not to be worse by %.1f%% or more\n", me);
 	if (!strcmp(verdict, "not-reproduced") && jnum(&rare, report, "rare_share_pct"))
 		sbuf_addf(out, "  unless it shows in fewer than %.0f%% of the runs (an intermittent change)\n", rare);
+	if (jnum(&sb_, report, "slow_bad_pct") && jnum(&sg, report, "slow_good_pct"))
+		sbuf_addf(out, "  the change is in the slow runs: %.0f%% of the bad group's runs, %.0f%% of the good "
+			  "group's (bisected on that share)\n", sb_, sg);
 	/* An interval of no width is an effect not estimated yet. */
 	if (jnum(&e, report, "effect_pct") && jnum(&lo, report, "effect_lo_pct") && jnum(&hi, report, "effect_hi_pct") &&
 	    lo < hi)

@@ -211,6 +211,10 @@ static json_t *engine_report(struct coord *s, struct jobctx *c, struct bisect *b
 		json_object_set_new(rep, "more_runs", json_integer(res->more_runs));
 	if (res->failed_confirm >= 0 && res->failed_confirm < c->n)
 		json_object_set_new(rep, "failed_confirm", json_integer(res->failed_confirm));
+	if (res->slow_bad > 0) {  /* the change is in the slow runs: bisected on their share */
+		set_num(rep, "slow_good_pct", 100 * res->slow_good);
+		set_num(rep, "slow_bad_pct", 100 * res->slow_bad);
+	}
 	if (res->verdict == VERDICT_NOT_REPRODUCED) {
 		set_num(rep, "change_pct", 100 * res->ends_change);
 		set_num(rep, "p_value", res->ends_p);

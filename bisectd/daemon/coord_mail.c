@@ -388,6 +388,11 @@ int coord_job_report_mail(struct coord *s, char **out, long long id)
 	else if (json_is_number(json_object_get(rep, "confidence")))
 		sbuf_addf(&sb, "\tconfidence %.4f: the posterior probability that this commit is the culprit\n",
 			  json_number_value(json_object_get(rep, "confidence")));
+	if (json_is_number(json_object_get(rep, "slow_bad_pct")))
+		sbuf_addf(&sb, "\tthe change is in some runs only: %.0f%% of the bad group's runs are slow, %.0f%% of "
+			  "the good group's (bisected on that share; confirmed by a sign test of interleaved pairs)\n",
+			  json_number_value(json_object_get(rep, "slow_bad_pct")),
+			  json_number_value(json_object_get(rep, "slow_good_pct")));
 	if (json_is_number(json_object_get(rep, "effect_pct")))
 		sbuf_addf(&sb, "\tthe engine's effect: %+.2f%% (95%% interval %+.2f%% to %+.2f%%), the bad group "
 			  "against the good\n", json_number_value(json_object_get(rep, "effect_pct")),

@@ -99,12 +99,24 @@ static void text_seconds(struct sbuf *sb, long long t)
  * effect with its 95% interval, the noise per task and per run, and what
  * the budgets allowed and used.
  */
+/* A change in the slow runs only: the job bisected on their share. */
+static void text_slow(struct sbuf *sb, json_t *rep)
+{
+	if (json_is_number(json_object_get(rep, "slow_bad_pct")))
+		sbuf_addf(sb, "slow runs: the change is in some runs only, far below the rest: %.0f%% of the bad group's "
+			  "runs are slow, %.0f%% of the good group's; the job bisected on that share, and its confirmation "
+			  "is a sign test of the interleaved pairs' slow runs\n",
+			  json_number_value(json_object_get(rep, "slow_bad_pct")),
+			  json_number_value(json_object_get(rep, "slow_good_pct")));
+}
+
 static void text_numbers(struct sbuf *sb, json_t *j, json_t *rep)
 {
 	json_t *p = json_object_get(j, "progress");
 	double tcv = json_number_value(json_object_get(rep, "task_cv"));
 	double rcv = json_number_value(json_object_get(rep, "run_cv"));
 
+	text_slow(sb, rep);
 	/* An interval of no width is an effect not estimated yet (the ends still being measured). */
 	if (json_number_value(json_object_get(rep, "effect_lo_pct")) < json_number_value(json_object_get(rep, "effect_hi_pct")))
 		sbuf_addf(sb, "effect: %+.2f%% (95%% interval %+.2f%% to %+.2f%%), the bad group against the good "
@@ -151,6 +163,7 @@ static void text_undecided(struct sbuf *sb, json_t *j, json_t *rep, double base)
 			text_commit(sb, label, x, base);
 		}
 	}
+	text_slow(sb, rep);
 	if (json_is_integer(fc)) {
 		json_t *commits = json_object_get(j, "commits");
 		const char *sha = NULL;

@@ -404,15 +404,22 @@ function renderOutcome(j) {
 			<p>${num(r.parent && r.parent.hmean)} &rarr; ${num(r.culprit.hmean)} ${esc(j.unit)}
 			(${r.change_pct != null ? r.change_pct.toFixed(1) + '%' : ''}), p ${r.p_value != null ? Number(r.p_value).toPrecision(2) : '?'},
 			confidence ${pct(r.confidence)}${r.posterior != null ?
-				` (capped: the runs show two modes; the model's posterior ${pct(r.posterior)})` : ''}</p>`;
+				` (capped: the runs show two modes; the model's posterior ${pct(r.posterior)})` : ''}</p>` + slowLine(r);
 	} else {
 		const set = r.range && r.range.length ? r.range : r.top || [];
 		html = `<p>${badge(r.verdict)} ${esc(r.why || '')}</p>` + (set.length ? `<p>${r.verdict === 'range' ?
 			'The culprit is one of' : 'Most probable'}:</p><ul>${set.map((c) => `<li>${commitLabel(c)} ${pct(c.p)}</li>`).join('')}</ul>` : '') +
 			(r.effect_pct != null ? `<p>effect ${r.effect_pct.toFixed(1)}% [${(r.effect_lo_pct ?? 0).toFixed(1)}%,
-				${(r.effect_hi_pct ?? 0).toFixed(1)}%]${r.more_runs ? `, about ${esc(r.more_runs)} more runs would decide it` : ''}</p>` : '');
+				${(r.effect_hi_pct ?? 0).toFixed(1)}%]${r.more_runs ? `, about ${esc(r.more_runs)} more runs would decide it` : ''}</p>` : '') +
+			slowLine(r);
 	}
 	$('#job-outcome').innerHTML = html;
+}
+
+/* A change in the slow runs only: the job bisected on their share. */
+function slowLine(r) {
+	return r.slow_bad_pct != null ? `<p class="slow">the change is in the slow runs: ${r.slow_bad_pct.toFixed(0)}% of the bad group's runs,
+		${(r.slow_good_pct ?? 0).toFixed(0)}% of the good group's (bisected on that share)</p>` : '';
 }
 
 function renderDecisions(j) {

@@ -1,9 +1,9 @@
-// dashboard.mjs URL JOB OUTDIR [outcome]: drives Debian's chromium through
+// dashboard.mjs URL JOB OUTDIR [outcome|slow]: drives Debian's chromium through
 // playwright-core over the dashboard of a running bisectd whose job JOB
 // is running, for tests/t0006-dashboard.sh. Prints one line per check,
 // "ok DESCRIPTION" or "not ok DESCRIPTION" (then "# " lines saying why),
 // which the script turns into TAP; screenshots go to OUTDIR. With
-// "outcome" it only reads the finished job's outcome on its page.
+// "outcome" or "slow" it only reads the finished job's outcome on its page.
 import { chromium } from 'playwright-core';
 
 const [url, jobArg, outdir, mode] = process.argv.slice(2);
@@ -64,6 +64,23 @@ if (mode === 'outcome') {
 			document.querySelector('#job-outcome').textContent), null, 10000);
 		check(seen, 'a capped confidence is shown beside the model\'s posterior', await page.textContent('#job-outcome'));
 		await shot(page, '6-capped');
+	} finally {
+		await b.close();
+	}
+	process.exit(failed ? 1 : 0);
+}
+
+// A culprit found on the share of slow runs: the page prints both groups' shares.
+if (mode === 'slow') {
+	const b = await launch();
+	try {
+		const page = await b.newPage({ viewport: { width: 1400, height: 900 } });
+
+		await page.goto(`${url}/jobs/${job}`);
+		const seen = await until(page, () => /the change is in the slow runs: 52% of the bad group's runs,\s+1% of the good group's/.test(
+			document.querySelector('#job-outcome').textContent), null, 10000);
+		check(seen, 'a change in the slow runs is shown with both groups\' shares', await page.textContent('#job-outcome'));
+		await shot(page, '7-slow-runs');
 	} finally {
 		await b.close();
 	}
