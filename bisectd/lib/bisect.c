@@ -96,6 +96,9 @@ static const double lambdas[] = { 0, 0.5, 3, 20 };
 #define RATE_MIN_FAST 6      /* runs not slow at each end: the test of a steady change has power, and the bad end is in two modes */
 #define RATE_NEAR_SIGMAS 2.0 /* ... and where two of the bad end's runs lie this near the good level, the ends are measured on */
 #define RATE_GAP 3.0         /* the slow band: this many of its sds (or s) above its median depth; the gap to it from this many s */
+#define RATE_BETWEEN_SHARE 10 /* at most one in this many of the ends' runs between the modes */
+#define RATE_ABOVE_MOST 2     /* runs far above their level the ends may have, or 5% of them */
+#define RATE_ENDS_RUNS 2     /* the ends measured on to tell a change in the slow runs: to this many end_runs_max */
 #define RATE_STEADY_P 0.01   /* the bad end's other runs shown apart from the good end's at this p: a steady change */
 
 /* A task: runs that were taken together, on one agent, and share a level. */
@@ -180,6 +183,7 @@ struct bisect {
 	double rate_lvl[AGENT_SLOTS], rate_depth; /* a run this far below its agent's level is slow */
 	double rate_band;          /* ... and one this far below lies in the slow mode's band */
 	double rate_g, rate_b;     /* the shares of slow runs of the good and bad groups, most probable split */
+	double rate_eg, rate_eb;   /* ... and of the good and bad ends, which set the derived budget */
 	int map;
 	int outliers;
 	long runs, builds;
@@ -1726,7 +1730,7 @@ static int rate_mode(struct bisect *b)
 	const struct cdata *e[2] = { &b->c[0], &b->c[b->n - 1] };
 	double *v, s, far, mean[2] = { 0, 0 }, ss[2] = { 0, 0 }, all[2] = { 0, 0 }, alpha = (1 - b->o.confidence) / 2;
 	double se2 = 0, dof, diff, pw, pb;
-	int nf[2] = { 0, 0 }, slow[2] = { 0, 0 }, nv, nfar = 0, cap = e[0]->nx > e[1]->nx ? e[0]->nx : e[1]->nx;
+	int nf[2] = { 0, 0 }, slow[2] = { 0, 0 }, nv, nfar, above = 0, cap = e[0]->nx > e[1]->nx ? e[0]->nx : e[1]->nx;
 
 	b->rate = b->rate_maybe = 0;
 	if (e[0]->nx < RATE_MIN_RUNS || e[1]->nx < RATE_MIN_RUNS)
@@ -1739,9 +1743,9 @@ static int rate_mode(struct bisect *b)
 				v[nv++] = e[0]->x[r];
 		if (a < 0)
 			for (int i = 0; i < AGENT_SLOTS; i++)
-				b->rate_lvl[i] = median_of(v, nv);
+				b->rate_lvl[i] = upper_centre(v, nv);
 		else if (nv >= 2)
-			b->rate_lvl[a] = median_of(v, nv);
+			b->rate_lvl[a] = upper_centre(v, nv);
 	}
 	for (int r = 0; r < e[0]->nx; r++)
 		v[r] = fabs(e[0]->x[r] - b->rate_lvl[b->tasks[e[0]->task[r]].agent]);
@@ -1753,20 +1757,25 @@ static int rate_mode(struct bisect *b)
 			double depth = b->rate_lvl[b->tasks[e[i]->task[r]].agent] - e[i]->x[r];
 
 			if (depth < -far)
-				nfar = -1;  /* far above an agent's level: its level is a slow one (a hog through its runs) */
-			else if (i && depth > far && nfar >= 0)
+				above++;
+			else if (i && depth > far)
 				v[nv++] = depth;
 		}
-	nfar = nfar < 0 ? 0 : nv;
+	/*
+	 * Runs far above an agent's level: its level is a slow one (a hog
+	 * through all of its good-end runs), unless they are a lab's few.
+	 */
+	nfar = above > RATE_ABOVE_MOST && above * 20 > e[0]->nx + e[1]->nx ? 0 : nv;
 	b->rate_depth = b->rate_band = 0;
 	if (nfar >= 3 && s > 0) {
 		/*
 		 * Two modes, not one wide spread: the far runs' band (their
 		 * median depth less RATE_GAP of their spread or s, the wider)
-		 * lies RATE_GAP s or more below the level, and at most one run
-		 * of either end falls between. A steady change at a noisier
-		 * bad end (a CV twice the good end's), or a lab whose level
-		 * moved, spreads its runs over the gap instead.
+		 * lies RATE_GAP s and s more below the level, and a tenth of
+		 * the ends' runs at most fall between (on the local lab a hog
+		 * that came on mid-run put 6% there). A steady change at a
+		 * noisier bad end (a CV twice the good end's), or a lab whose
+		 * level moved, spreads its runs over the gap instead.
 		 */
 		double d = median_of(v, nv), w, lo = RATE_GAP * s, hi;
 		int between = 0;
@@ -1781,7 +1790,7 @@ static int rate_mode(struct bisect *b)
 
 				between += depth > lo && depth < hi;
 			}
-		if (hi - lo >= s && between <= 1) {
+		if (hi - lo >= s && between * RATE_BETWEEN_SHARE <= e[0]->nx + e[1]->nx) {
 			b->rate_depth = fmax(d / 2, RATE_MIN_SIGMAS * s);
 			b->rate_band = hi;
 		}
@@ -1833,6 +1842,8 @@ static int rate_mode(struct bisect *b)
 	if (pw < RATE_STEADY_P || pb < RATE_STEADY_P)
 		return 0;
 	b->rate = 1;
+	b->rate_eg = (slow[0] + RATE_PRIOR) / (e[0]->nx + 2 * RATE_PRIOR);
+	b->rate_eb = (slow[1] + RATE_PRIOR) / (e[1]->nx + 2 * RATE_PRIOR);
 	{
 		/* The effect over all the ends' runs, slow and fast: what the change costs on average. */
 		double m0 = all[0] / e[0]->nx, m1 = all[1] / e[1]->nx, q0 = 0, q1 = 0;
@@ -2586,8 +2597,13 @@ static double bits_per_run_taken(const struct bisect *b)
 {
 	long all = 0;
 
+	/*
+	 * On the share of slow runs, a run's bits at the ends' shares, which
+	 * set the mode: the most probable split's can near each other where
+	 * the search finds nothing, and the budget would grow without bound.
+	 */
 	if (b->rate)
-		return bits_per_run(b);  /* the slow runs are what is counted */
+		return rate_info(0.5, 1, b->rate_eg, b->rate_eb);
 	for (int k = 0; k < b->nr_measured; k++)
 		all += b->c[b->measured[k]].nx;
 	return bits_per_run(b) * fmax(all > 0 ? 1 - (double)b->outliers / (double)all : 1, BUDGET_KEPT_MIN);
@@ -3054,7 +3070,7 @@ static int change_set_aside(struct bisect *b, int top, double ends_worse, double
 			slow[e] += ax(b, c, r) < cut;
 	}
 	/* More of the bad end's runs slow: measured on, their share may tell (rate_mode()). */
-	if (slow[1] > slow[0] && b->c[b->n - 1].nx < ENDS_DOUBT_RUNS * b->o.end_runs_max)
+	if (slow[1] > slow[0] && b->c[b->n - 1].nx < RATE_ENDS_RUNS * b->o.end_runs_max)
 		return 2;
 	snprintf(why, sizeof(why), "the ends differ by %+.2f%%, but the runs kept show no change of %.1f%% "
 		 "or more either way (p=%.4f); the bad end has %d of %d runs slow, the good end %d of %d: "
@@ -3095,9 +3111,14 @@ int bisect_next(struct bisect *b, struct bisect_query *out, int k, const unsigne
 	 * again at each step from the noise as it is now, can shrink under a
 	 * confirmation that a burst of load made long (a 15% culprit at
 	 * 1.0000 ended undecided at 156 runs on the local lab). A job's own
-	 * budget holds whatever the phase.
+	 * budget holds whatever the phase, and so does the derived one of a
+	 * job on the share of slow runs: there pairs that passed with the
+	 * posterior short of the stop sent the search on, and a job that
+	 * counted a lab's slow runs as evidence ran 1,039 runs on the local
+	 * lab with no change to find (docs/TESTING.md, "An intermittent
+	 * culprit").
 	 */
-	if (budget_spent(b) && !(b->o.budget_runs == 0 && p_top >= CONFIRM_START)) {
+	if (budget_spent(b) && !(b->o.budget_runs == 0 && p_top >= CONFIRM_START && !b->rate)) {
 		char why[200];
 
 		b->culprit = top;
@@ -3113,7 +3134,7 @@ int bisect_next(struct bisect *b, struct bisect_query *out, int k, const unsigne
 		return confirm_step(b, out, k, busy, top, p_top, stop);
 	b->state = BISECT_SEARCH;
 	b->culprit = -1;
-	if (b->rate_maybe && b->c[b->n - 1].nx < ENDS_DOUBT_RUNS * b->o.end_runs_max && !(busy && (busy[0] || busy[b->n - 1]))) {
+	if (b->rate_maybe && b->c[b->n - 1].nx < RATE_ENDS_RUNS * b->o.end_runs_max && !(busy && (busy[0] || busy[b->n - 1]))) {
 		int r[2] = { b->o.end_runs, b->o.end_runs };
 
 		got = ends_chains(b, out, k < 2 ? 1 : 2, r, 1);

@@ -26,6 +26,8 @@ load. One line per job as it ends, then a table per case.
                      small: 5% slower; none: no change
                      buildfail: 15%, and the culprit's parent does not build
                      merge: 15%, the culprit a merge worse than both parents
+                     intermittent (only when named): half the culprit's runs
+                       at half the speed, the rest as before
   --reps N         repetitions of every case, or CASE=N,... per case
                    (default: big=$DEF_BIG,small=$DEF_SMALL,none=$DEF_NONE,buildfail=$DEF_BF,merge=$DEF_MERGE; a repetition is
                    about 50 s here, a bisectd job of 25-40 s and both
@@ -60,7 +62,7 @@ git bisect: steps, ends included); builds: distinct commits measured.
 EOF
 }
 
-DEF_BIG=10 DEF_SMALL=4 DEF_NONE=3 DEF_BF=3 DEF_MERGE=3
+DEF_BIG=10 DEF_SMALL=4 DEF_NONE=3 DEF_BF=3 DEF_MERGE=3 DEF_INT=4
 CASES=big,small,none,buildfail,merge
 REPS=""
 QUICK=0
@@ -129,12 +131,13 @@ reps_of() {
 	none) echo $DEF_NONE ;;
 	buildfail) echo $DEF_BF ;;
 	merge) echo $DEF_MERGE ;;
+	intermittent) echo $DEF_INT ;;
 	esac
 }
 
 for c in $(echo "$CASES" | tr ',' ' '); do
 	case $c in
-	big | small | none | buildfail | merge) ;;
+	big | small | none | buildfail | merge | intermittent) ;;
 	*) echo "bench-lab: unknown case '$c'" >&2; exit 2 ;;
 	esac
 	case $(reps_of "$c") in

@@ -10,6 +10,9 @@
 #   merge      15% slower, and the culprit is the merge of topic/mix
 #              itself (an evil merge: it raises ROUNDS, which neither of
 #              its parents has), so it is worse than both its parents
+#   intermittent  the culprit makes half the runs do the work twice (a
+#              slow path taken when a bit of the clock is set): those
+#              runs at half the speed, the others as before
 #
 # DIR becomes a git repository (branch main, 37 commits, 3 merged branches,
 # fixed dates and authors through mkrepo.sh, so the ids are the same on
@@ -32,7 +35,7 @@
 set -eu
 
 if [ $# -ne 2 ]; then
-	echo "usage: $0 DIR big|small|none|buildfail|merge" >&2
+	echo "usage: $0 DIR big|small|none|buildfail|merge|intermittent" >&2
 	exit 2
 fi
 D=${1%/}
@@ -41,6 +44,7 @@ case $CASE in
 big | buildfail | merge) base=17 slow=20 ;;
 small) base=19 slow=20 ;;
 none) base=19 slow=19 ;;
+intermittent) base=17 slow=17 ;;
 *)
 	echo "mklabrepo: unknown case '$CASE'" >&2
 	exit 2
@@ -171,6 +175,12 @@ fi
 if [ "$CASE" != merge ]; then
 	sed "s|^#define ROUNDS $base\$|#define ROUNDS $slow|" "$D/mix.h" > "$D/mix.h.tmp"
 	mv "$D/mix.h.tmp" "$D/mix.h"
+fi
+if [ "$CASE" = intermittent ]; then
+	sed 's|^	for (uint32_t i = 0; i < ITERS; i++)$|	for (uint32_t i = 0; i < ITERS * (1 + (uint32_t)(a.tv_nsec >> 10 \& 1)); i++)|' \
+		"$D/bench.c" > "$D/bench.c.tmp"
+	mv "$D/bench.c.tmp" "$D/bench.c"
+	subject="mix: a second pass over the chain when the clock's bit 10 is set"
 fi
 if [ "$CASE" = none ] || [ "$CASE" = merge ]; then
 	# The same subject, a harmless change: the speed stays.
