@@ -53,34 +53,26 @@ const launch = () => chromium.launch({
 	args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
 });
 
-// A culprit whose claim the engine capped: the page prints the confidence and the model's posterior.
-if (mode === 'outcome') {
+// The finished job's outcome on its page: a culprit whose claim the engine
+// capped (the confidence and the model's posterior), or one found on the
+// share of slow runs (both groups' shares), as the test stored them.
+const OUTCOMES = {
+	outcome: ["capped: the runs show two modes; the model's posterior 99\\.99",
+		'a capped confidence is shown beside the model\'s posterior', '6-capped'],
+	slow: ["the change is in the slow runs: 52% of the bad group's runs,\\s+1% of the good group's",
+		'a change in the slow runs is shown with both groups\' shares', '7-slow-runs'],
+};
+if (OUTCOMES[mode]) {
+	const [pattern, what, name] = OUTCOMES[mode];
 	const b = await launch();
 	try {
 		const page = await b.newPage({ viewport: { width: 1400, height: 900 } });
 
 		await page.goto(`${url}/jobs/${job}`);
-		const seen = await until(page, () => /capped: the runs show two modes; the model's posterior 99\.99/.test(
-			document.querySelector('#job-outcome').textContent), null, 10000);
-		check(seen, 'a capped confidence is shown beside the model\'s posterior', await page.textContent('#job-outcome'));
-		await shot(page, '6-capped');
-	} finally {
-		await b.close();
-	}
-	process.exit(failed ? 1 : 0);
-}
-
-// A culprit found on the share of slow runs: the page prints both groups' shares.
-if (mode === 'slow') {
-	const b = await launch();
-	try {
-		const page = await b.newPage({ viewport: { width: 1400, height: 900 } });
-
-		await page.goto(`${url}/jobs/${job}`);
-		const seen = await until(page, () => /the change is in the slow runs: 52% of the bad group's runs,\s+1% of the good group's/.test(
-			document.querySelector('#job-outcome').textContent), null, 10000);
-		check(seen, 'a change in the slow runs is shown with both groups\' shares', await page.textContent('#job-outcome'));
-		await shot(page, '7-slow-runs');
+		const seen = await until(page, (re) => new RegExp(re).test(document.querySelector('#job-outcome').textContent),
+			pattern, 10000);
+		check(seen, what, await page.textContent('#job-outcome'));
+		await shot(page, name);
 	} finally {
 		await b.close();
 	}
