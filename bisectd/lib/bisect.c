@@ -1675,10 +1675,16 @@ static int bad_end_noisier(const struct bisect *b)
 /* ------------------------------------------------------------------ */
 /* A change in the slow runs: bisecting their share */
 
-/* Whether run r of commit c is slow: below its agent's level by rate_depth or more (rate_mode()). */
+/* How far run r of commit c lies below its agent's level at the good end (rate_mode()). */
+static double rate_below(const struct bisect *b, const struct cdata *c, int r)
+{
+	return b->rate_lvl[b->tasks[c->task[r]].agent] - c->x[r];
+}
+
+/* Whether run r of commit c is slow: below its agent's level by rate_depth or more. */
 static int rate_slow(const struct bisect *b, const struct cdata *c, int r)
 {
-	return c->x[r] < b->rate_lvl[b->tasks[c->task[r]].agent] - b->rate_depth;
+	return rate_below(b, c, r) > b->rate_depth;
 }
 
 static double lchoose(int n, int k)
@@ -1706,14 +1712,15 @@ static double fisher_upper(int x, int n, int K, int N)
  *
  * Decided from the two ends' runs alone, so that every step of a job (a
  * clone, a restart from the store) takes the same mode on the same runs:
- * each agent's level is the median of its runs at the good end (the
- * pooled median where it has fewer than two), the noise s the median
- * absolute deviation of those runs from their levels. The bad end's runs
- * beyond FAR_SIGMAS * s below their level are its far runs; a run is
- * slow below its level by half their median depth (at least
- * RATE_MIN_SIGMAS * s): midway between the modes. The mode holds where
- *  - the bad end has three far runs or more, no run of either end lies as
- *    far above its level, and the runs lie in two modes with a gap
+ * each agent's level is the centre of its runs at the good end that a
+ * slow mode does not move (upper_centre(); pooled where it has fewer than
+ * two), the noise s the median absolute deviation of those runs from
+ * their levels. The bad end's runs beyond FAR_SIGMAS * s below their
+ * level are its far runs; a run is slow below its level by half their
+ * median depth (at least RATE_MIN_SIGMAS * s): midway between the modes.
+ * The mode holds where
+ *  - the bad end has three far runs or more, few runs of the ends lie as
+ *    far above their level, and the runs lie in two modes with a gap
  *    between (below);
  *  - its share of slow runs is above the good end's (Fisher's exact test,
  *    one-sided, at (1 - confidence) / 2; the ends are measured in
@@ -1728,9 +1735,10 @@ static double fisher_upper(int x, int n, int K, int N)
 static int rate_mode(struct bisect *b)
 {
 	const struct cdata *e[2] = { &b->c[0], &b->c[b->n - 1] };
-	double *v, s, far, mean[2] = { 0, 0 }, ss[2] = { 0, 0 }, all[2] = { 0, 0 }, alpha = (1 - b->o.confidence) / 2;
-	double se2 = 0, dof, diff, pw, pb;
-	int nf[2] = { 0, 0 }, slow[2] = { 0, 0 }, nv, nfar, above = 0, cap = e[0]->nx > e[1]->nx ? e[0]->nx : e[1]->nx;
+	double *v, *res[2], *fast[2], s, far, alpha = (1 - b->o.confidence) / 2, m[2], se[2];
+	int nf[2] = { 0, 0 }, slow[2] = { 0, 0 }, nv, nfar, above = 0, mode = 0;
+	int cap = e[0]->nx > e[1]->nx ? e[0]->nx : e[1]->nx;
+	struct stats_test t;
 
 	b->rate = b->rate_maybe = 0;
 	if (e[0]->nx < RATE_MIN_RUNS || e[1]->nx < RATE_MIN_RUNS)
@@ -1748,13 +1756,13 @@ static int rate_mode(struct bisect *b)
 			b->rate_lvl[a] = upper_centre(v, nv);
 	}
 	for (int r = 0; r < e[0]->nx; r++)
-		v[r] = fabs(e[0]->x[r] - b->rate_lvl[b->tasks[e[0]->task[r]].agent]);
+		v[r] = fabs(rate_below(b, e[0], r));
 	s = 1.4826 * median_of(v, e[0]->nx);
 	far = FAR_SIGMAS * s;
 	nv = 0;
 	for (int i = 0; i < 2; i++)
 		for (int r = 0; r < e[i]->nx; r++) {
-			double depth = b->rate_lvl[b->tasks[e[i]->task[r]].agent] - e[i]->x[r];
+			double depth = rate_below(b, e[i], r);
 
 			if (depth < -far)
 				above++;
@@ -1785,11 +1793,8 @@ static int rate_mode(struct bisect *b)
 		w = fmax(1.4826 * median_of(v, nv), s);
 		hi = d - RATE_GAP * w;
 		for (int i = 0; i < 2; i++)
-			for (int r = 0; r < e[i]->nx; r++) {
-				double depth = b->rate_lvl[b->tasks[e[i]->task[r]].agent] - e[i]->x[r];
-
-				between += depth > lo && depth < hi;
-			}
+			for (int r = 0; r < e[i]->nx; r++)
+				between += rate_below(b, e[i], r) > lo && rate_below(b, e[i], r) < hi;
 		if (hi - lo >= s && between * RATE_BETWEEN_SHARE <= e[0]->nx + e[1]->nx) {
 			b->rate_depth = fmax(d / 2, RATE_MIN_SIGMAS * s);
 			b->rate_band = hi;
@@ -1798,21 +1803,24 @@ static int rate_mode(struct bisect *b)
 	free(v);
 	if (b->rate_band <= 0)
 		return 0;
-	for (int i = 0; i < 2; i++)
+	/*
+	 * Each end's runs against their agents' levels, and those not slow,
+	 * shifted above 0 for stats_welch_t_test() (which keeps values above 0
+	 * only; a run not slow lies less than rate_depth below its level).
+	 */
+	for (int i = 0; i < 2; i++) {
+		res[i] = xmalloc((size_t)e[i]->nx * sizeof(double));
+		fast[i] = xmalloc((size_t)e[i]->nx * sizeof(double));
 		for (int r = 0; r < e[i]->nx; r++) {
-			double x = e[i]->x[r] - b->rate_lvl[b->tasks[e[i]->task[r]].agent];
-
-			all[i] += x;
-			if (rate_slow(b, e[i], r)) {
+			res[i][r] = -rate_below(b, e[i], r);
+			if (rate_slow(b, e[i], r))
 				slow[i]++;
-				continue;
-			}
-			nf[i]++;
-			mean[i] += x;
-			ss[i] += x * x;
+			else
+				fast[i][nf[i]++] = res[i][r] + b->rate_depth + 1;
 		}
+	}
 	if (fisher_upper(slow[1], e[1]->nx, slow[0] + slow[1], e[0]->nx + e[1]->nx) > alpha)
-		return 0;
+		goto out;
 	/*
 	 * Too few runs of the bad end at the good level to test for a
 	 * steady change beside the slow runs: its ends are measured on
@@ -1823,39 +1831,28 @@ static int rate_mode(struct bisect *b)
 		int near = 0;
 
 		for (int r = 0; r < e[1]->nx; r++)
-			near += fabs(e[1]->x[r] - b->rate_lvl[b->tasks[e[1]->task[r]].agent]) < RATE_NEAR_SIGMAS * s;
+			near += fabs(res[1][r]) < RATE_NEAR_SIGMAS * s;
 		b->rate_maybe = near >= 2;
-		return 0;
+		goto out;
 	}
-	for (int i = 0; i < 2; i++) {
-		mean[i] /= nf[i];
-		ss[i] = fmax(ss[i] - nf[i] * mean[i] * mean[i], 0) / (nf[i] - 1);  /* now the variance */
-		se2 += ss[i] / nf[i];
-	}
-	if (!(se2 > 0))
-		return 0;
-	/* Welch-Satterthwaite */
-	dof = se2 * se2 / (pow(ss[0] / nf[0], 2) / (nf[0] - 1) + pow(ss[1] / nf[1], 2) / (nf[1] - 1));
-	diff = mean[1] - mean[0];
-	pw = stats_t_cdf(diff / sqrt(se2), dof);   /* the bad end's other runs worse: small p */
-	pb = stats_t_cdf(-diff / sqrt(se2), dof);  /* ... better */
-	if (pw < RATE_STEADY_P || pb < RATE_STEADY_P)
-		return 0;
-	b->rate = 1;
+	/* The bad end's other runs shown worse or better than the good end's: a steady change. */
+	stats_welch_t_test(&t, fast[1], (size_t)nf[1], fast[0], (size_t)nf[0], ALT_LESS);
+	if (isnan(t.stat) || t.p < RATE_STEADY_P || stats_t_cdf(-t.stat, t.df) < RATE_STEADY_P)
+		goto out;
+	b->rate = mode = 1;
 	b->rate_eg = (slow[0] + RATE_PRIOR) / (e[0]->nx + 2 * RATE_PRIOR);
 	b->rate_eb = (slow[1] + RATE_PRIOR) / (e[1]->nx + 2 * RATE_PRIOR);
-	{
-		/* The effect over all the ends' runs, slow and fast: what the change costs on average. */
-		double m0 = all[0] / e[0]->nx, m1 = all[1] / e[1]->nx, q0 = 0, q1 = 0;
-
-		for (int r = 0; r < e[0]->nx; r++)
-			q0 += pow(e[0]->x[r] - b->rate_lvl[b->tasks[e[0]->task[r]].agent] - m0, 2);
-		for (int r = 0; r < e[1]->nx; r++)
-			q1 += pow(e[1]->x[r] - b->rate_lvl[b->tasks[e[1]->task[r]].agent] - m1, 2);
-		b->delta = m1 - m0;
-		b->delta_sd = sqrt(q0 / (e[0]->nx - 1) / e[0]->nx + q1 / (e[1]->nx - 1) / e[1]->nx);
+	/* The effect over all the ends' runs, slow and fast: what the change costs on average. */
+	for (int i = 0; i < 2; i++)
+		mean_se(res[i], e[i]->nx, &m[i], &se[i]);
+	b->delta = m[1] - m[0];
+	b->delta_sd = sqrt(se[0] * se[0] + se[1] * se[1]);
+out:
+	for (int i = 0; i < 2; i++) {
+		free(res[i]);
+		free(fast[i]);
 	}
-	return 1;
+	return mode;
 }
 
 /*
@@ -1873,7 +1870,7 @@ static int rate_in_band(const struct bisect *b, int i)
 
 	for (int r = 0; r < c->nx; r++)
 		if (rate_slow(b, c, r))
-			v[n++] = b->rate_lvl[b->tasks[c->task[r]].agent] - c->x[r];
+			v[n++] = rate_below(b, c, r);
 	d = n ? median_of(v, n) : 0;
 	free(v);
 	return n > 0 && d >= b->rate_band;
@@ -2923,6 +2920,20 @@ static int ends_chains(const struct bisect *b, struct bisect_query *out, int nch
 	return got;
 }
 
+/* A search step's round of both ends: end_runs each, in interleaved chains, one an agent (two at most). */
+static int ends_round(const struct bisect *b, struct bisect_query *out, int k)
+{
+	int r[2] = { b->o.end_runs, b->o.end_runs };
+
+	return ends_chains(b, out, k < 2 ? 1 : 2, r, 1);
+}
+
+/* Whether either end has a task out (busy, from bisect_next()). */
+static int ends_busy(const struct bisect *b, const unsigned char *busy)
+{
+	return busy && (busy[0] || busy[b->n - 1]);
+}
+
 /* The ends phase: both measured in interleaved chains, one per agent, until they differ or are shown equal. */
 static int ends_step(struct bisect *b, struct bisect_query *out, int k, const unsigned char *busy)
 {
@@ -2932,7 +2943,7 @@ static int ends_step(struct bisect *b, struct bisect_query *out, int k, const un
 	if (b->c[0].skipped || b->c[b->n - 1].skipped)
 		return finish(b, VERDICT_NONE, b->c[0].skipped ? "the good end could not be measured"
 			      : "the bad end could not be measured");
-	if (busy && (busy[0] || busy[b->n - 1]))
+	if (ends_busy(b, busy))
 		return 0;
 	if (b->o.budget_runs > 0 && b->runs >= b->o.budget_runs) {
 		if (tasks_at(b, 0) >= 2 && tasks_at(b, b->n - 1) >= 2) {
@@ -3134,13 +3145,10 @@ int bisect_next(struct bisect *b, struct bisect_query *out, int k, const unsigne
 		return confirm_step(b, out, k, busy, top, p_top, stop);
 	b->state = BISECT_SEARCH;
 	b->culprit = -1;
-	if (b->rate_maybe && b->c[b->n - 1].nx < RATE_ENDS_RUNS * b->o.end_runs_max && !(busy && (busy[0] || busy[b->n - 1]))) {
-		int r[2] = { b->o.end_runs, b->o.end_runs };
-
-		got = ends_chains(b, out, k < 2 ? 1 : 2, r, 1);
+	if (b->rate_maybe && b->c[b->n - 1].nx < RATE_ENDS_RUNS * b->o.end_runs_max && !ends_busy(b, busy)) {
 		snprintf(b->why, sizeof(b->why), "the bad end's runs lie in two modes, one at the good end's level: "
 			 "more runs at both, to tell a change in the slow runs");
-		return got;
+		return ends_round(b, out, k);
 	}
 	if (b->map > 0 && b->sigma > 0 && !b->rate) {
 		double worse, better;
@@ -3151,12 +3159,10 @@ int bisect_next(struct bisect *b, struct bisect_query *out, int k, const unsigne
 		aside = change_set_aside(b, top, worse, better);
 		if (aside == 1)
 			return 0;
-		if (aside == 2 && !(busy && (busy[0] || busy[b->n - 1]))) {
-			int r[2] = { b->o.end_runs, b->o.end_runs };
-
+		if (aside == 2 && !ends_busy(b, busy)) {
 			snprintf(b->why, sizeof(b->why), "the change is in the slow runs: more runs at both ends, to "
 				 "tell it by their shares");
-			return ends_chains(b, out, k < 2 ? 1 : 2, r, 1);
+			return ends_round(b, out, k);
 		}
 		/*
 		 * The ends' runs the search keeps doubt the change the ends
@@ -3164,15 +3170,11 @@ int bisect_next(struct bisect *b, struct bisect_query *out, int k, const unsigne
 		 * certain, not at commits whose runs cannot show it (up to
 		 * ENDS_DOUBT_RUNS end_runs_max an end).
 		 */
-		if (worse < ENDS_DOUBT && b->c[b->n - 1].nx < ENDS_DOUBT_RUNS * b->o.end_runs_max &&
-		    !(busy && (busy[0] || busy[b->n - 1]))) {
-			int r[2] = { b->o.end_runs, b->o.end_runs };
-
-			got = ends_chains(b, out, k < 2 ? 1 : 2, r, 1);
+		if (worse < ENDS_DOUBT && b->c[b->n - 1].nx < ENDS_DOUBT_RUNS * b->o.end_runs_max && !ends_busy(b, busy)) {
 			snprintf(b->why, sizeof(b->why), "the ends differ by %+.2f%%, but their runs kept do not show it "
 				 "(P(worse by %.1f%%)=%.4f): more runs at both", 100 * b->ends_change,
 				 100 * b->o.min_effect, worse);
-			return got;
+			return ends_round(b, out, k);
 		}
 	}
 	/*
