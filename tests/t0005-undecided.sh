@@ -15,12 +15,6 @@ trap 'lab_stop; rm -rf "$TEST_DIR"' EXIT
 mkdir -p "$LAB"
 
 sh "$TOP/tests/lib/mkdemo.sh" "$LAB/demo.git" > "$LAB/mkdemo.out"
-# rep JOB EXPR: a Python expression over the job's report r (and the job j), printed.
-rep() {
-	"$BUILD/bisectctl" --json show "$1" | python3 -c "import json, sys
-j = json.load(sys.stdin); r = j.get('report') or {}
-print($2)"
-}
 
 lab_config "$LAB/demo.git"
 lab_start_bisectd || { echo "Bail out! bisectd did not start"; exit 1; }
@@ -47,18 +41,18 @@ timeout 300 "$BUILD/bisectctl" submit --repo demo --good v1.0 --bad main --workl
 is "$?" 4 "a run budget too small to decide: submit --watch exits 4"
 is "$(q "SELECT state FROM jobs WHERE id = 1")" undecided "the job ends undecided"
 is "$(q "SELECT culprit IS NULL FROM jobs WHERE id = 1")" 1 "... naming no culprit"
-is "$(rep 1 "r['verdict']")" undecided "the report's verdict is undecided"
-is "$(rep 1 "r['effect_lo_pct'] <= r['effect_pct'] <= r['effect_hi_pct']")" True \
+is "$(lab_report 1 "r['verdict']")" undecided "the report's verdict is undecided"
+is "$(lab_report 1 "r['effect_lo_pct'] <= r['effect_pct'] <= r['effect_hi_pct']")" True \
 	"the report has the effect inside its 95% interval"
-is "$(rep 1 "'run_cv' in r and 'task_cv' in r")" True "... the noise per run and per task"
-is "$(rep 1 "r['budget_runs'] == 12 and j['progress']['budget_runs'] == 12")" True \
+is "$(lab_report 1 "'run_cv' in r and 'task_cv' in r")" True "... the noise per run and per task"
+is "$(lab_report 1 "r['budget_runs'] == 12 and j['progress']['budget_runs'] == 12")" True \
 	"... and the run budget in force, also in the job's progress"
 # On a busy machine the ends' noise may hide even 28% (a task CV of 0.24
 # was seen beside a loaded make check): then no count of runs is promised,
 # and the report says the effect does not show (its interval holds 0).
-is "$(rep 1 "len(r['top']) > 0 and all(0 <= c['p'] <= 1 for c in r['top']) or r.get('more_runs', -1) >= 0 or ('more_runs' not in r and r['effect_lo_pct'] <= 0 <= r['effect_hi_pct'])")" \
+is "$(lab_report 1 "len(r['top']) > 0 and all(0 <= c['p'] <= 1 for c in r['top']) or r.get('more_runs', -1) >= 0 or ('more_runs' not in r and r['effect_lo_pct'] <= 0 <= r['effect_hi_pct'])")" \
 	True "... and the most probable commits with their probabilities, how many more runs, or that the effect does not show"
-echo "# job 1: $(rep 1 "'effect %s%% [%s%%, %s%%], task cv %s, run cv %s, more runs %s, %s runs, top %s; %s' % (tuple(r.get(k) for k in ('effect_pct', 'effect_lo_pct', 'effect_hi_pct', 'task_cv', 'run_cv', 'more_runs', 'runs')) + ([(c['idx'], round(c.get('p', 0), 4)) for c in r.get('top', [])], r.get('why')))")"
+echo "# job 1: $(lab_report 1 "'effect %s%% [%s%%, %s%%], task cv %s, run cv %s, more runs %s, %s runs, top %s; %s' % (tuple(r.get(k) for k in ('effect_pct', 'effect_lo_pct', 'effect_hi_pct', 'task_cv', 'run_cv', 'more_runs', 'runs')) + ([(c['idx'], round(c.get('p', 0), 4)) for c in r.get('top', [])], r.get('why')))")"
 
 report=$("$BUILD/bisectctl" report 1)
 is "$?" 4 "bisectctl report exits 4 for an undecided job"
@@ -80,15 +74,15 @@ timeout 300 "$BUILD/bisectctl" submit --repo demo --good v1.0 --bad main --workl
 	--budget-seconds 1 --watch > "$LAB/seconds.out" 2>&1
 is "$?" 4 "a wall-time budget spent: submit --watch exits 4"
 is "$(q "SELECT state FROM jobs WHERE id = 2")" undecided "the job ends undecided"
-like "$(rep 2 "r['why']")" "^the wall-time budget is spent" "the report says the wall-time budget is spent"
-is "$(rep 2 "r['budget_seconds'] == 1 and j['budget_seconds'] == 1")" True "... and which budget"
+like "$(lab_report 2 "r['why']")" "^the wall-time budget is spent" "the report says the wall-time budget is spent"
+is "$(lab_report 2 "r['budget_seconds'] == 1 and j['budget_seconds'] == 1")" True "... and which budget"
 like "$("$BUILD/bisectctl" report 2)" "wall-time budget is spent" "bisectctl report says so"
 like "$(q "SELECT message FROM events WHERE job_id = 2 AND kind = 'undecided'")" "wall-time budget is spent" \
 	"the event log says so"
 is "$(q "SELECT count(*) FROM tasks WHERE job_id = 2 AND state = 'queued'")" 0 "no task is left queued"
 
 # A job with no budget of its own shows the ones the engine derived.
-is "$(rep 1 "j['budget_seconds_auto'] >= 3600 and j['progress']['budget_seconds'] == j['budget_seconds_auto']")" \
+is "$(lab_report 1 "j['budget_seconds_auto'] >= 3600 and j['progress']['budget_seconds'] == j['budget_seconds_auto']")" \
 	True "job 1's wall-time budget is derived (at least an hour) and shown"
 
 # Job 3: no change (the good end to the culprit's parent), min_effect 20%
@@ -102,21 +96,21 @@ parent=$(git -C "$LAB/demo.git" rev-parse "$(sed -n 's/^culprit \([0-9a-f]*\).*/
 timeout 300 "$BUILD/bisectctl" submit --repo demo --good v1.0 --bad "$parent" --workload bench --min-effect 20 \
 	--end-runs 12 --watch > "$LAB/none.out" 2>&1
 rc=$?
-is "$(rep 3 "j['end_runs']")" 12 "the job keeps the end runs it asked for"
+is "$(lab_report 3 "j['end_runs']")" 12 "the job keeps the end runs it asked for"
 like "$("$BUILD/bisectctl" show 3)" "ends +12 runs each before not-reproduced" "... and bisectctl show says so"
 state=$(q "SELECT state FROM jobs WHERE id = 3")
 like "$state" "^(not-reproduced|undecided)$" "a range with no change ends not-reproduced or undecided"
 is "$(q "SELECT culprit IS NULL FROM jobs WHERE id = 3")" 1 "... naming no commit"
 if [ "$state" = not-reproduced ]; then
 	is "$rc" 1 "submit --watch exits 1 for not-reproduced"
-	is "$(rep 3 "0 < r['rare_share_pct'] <= 36 and r['bad']['n'] >= 12")" True \
+	is "$(lab_report 3 "0 < r['rare_share_pct'] <= 36 and r['bad']['n'] >= 12")" True \
 		"the report has the share of runs a change could hide in, on the 12 runs of the bad end asked for"
 	like "$("$BUILD/bisectctl" report 3)" \
 		"a change that shows in fewer than [0-9]+% of the runs \(an intermittent one\) could have missed all [0-9]+ runs of the bad end" \
 		"bisectctl report says what not-reproduced cannot rule out"
 	like "$("$BUILD/bisectctl" show 3)" "unless it shows in fewer than [0-9]+% of the runs" "... and bisectctl show"
 else
-	echo "# job 3: $(rep 3 "r.get('why')")"
+	echo "# job 3: $(lab_report 3 "r.get('why')")"
 	for i in 1 2 3 4; do skip "the no-change job ended $state on this machine's noise"; done
 fi
 

@@ -49,12 +49,6 @@ for i in $(seq 2 24); do
 done
 is "$(mkrepo_git "$R" rev-list --count HEAD)" 24 "the history has 24 commits, the culprit the 15th"
 
-# rep EXPR: a Python expression over job 1's report r (and the job j), printed.
-rep() {
-	"$BUILD/bisectctl" --json show 1 | python3 -c "import json, sys
-j = json.load(sys.stdin); r = j.get('report') or {}
-print($1)"
-}
 
 LAB_WORKLOADS='  slowhalf:
     type: command
@@ -96,8 +90,8 @@ undecided)
 esac
 # The shares are of the runs taken, which the search and the confirmation's
 # stopping chose: 43-79% in the bad group where the workload's is a half.
-echo "# slow runs: $(rep "'%.0f%% of the bad group, %.0f%% of the good' % (r.get('slow_bad_pct', -1), r.get('slow_good_pct', -1))")"
-is "$(rep "25 <= r['slow_bad_pct'] <= 85 and r['slow_good_pct'] <= 10")" True \
+echo "# slow runs: $(lab_report 1 "'%.0f%% of the bad group, %.0f%% of the good' % (r.get('slow_bad_pct', -1), r.get('slow_good_pct', -1))")"
+is "$(lab_report 1 "25 <= r['slow_bad_pct'] <= 85 and r['slow_good_pct'] <= 10")" True \
 	"the report has the share of slow runs in the bad group (about half) and in the good (about none)"
 like "$("$BUILD/bisectctl" report 1)" \
 	"slow runs: the change is in some runs only, far below the rest: [0-9]+% of the bad group's runs are slow, [0-9]+% of the good group's" \

@@ -187,3 +187,11 @@ api() {
 		curl -sS ${LAB_CA:+--cacert "$LAB_CA"} -X "$1" ${_tok:+-H "Authorization: Bearer $_tok"} -w '\n%{http_code}' "$LAB_URL$2" | awk '{ lines[NR] = $0 } END { printf "%s", lines[NR]; for (i = 1; i < NR; i++) printf " %s", lines[i]; print "" }'
 	fi
 }
+
+# lab_report JOB EXPR: a Python expression over job JOB's report r (and the
+# job j, both as `bisectctl --json show` prints them), printed.
+lab_report() {
+	"$BUILD/bisectctl" --json show "$1" | python3 -c "import json, sys
+j = json.load(sys.stdin); r = j.get('report') or {}
+print($2)"
+}
