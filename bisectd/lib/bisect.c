@@ -69,6 +69,8 @@ static const double lambdas[] = { 0, 0.5, 3, 20 };
 #define MIXED_BAD 0.99      /* ... a commit at least this likely to measure bad */
 #define NOISIER_P 0.001     /* the bad end's runs spread beyond the good end's at this p: the sign-flip test too */
 #define NOISIER_DOF 5
+#define MODES_APART 4.5   /* the bad end's two modes this many sds apart: the sign-flip test too, */
+#define MODES_SHARE_P 0.05 /* ... its share of runs in the lower one above the good end's at this p */
 #define FLIP_WHY ", t and sign-flip tests: the runs show two modes"
 #define CONFIRM_ASIDE_FACTOR 4 /* the confirmation ends when its pairs, kept and left out, reach this many times its last look */
 #define CONFIRM_LAST_MIN 12  /* the last look at no fewer pairs: one slow run must not decide eight */
@@ -1672,21 +1674,6 @@ static int bad_end_noisier(const struct bisect *b)
 	return noisier;
 }
 
-/* ------------------------------------------------------------------ */
-/* A change in the slow runs: bisecting their share */
-
-/* How far run r of commit c lies below its agent's level at the good end (rate_mode()). */
-static double rate_below(const struct bisect *b, const struct cdata *c, int r)
-{
-	return b->rate_lvl[b->tasks[c->task[r]].agent] - c->x[r];
-}
-
-/* Whether run r of commit c is slow: below its agent's level by rate_depth or more. */
-static int rate_slow(const struct bisect *b, const struct cdata *c, int r)
-{
-	return rate_below(b, c, r) > b->rate_depth;
-}
-
 static double lchoose(int n, int k)
 {
 	return lgamma(n + 1.0) - lgamma(k + 1.0) - lgamma(n - k + 1.0);
@@ -1701,6 +1688,106 @@ static double fisher_upper(int x, int n, int K, int N)
 		if (n - i <= N - K)
 			p += exp(lchoose(K, i) + lchoose(N - K, n - i) - all);
 	return fmin(p, 1);
+}
+
+/*
+ * Do the bad end's runs lie in two modes, one at the good end's level?
+ * Its runs against each agent's mean at the good end, sorted and split
+ * in a lower group of two runs or more and an upper one whose mean lies
+ * within RATE_NEAR_SIGMAS standard errors of the good level, the two
+ * MODES_APART sds apart (the sd pooled over the good end's runs about
+ * their agents' means and each group's about its own), and the lower
+ * group's share of the bad end above the good end's share of runs as
+ * low (Fisher's exact test at MODES_SHARE_P: a lab's slow spells fall
+ * on both ends). Returns 1, or 2 where the good end's runs have fewer
+ * than UPPER_MIN_RUNS - 2 degrees of freedom: there one level's bad end
+ * does it now and then (12 looks in 800 jobs at N = 1024, 7% / 4%, on
+ * five runs an end and two agents or more), and bisect_next() measures
+ * the ends on before it is read. (With more, 16 looks in those jobs.)
+ *
+ * An intermittent culprit 24% slower in half its runs at a CV of 4%
+ * (6.9 sds) does it in most jobs, where levels_mixed(), on an upper
+ * bound of the good end's sd, and bad_end_noisier() at NOISIER_P see it
+ * in few: its slow mode lies nearer than FAR_SIGMAS for rate_mode(), a
+ * model of two levels reads its runs at the good level as a lab's, and
+ * two commits after it, each slow in half their runs, passed the paired
+ * t test on 4-14 pairs (19 of the intermittent cells' 4,290 answers at
+ * 0.999 or more, N = 64 and 1024, 7-30% at CVs of 4 and 13%).
+ */
+static int bad_end_two_modes(const struct bisect *b)
+{
+	const struct cdata *g = &b->c[0], *x = &b->c[b->n - 1];
+	double sum[AGENT_SLOTS] = { 0 }, all = 0, ss = 0, *v, *rg;
+	int n[AGENT_SLOTS] = { 0 }, dof, ng, nk = 0, modes = 0;
+	unsigned char *keep;
+
+	if (g->nx < 3 || x->nx < 3)
+		return 0;
+	keep = xmalloc((size_t)g->nx + 1);
+	if (kept_runs(b, g, -1, keep))
+		memset(keep, 1, (size_t)g->nx);
+	for (int r = 0; r < g->nx; r++)
+		if (keep[r]) {
+			int a = b->tasks[g->task[r]].agent;
+
+			sum[a] += g->x[r];
+			n[a]++;
+			all += g->x[r];
+			nk++;
+		}
+	all = nk ? all / nk : 0;
+	rg = xmalloc((size_t)g->nx * sizeof(double));
+	ng = agent_resids(b, g, 0, rg, &dof);
+	for (int i = 0; i < ng; i++)
+		ss += rg[i] * rg[i];
+	free(rg);
+	v = xmalloc((size_t)x->nx * sizeof(double));
+	/* The bad end's runs against their agents' means at the good end (the pooled mean where none). */
+	for (int r = 0; r < x->nx; r++) {
+		int a = b->tasks[x->task[r]].agent;
+
+		v[r] = x->x[r] - (n[a] ? sum[a] / n[a] : all);
+	}
+	qsort(v, (size_t)x->nx, sizeof(double), cmp_dbl);
+	for (int k = 2; k < x->nx && dof > 0 && !modes; k++) {
+		double lo = 0, hi = 0, s2 = ss, sp, cut;
+		int low_g = 0;
+
+		for (int i = 0; i < x->nx; i++)
+			*(i < k ? &lo : &hi) += v[i];
+		lo /= k;
+		hi /= x->nx - k;
+		for (int i = 0; i < x->nx; i++)
+			s2 += (v[i] - (i < k ? lo : hi)) * (v[i] - (i < k ? lo : hi));
+		sp = sqrt(s2 / (dof + x->nx - 2));
+		if (!(sp > 0) || hi - lo < MODES_APART * sp || fabs(hi) > RATE_NEAR_SIGMAS * sp / sqrt(x->nx - k))
+			continue;
+		cut = (lo + hi) / 2;
+		for (int r = 0; r < g->nx; r++) {
+			int a = b->tasks[g->task[r]].agent;
+
+			low_g += g->x[r] - (n[a] ? sum[a] / n[a] : all) < cut;
+		}
+		modes = fisher_upper(k, x->nx, k + low_g, x->nx + g->nx) < MODES_SHARE_P;
+	}
+	free(v);
+	free(keep);
+	return modes && dof < UPPER_MIN_RUNS - 2 ? 2 : modes;
+}
+
+/* ------------------------------------------------------------------ */
+/* A change in the slow runs: bisecting their share */
+
+/* How far run r of commit c lies below its agent's level at the good end (rate_mode()). */
+static double rate_below(const struct bisect *b, const struct cdata *c, int r)
+{
+	return b->rate_lvl[b->tasks[c->task[r]].agent] - c->x[r];
+}
+
+/* Whether run r of commit c is slow: below its agent's level by rate_depth or more. */
+static int rate_slow(const struct bisect *b, const struct cdata *c, int r)
+{
+	return rate_below(b, c, r) > b->rate_depth;
 }
 
 /*
@@ -2688,7 +2775,8 @@ static int confirm_step(struct bisect *b, struct bisect_query *out, int k, const
 			double p_top, double stop)
 {
 	int npar = b->npar[top] ? b->npar[top] : 1, parent = -1, got = 0, np = 0, maxp = confirm_last(b), passed = 1;
-	int open[2], nopen = 0, nch = 1, aside = 0, mixed = b->rate ? 0 : levels_mixed(b) || bad_end_noisier(b);
+	int open[2], nopen = 0, nch = 1, aside = 0;
+	int mixed = b->rate ? 0 : levels_mixed(b) || bad_end_noisier(b) || bad_end_two_modes(b);
 	const struct cdata *cc = &b->c[top];
 	double *d = xmalloc(((size_t)cc->nconfirm + 1) * sizeof(double));
 	double p = 1, pmax = 0;
@@ -3140,6 +3228,19 @@ int bisect_next(struct bisect *b, struct bisect_query *out, int k, const unsigne
 			snprintf(why, sizeof(why), "the budget is spent (%ld runs) with commit %d at %.4f, short of "
 				 "%.4g: undecided", b->runs, top, p_top, b->o.confidence);
 		return finish(b, VERDICT_UNDECIDED, why);
+	}
+	/*
+	 * The bad end's runs may lie in two modes, on too few runs to tell
+	 * from one level's (bad_end_two_modes() 2): measured on before any
+	 * confirmation, which takes the sign-flip test where they do.
+	 */
+	if (!b->rate && bad_end_two_modes(b) == 2 && b->c[b->n - 1].nx < RATE_ENDS_RUNS * b->o.end_runs_max &&
+	    !ends_busy(b, busy)) {
+		b->state = BISECT_SEARCH;
+		b->culprit = -1;
+		snprintf(b->why, sizeof(b->why), "the bad end's runs may lie in two modes, one at the good end's level: "
+			 "more runs at both, to tell");
+		return ends_round(b, out, k);
 	}
 	if (p_top >= CONFIRM_START)
 		return confirm_step(b, out, k, busy, top, p_top, stop);
