@@ -1542,12 +1542,15 @@ static double slow_cut(const struct bisect *b)
  * the agents with two runs or more; unless all, the runs far from the
  * commit's centre are left out where they are a few (kept_runs() at sigma
  * < 0: a hog's or a bimodal machine's slow runs). Returns how many; *dof:
- * their degrees of freedom, one less an agent.
+ * their degrees of freedom, one less an agent. level, unless NULL
+ * (AGENT_SLOTS of them): each agent's mean of those runs, the pooled
+ * mean where it has none.
  */
-static int agent_resids(const struct bisect *b, const struct cdata *c, int all, double *res, int *dof)
+static int agent_resids(const struct bisect *b, const struct cdata *c, int all, double *res, int *dof,
+			double *level)
 {
-	double sum[AGENT_SLOTS] = { 0 };
-	int n[AGENT_SLOTS] = { 0 }, m = 0, na = 0;
+	double sum[AGENT_SLOTS] = { 0 }, pooled = 0;
+	int n[AGENT_SLOTS] = { 0 }, m = 0, na = 0, nk = 0;
 	unsigned char *keep = xmalloc((size_t)c->nx + 1);
 
 	if (all || kept_runs(b, c, -1, keep))
@@ -1565,8 +1568,14 @@ static int agent_resids(const struct bisect *b, const struct cdata *c, int all, 
 		if (keep[r] && n[a] >= 2)
 			res[m++] = c->x[r] - sum[a] / n[a];
 	}
-	for (int a = 0; a < AGENT_SLOTS; a++)
+	for (int a = 0; a < AGENT_SLOTS; a++) {
 		na += n[a] >= 2;
+		pooled += sum[a];
+		nk += n[a];
+	}
+	if (level)
+		for (int a = 0; a < AGENT_SLOTS; a++)
+			level[a] = n[a] ? sum[a] / n[a] : nk ? pooled / nk : 0;
 	free(keep);
 	*dof = m - na;
 	return m;
@@ -1601,7 +1610,7 @@ static int levels_mixed(struct bisect *b)
 	if (g->nx >= UPPER_MIN_RUNS) {
 		/* Each agent's runs about their own mean: the agents' levels need no estimate. */
 		double *res = xmalloc(((size_t)g->nx + 1) * sizeof(double)), ss = 0, k;
-		int dof, m = agent_resids(b, g, 1, res, &dof);
+		int dof, m = agent_resids(b, g, 1, res, &dof, NULL);
 
 		for (int i = 0; i < m; i++)
 			ss += res[i] * res[i];
@@ -1651,7 +1660,7 @@ static int bad_end_noisier(const struct bisect *b)
 {
 	const struct cdata *g = &b->c[0], *x = &b->c[b->n - 1];
 	double *dg = xmalloc(((size_t)g->nx + 1) * sizeof(double)), *dx = xmalloc(((size_t)x->nx + 1) * sizeof(double));
-	int dof, ng = agent_resids(b, g, 0, dg, &dof), nx = agent_resids(b, x, 0, dx, &dof), noisier = 0;
+	int dof, ng = agent_resids(b, g, 0, dg, &dof, NULL), nx = agent_resids(b, x, 0, dx, &dof, NULL), noisier = 0;
 
 	if (ng > NOISIER_DOF && nx > NOISIER_DOF) {
 		struct stats_test t;
@@ -1717,37 +1726,20 @@ static double fisher_upper(int x, int n, int K, int N)
 static int bad_end_two_modes(const struct bisect *b)
 {
 	const struct cdata *g = &b->c[0], *x = &b->c[b->n - 1];
-	double sum[AGENT_SLOTS] = { 0 }, all = 0, ss = 0, *v, *rg;
-	int n[AGENT_SLOTS] = { 0 }, dof, ng, nk = 0, modes = 0;
-	unsigned char *keep;
+	double level[AGENT_SLOTS], ss = 0, *v, *rg;
+	int dof, ng, modes = 0;
 
 	if (g->nx < 3 || x->nx < 3)
 		return 0;
-	keep = xmalloc((size_t)g->nx + 1);
-	if (kept_runs(b, g, -1, keep))
-		memset(keep, 1, (size_t)g->nx);
-	for (int r = 0; r < g->nx; r++)
-		if (keep[r]) {
-			int a = b->tasks[g->task[r]].agent;
-
-			sum[a] += g->x[r];
-			n[a]++;
-			all += g->x[r];
-			nk++;
-		}
-	all = nk ? all / nk : 0;
 	rg = xmalloc((size_t)g->nx * sizeof(double));
-	ng = agent_resids(b, g, 0, rg, &dof);
+	ng = agent_resids(b, g, 0, rg, &dof, level);
 	for (int i = 0; i < ng; i++)
 		ss += rg[i] * rg[i];
 	free(rg);
 	v = xmalloc((size_t)x->nx * sizeof(double));
 	/* The bad end's runs against their agents' means at the good end (the pooled mean where none). */
-	for (int r = 0; r < x->nx; r++) {
-		int a = b->tasks[x->task[r]].agent;
-
-		v[r] = x->x[r] - (n[a] ? sum[a] / n[a] : all);
-	}
+	for (int r = 0; r < x->nx; r++)
+		v[r] = x->x[r] - level[b->tasks[x->task[r]].agent];
 	qsort(v, (size_t)x->nx, sizeof(double), cmp_dbl);
 	for (int k = 2; k < x->nx && dof > 0 && !modes; k++) {
 		double lo = 0, hi = 0, s2 = ss, sp, cut;
@@ -1763,15 +1755,11 @@ static int bad_end_two_modes(const struct bisect *b)
 		if (!(sp > 0) || hi - lo < MODES_APART * sp || fabs(hi) > RATE_NEAR_SIGMAS * sp / sqrt(x->nx - k))
 			continue;
 		cut = (lo + hi) / 2;
-		for (int r = 0; r < g->nx; r++) {
-			int a = b->tasks[g->task[r]].agent;
-
-			low_g += g->x[r] - (n[a] ? sum[a] / n[a] : all) < cut;
-		}
+		for (int r = 0; r < g->nx; r++)
+			low_g += g->x[r] - level[b->tasks[g->task[r]].agent] < cut;
 		modes = fisher_upper(k, x->nx, k + low_g, x->nx + g->nx) < MODES_SHARE_P;
 	}
 	free(v);
-	free(keep);
 	return modes && dof < UPPER_MIN_RUNS - 2 ? 2 : modes;
 }
 
