@@ -101,7 +101,7 @@ static const double lambdas[] = { 0, 0.5, 3, 20 };
 #define RATE_BETWEEN_SHARE 10 /* at most one in this many of the ends' runs between the modes */
 #define RATE_ABOVE_MOST 2     /* runs far above their level the ends may have, or 5% of them */
 #define RATE_ENDS_RUNS 2     /* the ends measured on to tell a change in the slow runs: to this many end_runs_max */
-#define RATE_STEADY_P 0.01   /* the bad end's other runs shown apart from the good end's at this p: a steady change */
+#define RATE_STEADY_P 0.01   /* the bad end's other runs shown apart from the good end's at this p (by half min_effect): a steady change */
 
 /* A task: runs that were taken together, on one agent, and share a level. */
 struct task {
@@ -182,6 +182,7 @@ struct bisect {
 	double slow_rate, slow_depth; /* the lab's slow runs: how often, how deep (see slow_cut()) */
 	int rate;                  /* the change is in the slow runs: the job bisects their share (rate_mode()) */
 	int rate_maybe;            /* ... it may be: the ends are measured on to tell */
+	int rate_aside;            /* ended undecided with the change in the slow runs set aside (change_set_aside()) */
 	double rate_lvl[AGENT_SLOTS], rate_depth; /* a run this far below its agent's level is slow */
 	double rate_band;          /* ... and one this far below lies in the slow mode's band */
 	double rate_g, rate_b;     /* the shares of slow runs of the good and bad groups, most probable split */
@@ -1801,9 +1802,9 @@ static int rate_slow(const struct bisect *b, const struct cdata *c, int r)
  *    one-sided, at (1 - confidence) / 2; the ends are measured in
  *    interleaved chains, so a lab's slow spells fall on both);
  *  - each end has RATE_MIN_FAST runs that are not slow, and the bad end's
- *    are not shown apart from the good end's either way at RATE_STEADY_P
- *    (Welch): a steady change beside a lab's slow runs keeps the model of
- *    two levels, which sees it. With fewer, b->rate_maybe asks for more
+ *    are not shown apart from the good end's by more than half of
+ *    min_effect, either way, at RATE_STEADY_P (Welch): a steady change
+ *    beside a lab's slow runs keeps the model of two levels, which sees it. With fewer, b->rate_maybe asks for more
  *    runs at the ends.
  * The effect (b->delta) is then the ends' difference over all their runs.
  */
@@ -1910,10 +1911,29 @@ static int rate_mode(struct bisect *b)
 		b->rate_maybe = near >= 2;
 		goto out;
 	}
-	/* The bad end's other runs shown worse or better than the good end's: a steady change. */
-	stats_welch_t_test(&t, fast[1], (size_t)nf[1], fast[0], (size_t)nf[0], ALT_LESS);
-	if (isnan(t.stat) || t.p < RATE_STEADY_P || stats_t_cdf(-t.stat, t.df) < RATE_STEADY_P)
-		goto out;
+	/*
+	 * The bad end's other runs shown worse or better than the good end's
+	 * by more than half of min_effect: a steady change, which the model
+	 * of two levels bisects. Shown apart by any amount, a job on 60 runs
+	 * an end left the mode for a shift of +1.6% at a min_effect of 3%
+	 * (the fast runs' mean 3.4 standard errors above the good end's, by
+	 * chance), and change_set_aside() then ended it undecided, 32 of the
+	 * bad end's 60 runs slow and none of the good end's.
+	 */
+	{
+		double half = log1p(b->o.min_effect) / 2, worse, better;
+
+		for (int r = 0; r < nf[1]; r++)
+			fast[1][r] += half;
+		stats_welch_t_test(&t, fast[1], (size_t)nf[1], fast[0], (size_t)nf[0], ALT_LESS);
+		worse = isnan(t.stat) ? NAN : t.p;
+		for (int r = 0; r < nf[1]; r++)
+			fast[1][r] -= 2 * half;
+		stats_welch_t_test(&t, fast[1], (size_t)nf[1], fast[0], (size_t)nf[0], ALT_LESS);
+		better = isnan(t.stat) ? NAN : stats_t_cdf(-t.stat, t.df);
+		if (isnan(worse) || isnan(better) || worse < RATE_STEADY_P || better < RATE_STEADY_P)
+			goto out;
+	}
 	b->rate = mode = 1;
 	b->rate_eg = (slow[0] + RATE_PRIOR) / (e[0]->nx + 2 * RATE_PRIOR);
 	b->rate_eb = (slow[1] + RATE_PRIOR) / (e[1]->nx + 2 * RATE_PRIOR);
@@ -3164,6 +3184,10 @@ static int change_set_aside(struct bisect *b, int top, double ends_worse, double
 		 "the change is in the slow runs, and their shares do not tell it from the lab's: undecided",
 		 100 * b->ends_change, 100 * b->o.min_effect, p,
 		 slow[1], b->c[b->n - 1].nx, slow[0], b->c[0].nx);
+	/* The report's shares of slow runs: the ends', where no split was bisected on them. */
+	b->rate_aside = 1;
+	b->rate_g = (double)slow[0] / b->c[0].nx;
+	b->rate_b = (double)slow[1] / b->c[b->n - 1].nx;
 	b->culprit = top;
 	finish(b, VERDICT_UNDECIDED, why);
 	return 1;
@@ -3401,7 +3425,7 @@ void bisect_result(const struct bisect *b, struct bisect_result *r)
 	r->failed_confirm = b->failed_confirm;
 	if (b->verdict == VERDICT_NOT_REPRODUCED)
 		r->rare_share = rare_share(b);
-	if (b->rate) {
+	if (b->rate || b->rate_aside) {
 		r->slow_good = b->rate_g;
 		r->slow_bad = b->rate_b;
 	}

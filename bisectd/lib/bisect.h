@@ -188,7 +188,8 @@ struct bisect_result {
 	double rare_share;      /* not-reproduced: a change that shows in fewer than this share of runs
 				   could have missed every run of the bad end (at the claim's error); else 0 */
 	double slow_good, slow_bad; /* a change in the slow runs only, bisected on their share: the shares
-				   of slow runs in the good and the bad group (most probable split); else 0 */
+				   of slow runs in the good and the bad group (most probable split), or
+				   the good and bad end's where it ended undecided on them set aside; else 0 */
 };
 
 /* The state after the last bisect_next(); pointers inside are valid until the next call. */
