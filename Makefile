@@ -302,8 +302,8 @@ LONG_TESTS := tests/t0012-stalls.sh $(wildcard tests/t01[0-9][0-9]-*.sh)
 # 197 s where 26), and the plain pass took 441 s where it takes 399 one
 # at a time. t0103 (an sshd device under QEMU: three boots, no workload
 # timed) is in this chain to even the sanitized pass's two: with it in
-# the other they took 412 and 468 s, where t0012 took 194 s and now
-# takes about 70 s less.
+# the other they took 412 and 468 s (t0012 194 s, its jobs then timing
+# the demo's bench); at 1790de5, 439 and 461 s (t0012 141 s).
 WAIT_TESTS := $(addprefix tests/,t0003-leases.sh t0006-dashboard.sh t0009-auth.sh t0011-connections.sh \
 	t0012-stalls.sh t0015-kexec.sh t0016-trex.sh t0021-claim-handoff.sh t0022-kexec-profile.sh \
 	t0103-ssh.sh)
