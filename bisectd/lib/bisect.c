@@ -1804,8 +1804,8 @@ static int rate_slow(const struct bisect *b, const struct cdata *c, int r)
  *  - each end has RATE_MIN_FAST runs that are not slow, and the bad end's
  *    are not shown apart from the good end's by more than half of
  *    min_effect, either way, at RATE_STEADY_P (Welch): a steady change
- *    beside a lab's slow runs keeps the model of two levels, which sees it. With fewer, b->rate_maybe asks for more
- *    runs at the ends.
+ *    beside a lab's slow runs keeps the model of two levels, which sees
+ *    it. With fewer, b->rate_maybe asks for more runs at the ends.
  * The effect (b->delta) is then the ends' difference over all their runs.
  */
 static int rate_mode(struct bisect *b)
