@@ -1774,6 +1774,26 @@ static void test_change_in_slow_runs_found_by_their_share(void **state)
 }
 
 /*
+ * t0024's job: a linear history of 24, two agents, the options bisectd
+ * gives a job of min_effect 3% (confidence 0.99), runs from value(ctx),
+ * at most 3,000 rounds; its why into why[256].
+ */
+static struct bisect_result t0024_job(run_value value, void *ctx, char *why)
+{
+	struct dag *d = linear(24);
+	struct bisect_opts o;
+	struct bisect_query q[BISECT_MAX_QUERIES(2)];
+	struct bisect *b;
+	int nq, rounds = 3000;
+
+	bisect_job_opts(&o, 0.99, 0.01, 0.03, 0, 0, 1, 5);
+	assert_int_equal(bisect_new(&b, d->n, d->par, d->npar, &o), 0);
+	while ((nq = bisect_next(b, q, 2, NULL)) > 0 && --rounds > 0)
+		feed_agents(b, q, nq, 2, value, ctx);
+	return result_freeing(b, d, why);
+}
+
+/*
  * t0024's job in the simulator: a linear history of 24, the culprit the
  * 15th, 1000 ops/s at a CV of 2% and from the culprit on half the runs
  * 40% slower, two agents, min_effect 3%. The mode held until the bad
@@ -1792,23 +1812,13 @@ static void test_small_steady_shift_keeps_the_slow_runs_mode(void **state)
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(seeds) / sizeof(seeds[0]); i++) {
-		struct dag *d = linear(24);
-		struct bisect_opts o;
-		struct bisect_query q[BISECT_MAX_QUERIES(2)];
-		struct intermittent x = { 14, 0.02, 0.6, NULL };
-		struct bisect *b;
-		struct bisect_result r;
 		struct rng rng;
+		struct intermittent x = { 14, 0.02, 0.6, &rng };
+		struct bisect_result r;
 		char why[256];
-		int nq, rounds = 3000;
 
-		x.rng = &rng;
 		rng_seed(&rng, seeds[i]);
-		bisect_job_opts(&o, 0.99, 0.01, 0.03, 0, 0, 1, 5);
-		assert_int_equal(bisect_new(&b, d->n, d->par, d->npar, &o), 0);
-		while ((nq = bisect_next(b, q, 2, NULL)) > 0 && --rounds > 0)
-			feed_agents(b, q, nq, 2, intermittent_value, &x);
-		r = result_freeing(b, d, why);
+		r = t0024_job(intermittent_value, &x, why);
 		if (r.verdict != VERDICT_CULPRIT || r.culprit != 14 || !(r.slow_bad > 0.25 && r.slow_good < 0.1))
 			fail_msg("seed %d: verdict %d (%d at %.4f, slow %.2f / %.2f) after %ld runs: %s", (int)seeds[i],
 				 r.verdict, r.culprit, r.confidence, r.slow_good, r.slow_bad, r.runs, why);
@@ -1848,23 +1858,13 @@ static void test_change_set_aside_reports_the_ends_shares(void **state)
 
 	(void)state;
 	for (uint64_t seed = 1; seed <= 40; seed++) {
-		struct dag *d = linear(24);
-		struct bisect_opts o;
-		struct bisect_query q[BISECT_MAX_QUERIES(2)];
-		struct steady_up x = { NULL };
-		struct bisect *b;
-		struct bisect_result r;
 		struct rng rng;
+		struct steady_up x = { &rng };
+		struct bisect_result r;
 		char why[256];
-		int nq, rounds = 3000;
 
-		x.rng = &rng;
 		rng_seed(&rng, seed);
-		bisect_job_opts(&o, 0.99, 0.01, 0.03, 0, 0, 1, 5);
-		assert_int_equal(bisect_new(&b, d->n, d->par, d->npar, &o), 0);
-		while ((nq = bisect_next(b, q, 2, NULL)) > 0 && --rounds > 0)
-			feed_agents(b, q, nq, 2, steady_up_value, &x);
-		r = result_freeing(b, d, why);
+		r = t0024_job(steady_up_value, &x, why);
 		if (r.verdict == VERDICT_CULPRIT && r.culprit != 14)
 			fail_msg("seed %d: named %d at %.4f: %s", (int)seed, r.culprit, r.confidence, why);
 		if (!strstr(why, "do not tell it from the lab's"))
