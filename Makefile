@@ -52,7 +52,7 @@ WL_SRC  := agents/workloads/workload.c agents/workloads/command.c agents/workloa
            agents/workloads/xdp.c agents/boot/methods.c
 LIB_SRC := $(WL_SRC) $(addprefix bisectd/lib/,err.c log.c run.c conf.c yamltree.c jsonx.c stats.c \
            store.c store_jobs.c store_tasks.c store_results.c store_agents.c store_tokens.c store_dash.c store_profiles.c schema_sql.c repo.c \
-           policy.c bisect.c client.c util.c rng.c gitx.c kconfig.c taskwire.c \
+           policy.c bisect.c bisect_model.c bisect_ends.c bisect_slow.c bisect_search.c bisect_confirm.c bisect_budget.c client.c util.c rng.c gitx.c kconfig.c taskwire.c \
            plot.c plot_gp.c store_charts.c csv.c store_export.c token.c perfreport.c)
 COORD_SRC := $(addprefix bisectd/daemon/,coord.c coord_mirror.c coord_jobs.c coord_steps.c \
            coord_engine.c coord_split.c coord_tasks.c coord_intake.c coord_report.c coord_agents.c coord_dash.c \

@@ -1,6 +1,6 @@
 /*
  * coord_engine: the "bisectd" policy, the probabilistic engine of
- * bisect.c driven from the store: each step takes the engine as the
+ * bisect.h driven from the store: each step takes the engine as the
  * job's samples make it (kept between steps, coord_ecache.c), asks it for as many queries as the pool has idle agents,
  * records its decision and queues the tasks, or ends the job with the
  * engine's report.

@@ -501,7 +501,7 @@ static double big_effect_value(void *arg, int c)
 /*
  * At 12% / 4% a fixed test needs 4 pairs, and the last look was at twice
  * that: one run of the parent 26% slow on a machine that had shown none
- * (slow_cut() then lies 5 sigmas below the worse group, and keeps it)
+ * (bisect_slow_cut() then lies 5 sigmas below the worse group, and keeps it)
  * made 8 pairs say "no change" at p 0.02-0.04, and a true culprit at
  * 1.0000 end undecided (bimodal noise at N = 16384: 2 of 100 jobs). The
  * last look is now at 12 pairs at least.
@@ -1387,7 +1387,7 @@ static struct bisect *half_hogged_job(struct dag *d, int hogged)
  * measured. In a job of the hog test (seed 19) the posterior sat at
  * 0.5000 between the culprit and its parent for 92 runs while the
  * parent's clean runs came in, and the job ran out of budget undecided.
- * The commit's own centre is now upper_centre(): the clean runs count.
+ * The commit's own centre is now bisect_upper_centre(): the clean runs count.
  */
 static void test_commit_half_hogged_still_counts(void **state)
 {
@@ -1619,8 +1619,8 @@ static void test_intermittent_regression_jobs(void **state)
  * most of them one way. The pairs are now also judged by a sign-flip
  * test, which assumes nothing of their spread, at a quarter of the t
  * test's boundaries, once a commit likely bad has measured at both
- * levels (levels_mixed()) or the bad end's runs spread beyond the good
- * end's (bad_end_noisier()). With -DINTERMITTENT_SEEDS=2000 (12,000
+ * levels (bisect_levels_mixed()) or the bad end's runs spread beyond the good
+ * end's (bisect_bad_end_noisier()). With -DINTERMITTENT_SEEDS=2000 (12,000
  * jobs), 40 named another commit at 1.0000 before and 1,566 the culprit;
  * now 1 and 1,249. A culprit so confirmed claims the job's confidence,
  * not the posterior (capped), and every claim is checked for it. These seeds' jobs may name no other commit; two did
@@ -1708,20 +1708,20 @@ static struct bisect_result intermittent_job(struct intermittent *x, uint64_t se
  * Where the change's two modes overlap (24% at a CV of 4%) the groups are
  * no 6 sigmas apart and no commit measures at both levels by that rule,
  * but the bad end's runs lie four times as far from their mean as the
- * good end's: bad_end_noisier() puts the sign-flip test in force then.
+ * good end's: bisect_bad_end_noisier() puts the sign-flip test in force then.
  * On a linear history of 64, one agent, the culprit at 20 + seed % 40,
  * 2,000 seeds named another commit 29 times (1 agent) and 32 (2 agents)
- * before the flip test, 25 and 27 with levels_mixed() alone, 18 and 18
+ * before the flip test, 25 and 27 with bisect_levels_mixed() alone, 18 and 18
  * with Brown and Forsythe's test (of 1,624 and 1,638 named), 14 and 10
  * with Levene's (of 1,570 and 1,574). Seed 259 named a commit after the
- * culprit at 0.9994 on 6 pairs with levels_mixed() alone; seeds 232 and
+ * culprit at 0.9994 on 6 pairs with bisect_levels_mixed() alone; seeds 232 and
  * 967 named one with Brown and Forsythe's test (54 at 0.9988, 32 at
  * 1.0000).
  * Levene's test at NOISIER_P sees few bad ends of five or ten runs so:
  * seeds 270 and 456 (1 agent), 324 and 444 (2 agents) named a commit
  * 9-38 after the culprit at 1.0000, on 8-14 pairs that passed the t test
  * alone. The bad end's runs split in two modes with one at the good
- * level (bad_end_two_modes()) put the sign-flip test in force, and on
+ * level (bisect_bad_end_two_modes()) put the sign-flip test in force, and on
  * fewer runs than tell it from one level's, measure the ends on first.
  */
 static void test_intermittent_overlapping_modes(void **state)
@@ -1751,7 +1751,7 @@ static void test_intermittent_overlapping_modes(void **state)
  * it measured the ends until their runs kept showed no change and ended
  * undecided, "the change is in the slow runs set aside, which bisectd
  * does not bisect on" (48-316 runs a job). The ends' shares of slow runs
- * (rate_mode()) now set the job to bisect on the share of slow runs, and
+ * (bisect_rate_mode()) now set the job to bisect on the share of slow runs, and
  * its confirmation is a sign test of the pairs' slow runs: each of the
  * eight jobs names the culprit, saying the change is in the slow runs,
  * with the two groups' shares in the result (56-60% and 0-1% here).
@@ -1798,8 +1798,8 @@ static struct bisect_result t0024_job(run_value value, void *ctx, char *why)
  * 15th, 1000 ops/s at a CV of 2% and from the culprit on half the runs
  * 40% slower, two agents, min_effect 3%. The mode held until the bad
  * end's fast runs measured 1.6-2.6% above the good end's, by chance, at
- * p < 0.01 (a steady change, rate_mode()); the job left the mode, and
- * on 60 runs an end change_set_aside() ended it undecided: "the bad end
+ * p < 0.01 (a steady change, bisect_rate_mode()); the job left the mode, and
+ * on 60 runs an end bisect_change_set_aside() ended it undecided: "the bad end
  * has 32 of 60 runs slow, the good end 0 of 60 ... their shares do not
  * tell it from the lab's". Of 4,000 seeds, these five did (t0024 once
  * in `make check`, where the report then had no shares). A steady
@@ -1882,7 +1882,7 @@ static void test_change_set_aside_reports_the_ends_shares(void **state)
  * A steady 7% change where the bad commits are noisier than the good (a
  * CV of 4% against 1%), and every fifth good commit too: the bad end's
  * runs spread past the good end's far fence, some of them, but in one
- * wide mode, not two. Read as a change in the slow runs (rate_mode()
+ * wide mode, not two. Read as a change in the slow runs (bisect_rate_mode()
  * without its gap rule), a good commit noisier than its parent passed
  * the sign test (the percommit model in bench-bisect named a good commit
  * at 0.9977 so); the gap between the modes and the culprit's slow runs
