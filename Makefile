@@ -50,7 +50,7 @@ endif
 WL_SRC  := agents/workloads/workload.c agents/workloads/command.c agents/workloads/iperf3.c \
            agents/workloads/pktgen.c agents/workloads/netparse.c agents/workloads/trex.c \
            agents/workloads/xdp.c agents/boot/methods.c
-LIB_SRC := $(WL_SRC) $(addprefix bisectd/lib/,err.c log.c run.c conf.c yamltree.c jsonx.c stats.c \
+LIB_SRC := $(WL_SRC) $(addprefix bisectd/lib/,err.c log.c run.c conf.c conf_read.c conf_boot.c conf_workload.c yamltree.c jsonx.c stats.c \
            store.c store_jobs.c store_tasks.c store_results.c store_agents.c store_tokens.c store_dash.c store_profiles.c schema_sql.c repo.c \
            policy.c bisect.c bisect_model.c bisect_ends.c bisect_slow.c bisect_search.c bisect_confirm.c bisect_budget.c client.c util.c rng.c gitx.c kconfig.c taskwire.c \
            plot.c plot_gp.c store_charts.c csv.c store_export.c token.c perfreport.c)

@@ -325,7 +325,7 @@ static void test_boot_find(void **state)
 }
 
 /*
- * The coordinator's list of boot methods (conf.c) is the agent's table,
+ * The coordinator's list of boot methods (conf_boot.c) is the agent's table,
  * and every workload kind has a method that runs it and what its places
  * need: an argv for the host, tools and a script for a guest, a parser.
  */
