@@ -63,7 +63,9 @@ D_SRC   := $(addprefix bisectd/daemon/,bisectd.c http.c http_wait.c api.c api_re
 CTL_SRC := bisectd/cli/bisectctl.c
 BOOT_SRC := agents/boot/boot.c agents/boot/none.c agents/boot/qemu.c agents/boot/kexec.c agents/journal.c \
             agents/boot/ssh.c
-AG_SRC  := agents/agent.c agents/worktree.c agents/initramfs.c agents/qemu.c agents/kbuild.c \
+# bisect-agent's own rooms (agent.c holds main()); the rest the test helpers link too.
+AGENT_MAIN := $(addprefix agents/,agent.c agent_wait.c agent_coord.c agent_build.c agent_run.c)
+AG_SRC  := $(AGENT_MAIN) agents/worktree.c agents/initramfs.c agents/qemu.c agents/kbuild.c \
            agents/kconfig_apply.c $(BOOT_SRC)
 UNIT    := $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test_*.c))
 
@@ -140,7 +142,7 @@ $(BUILD)/tests/test_coord: $(call obj,tests/unit/gitsh.c $(COORD_SRC) bisectd/da
 
 # tests/t0100-qemu-boot.sh drives the qemu boot method through this helper.
 QEMU_HELPER := $(BUILD)/tests/qemu-boot
-$(QEMU_HELPER): $(BUILD)/obj/tests/lib/qemu-boot.o $(call obj,$(filter-out agents/agent.c,$(AG_SRC))) $(LIB)
+$(QEMU_HELPER): $(BUILD)/obj/tests/lib/qemu-boot.o $(call obj,$(filter-out $(AGENT_MAIN),$(AG_SRC))) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
 # tests/t0103-ssh.sh builds its device's initramfs (busybox, dropbear) and runs
@@ -149,7 +151,7 @@ SSH_HELPER := $(BUILD)/tests/mkinitramfs $(BUILD)/tests/boot-task
 $(BUILD)/tests/mkinitramfs: $(BUILD)/obj/tests/lib/mkinitramfs.o $(call obj,agents/initramfs.c) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
-$(BUILD)/tests/boot-task: $(BUILD)/obj/tests/lib/boot-task.o $(call obj,$(filter-out agents/agent.c,$(AG_SRC))) $(LIB)
+$(BUILD)/tests/boot-task: $(BUILD)/obj/tests/lib/boot-task.o $(call obj,$(filter-out $(AGENT_MAIN),$(AG_SRC))) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
 

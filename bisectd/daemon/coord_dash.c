@@ -17,7 +17,7 @@
 #define DASH_MAX_SAMPLES 20000
 
 /*
- * The agent's own words for what it does (agents/agent.c, set_phase and
+ * The agent's own words for what it does (agents/agent_*.c, agent_set_phase() and
  * the boot methods' "what") to the four phases the dashboard shows.
  */
 static const struct {

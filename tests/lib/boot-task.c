@@ -1,6 +1,6 @@
 /*
  * boot-task: one task's boot through a boot method, as the agent runs it
- * (agents/agent.c's run_task() without the coordinator, the checkout and
+ * (agents/agent_run.c's run_task() without the coordinator, the checkout and
  * the build), for tests/t0103-ssh.sh:
  *
  *   boot-task BISECTD.yaml WORKLOAD SRCDIR WORKDIR RUNS [APPEND]
@@ -39,7 +39,7 @@ static void print_lines(const char *prefix, const char *s)
 	free(copy);
 }
 
-/* A profile task's report, as the agent takes it (agents/agent.c's run_task()): 0 when parsed, 2 when not. */
+/* A profile task's report, as the agent takes it (agents/agent_run.c's run_task()): 0 when parsed, 2 when not. */
 static int profile(const struct boot_ops *boot, void *session, const struct boot_task *bt, const struct boot_result *br)
 {
 	struct perf_profile p = PERF_PROFILE_INIT;
