@@ -60,7 +60,7 @@ COORD_SRC := $(addprefix bisectd/daemon/,coord.c coord_mirror.c coord_jobs.c coo
 # The dashboard: its routes, its event streams, its files (generated from bisectd/web/).
 WEB_SRC := $(addprefix bisectd/daemon/,web.c events.c web_assets.c)
 D_SRC   := $(addprefix bisectd/daemon/,bisectd.c http.c http_wait.c api.c api_req.c auth.c) $(COORD_SRC) $(WEB_SRC)
-CTL_SRC := bisectd/cli/bisectctl.c
+CTL_SRC := $(addprefix bisectd/cli/,bisectctl.c bisectctl_out.c bisectctl_api.c bisectctl_report.c bisectctl_jobs.c bisectctl_admin.c)
 BOOT_SRC := agents/boot/boot.c agents/boot/none.c agents/boot/qemu.c agents/boot/kexec.c agents/journal.c \
             agents/boot/ssh.c
 # bisect-agent's own rooms (agent.c holds main()); the rest the test helpers link too.
