@@ -252,7 +252,7 @@ static inline double ax(const struct bisect *b, const struct cdata *c, int r)
 /* Whether commit j is in c's ancestors (itself included). */
 static inline int has_anc(const struct cdata *c, int j)
 {
-	return c->anc[j / 64] >> (j % 64) & 1;
+	return has_bit(c->anc, j);
 }
 
 /* The mean of x[0..n) and its standard error (n >= 2). */
