@@ -91,7 +91,8 @@ void bisect_best_batch(const struct bisect *b, double p, int built, int n0, stru
 	double best = -1;
 
 	for (int r = b->o.runs_min; r <= b->o.runs_max; r++) {
-		double gain = b->rate ? bisect_rate_info(p, r, b->rate_g, b->rate_b) : channel_info(p, bisect_task_sigmas(b, r, n0) / 2);
+		double gain = b->rate ? bisect_rate_info(p, r, b->rate_g, b->rate_b)
+				       : channel_info(p, bisect_task_sigmas(b, r, n0) / 2);
 		double cost = (built ? 0 : b->o.build_cost) + r * b->o.run_cost;
 
 		if (gain / cost > best) {
