@@ -386,6 +386,7 @@ void stats_mann_whitney_test(struct stats_test *r, const double *a, size_t na_al
 
 	r->stat = NAN;
 	r->df = 0;
+	r->se = NAN;
 	r->p = 1.0;
 	r->exact = 0;
 	if (na == 0 || nb == 0)
@@ -540,6 +541,7 @@ void stats_ks_2samp_test(struct stats_test *r, const double *a, size_t na_all,
 
 	r->stat = NAN;
 	r->df = 0;
+	r->se = NAN;
 	r->p = 1.0;
 	r->exact = 0;
 	if (na == 0 || nb == 0)
@@ -598,6 +600,7 @@ void stats_welch_t_test(struct stats_test *r, const double *a, size_t na_all,
 
 	r->stat = NAN;
 	r->df = NAN;
+	r->se = NAN;
 	r->p = 1.0;
 	r->exact = 0;
 	if (na < 2 || nb < 2)
@@ -608,7 +611,8 @@ void stats_welch_t_test(struct stats_test *r, const double *a, size_t na_all,
 	sb = variance(vb, nb, mb) / (double)nb;
 	if (sa + sb == 0)
 		goto out;
-	t = (ma - mb) / sqrt(sa + sb);
+	r->se = sqrt(sa + sb);
+	t = (ma - mb) / r->se;
 	df = (sa + sb) * (sa + sb) / (sa * sa / (double)(na - 1) + sb * sb / (double)(nb - 1));
 	r->stat = t;
 	r->df = df;

@@ -67,6 +67,7 @@ enum stats_alt { ALT_TWO_SIDED, ALT_LESS, ALT_GREATER };
 struct stats_test {
 	double stat;  /* MW: U of a (scipy's U1); KS: D; Welch: t (a - b) */
 	double df;    /* Welch: degrees of freedom; otherwise 0 */
+	double se;    /* Welch: the standard error of mean(a) - mean(b), t's denominator; otherwise NAN */
 	double p;     /* p-value in [0, 1]; 1 when the test is undefined */
 	int exact;    /* 1 when p comes from the exact null distribution */
 };

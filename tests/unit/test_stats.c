@@ -207,6 +207,44 @@ static void test_welch(void **state)
 	}
 }
 
+/*
+ * The standard error Welch's test reports is t's denominator: a shifted
+ * by h gives t + h / se, on the same degrees of freedom (the engine reads
+ * a steady change against a null shifted by half of min_effect so). The
+ * other tests have none.
+ */
+static void test_welch_se_reads_a_shifted_null(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < N_OF(fx_welch); i++) {
+		const struct fx_test *f = &fx_welch[i];
+		double a[64], h = 0.03;
+		struct stats_test r, s;
+
+		assert_true(f->na <= 64);
+		for (size_t k = 0; k < f->na; k++)   /* the runs that failed stay failed */
+			a[k] = isfinite(f->a[k]) && f->a[k] > 0 ? f->a[k] + h : f->a[k];
+		stats_welch_t_test(&r, f->a, f->na, f->b, f->nb, f->alt);
+		stats_welch_t_test(&s, a, f->na, f->b, f->nb, f->alt);
+		if (isnan(r.stat)) {
+			assert_true(isnan(r.se));
+			continue;
+		}
+		assert_true(r.se > 0);
+		check("welch se", "shifted t", r.stat + h / r.se, s.stat, 1e-9, 1e-12);
+		check("welch se", "shifted df", r.df, s.df, 1e-9, 0);
+	}
+	{
+		static const double x[] = { 1, 2, 3, 4 }, y[] = { 2, 3, 5, 7 };
+		struct stats_test r;
+
+		stats_mann_whitney_test(&r, x, 4, y, 4, ALT_TWO_SIDED);
+		assert_true(isnan(r.se));
+		stats_ks_2samp_test(&r, x, 4, y, 4);
+		assert_true(isnan(r.se));
+	}
+}
+
 static void test_t_cdf(void **state)
 {
 	(void)state;
@@ -446,6 +484,7 @@ int main(void)
 		cmocka_unit_test(test_ks_2samp),
 		cmocka_unit_test(test_ks_2samp_asymptotic),
 		cmocka_unit_test(test_welch),
+		cmocka_unit_test(test_welch_se_reads_a_shifted_null),
 		cmocka_unit_test(test_t_cdf),
 		cmocka_unit_test(test_normal_cdf),
 		cmocka_unit_test(test_bootstrap_contains_estimate),
