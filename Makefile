@@ -54,9 +54,10 @@ LIB_SRC := $(WL_SRC) $(addprefix bisectd/lib/,err.c log.c run.c conf.c conf_read
            store.c store_jobs.c store_tasks.c store_results.c store_agents.c store_tokens.c store_dash.c store_profiles.c schema_sql.c repo.c \
            policy.c bisect.c bisect_model.c bisect_ends.c bisect_slow.c bisect_search.c bisect_confirm.c bisect_budget.c client.c util.c rng.c gitx.c kconfig.c taskwire.c \
            plot.c plot_gp.c store_charts.c csv.c store_export.c token.c perfreport.c)
-COORD_SRC := $(addprefix bisectd/daemon/,coord.c coord_mirror.c coord_jobs.c coord_steps.c \
-           coord_engine.c coord_split.c coord_tasks.c coord_intake.c coord_report.c coord_agents.c coord_dash.c \
-           coord_charts.c coord_mail.c coord_export.c coord_live.c coord_ecache.c coord_profiles.c)
+COORD_SRC := $(addprefix bisectd/daemon/,coord.c coord_event.c coord_mirror.c coord_jobs.c coord_job.c \
+           coord_steps.c coord_engine.c coord_split.c coord_claims.c coord_tasks.c coord_intake.c coord_report.c \
+           coord_agents.c coord_dash.c coord_charts.c coord_mail.c coord_export.c coord_live.c coord_ecache.c \
+           coord_profiles.c)
 # The dashboard: its routes, its event streams, its files (generated from bisectd/web/).
 WEB_SRC := $(addprefix bisectd/daemon/,web.c events.c web_assets.c)
 D_SRC   := $(addprefix bisectd/daemon/,bisectd.c http.c http_wait.c api.c api_req.c auth.c) $(COORD_SRC) $(WEB_SRC)

@@ -1,10 +1,11 @@
 #!/bin/sh
 # t0025: the rooms of a split module stand in layers. The engine
-# (bisect*.c), the config reader (conf*.c), the agent (agent*.c) and the
-# command line (bisectctl*.c) are each several files sharing an internal
-# header; each file may call only the files below it in its list here
-# (read off the objects with nm: a symbol one object leaves undefined and
-# another of the module defines). A new room has to be placed in its
+# (bisect*.c), the config reader (conf*.c), the agent (agent*.c), the
+# command line (bisectctl*.c) and the daemon (its coordinator, coord*.c,
+# with the HTTP server, the API and the dashboard's streams) are each
+# several files; each file may call only the files below it in its list
+# here (read off the objects with nm: a symbol one object leaves undefined
+# and another of the module defines). A new room has to be placed in its
 # list. First the check itself is shown to catch a call up, on two
 # objects made for it. A few seconds.
 . "$(dirname "$0")/lib/tap.sh"
@@ -16,7 +17,8 @@ OBJ=$BUILD/obj
 
 # calls_up DIR ROOM...: prints "lower -> upper: symbol" for every call
 # from a room to one listed after it, and "unplaced: FILE" for an object
-# of DIR matching the rooms' stem that no list names.
+# of DIR matching the rooms' stem (STEM, else the first room's) that no
+# list names.
 calls_up() {
 	dir=$1
 	shift
@@ -34,7 +36,7 @@ calls_up() {
 			awk -v r="$r" -v i="$i" 'NR == FNR { room[$1] = $2; at[$1] = $3; next }
 				($1 in at) && at[$1] > i { print r " -> " room[$1] ": " $1 }' "$TEST_DIR/defs" -
 	done
-	stem=${1%%_*}
+	stem=${STEM:-${1%%_*}}
 	for o in "$dir/$stem".o "$dir/$stem"_*.o; do
 		[ -f "$o" ] || continue
 		b=$(basename "$o" .o)
@@ -70,6 +72,17 @@ check "the config reader" "$OBJ/bisectd/lib" \
 	conf_read conf_boot conf_workload conf
 check "the agent" "$OBJ/agents" \
 	agent_wait agent_coord agent_build agent_run agent
+# The coordinator's rooms as coord_internal.h lists them, the daemon's
+# other files around them: the HTTP server below, the API and the
+# dashboard's streams above. Every coord*.o has to be placed.
+STEM=coord
+check "the daemon" "$OBJ/bisectd/daemon" \
+	http_wait http auth \
+	coord_event coord_ecache coord_mirror coord_claims coord_job coord_dash coord_profiles \
+	coord_split coord_engine coord_steps coord_live coord_agents coord_intake coord_jobs coord_tasks \
+	coord_charts coord_export coord_report coord_mail coord \
+	web_assets events web api_req api bisectd
+STEM=
 # The commands look their own entry up in the table above them, for
 # their usage text: the one call up, and only that one.
 out=$(calls_up "$OBJ/bisectd/cli" bisectctl_out bisectctl_api bisectctl_report bisectctl_jobs bisectctl_admin \

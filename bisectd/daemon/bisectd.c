@@ -180,7 +180,7 @@ int main(int argc, char **argv)
 	}
 	log_info("stopping");
 	coord_wake_all(s);
-	events_shutdown();
+	events_shutdown(s);
 	http_stop(srv);
 	coord_free(s);
 	auth_free(auth);

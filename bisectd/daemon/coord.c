@@ -1,11 +1,13 @@
 /*
- * coord: the coordinator's life: start, the configured repos, the events
- * log, lease expiry's tick and shutdown. Its rooms: coord_mirror.c (the
- * repos' mirrors), coord_jobs.c (create, cancel, show), coord_steps.c with
- * coord_engine.c and coord_split.c (the policies that drive a job),
- * coord_tasks.c (claims and leases), coord_intake.c (results),
- * coord_report.c (the text report), coord_agents.c (the registry),
- * coord_live.c (the sweep, waiting jobs, lease grace, retirement).
+ * coord: the coordinator's life: start, the configured repos and
+ * shutdown. Its rooms (coord_internal.h has them in their layers):
+ * coord_event.c (the events log), coord_mirror.c (the repos' mirrors),
+ * coord_jobs.c (create, cancel, show), coord_job.c (a job as a step sees
+ * it), coord_steps.c with coord_engine.c and coord_split.c (the policies
+ * that drive a job), coord_claims.c and coord_tasks.c (claims and leases),
+ * coord_intake.c (results), coord_report.c (the text report),
+ * coord_agents.c (the registry), coord_live.c (the sweep, waiting jobs,
+ * lease grace, retirement).
  *
  * Everything that touches the store runs under s->lock, and every change
  * that belongs together is one transaction: an upload's samples and their
@@ -22,7 +24,6 @@
 
 #include "coord_internal.h"
 #include "err.h"
-#include "events.h"
 #include "log.h"
 #include "util.h"
 
@@ -34,6 +35,7 @@ int coord_new(struct coord **out, const struct conf_bisectd *conf, struct store 
 	s->started = (long long)now_unix();
 	pthread_mutex_init(&s->lock, NULL);
 	s->claims = http_waitq_new();
+	s->changes = http_waitq_new();
 	store_on_end(st, coord_handoffs_end, s);
 	pthread_cond_init(&s->step_cond, NULL);
 	s->mirrors = xcalloc(conf->nr_repos + 1, sizeof(*s->mirrors));
@@ -68,32 +70,11 @@ void coord_free(struct coord *s)
 	coord_ecache_free(s);
 	pthread_cond_destroy(&s->step_cond);
 	http_waitq_free(s->claims);
+	http_waitq_free(s->changes);
 	store_on_end(s->st, NULL, NULL);
 	free(s->handoffs);
 	pthread_mutex_destroy(&s->lock);
 	free(s);
-}
-
-int coord_event(struct coord *s, long long job, const char *kind, const char *fmt, ...)
-{
-	va_list ap;
-	char *msg;
-	int rc;
-
-	va_start(ap, fmt);
-	if (vasprintf(&msg, fmt, ap) < 0)
-		msg = NULL;
-	va_end(ap);
-	if (!msg)
-		return err_set(ERR_FAIL, "out of memory");
-	if (job > 0)
-		log_info("job %lld: %s: %s", job, kind, msg);
-	else
-		log_info("%s: %s", kind, msg);
-	rc = store_event_add(s->st, job, (long long)now_unix(), kind, msg);
-	free(msg);
-	events_changed();  /* the dashboard's streams wake; they read after the lock is let go */
-	return rc;
 }
 
 int coord_sync_conf(struct coord *s)

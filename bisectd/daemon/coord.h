@@ -176,6 +176,11 @@ void coord_claim_gone(struct coord *s, struct coord_claimer *who);
  * and a change of agents wake them all.
  */
 struct http_waitq *coord_claim_queue(struct coord *s);
+/*
+ * What the dashboard's event streams wait on (events.c): woken by every
+ * event and every change of what the agent list and the jobs show.
+ */
+struct http_waitq *coord_change_queue(struct coord *s);
 /* How often a waiting claim tries again anyway, so that its agent stays seen: a third of the lease, >= 1 s. */
 int coord_claim_recheck_ms(struct coord *s);
 

@@ -13,7 +13,6 @@
 
 #include "coord_internal.h"
 #include "err.h"
-#include "events.h"
 #include "jsonx.h"
 #include "util.h"
 
@@ -165,7 +164,7 @@ int coord_agent_heartbeat(struct coord *s, json_t **reply, const char *name, con
 	if ((rc = store_commit(s->st)))
 		goto out;
 	*reply = json_pack("{s:b, s:b}", "ok", 1, "cancel", cancel);
-	events_changed();  /* a new progress line for the dashboard */
+	coord_changed(s);  /* a new progress line for the dashboard */
 out:
 	if (rc)
 		store_rollback(s->st);

@@ -241,7 +241,7 @@ static int engine_finish_culprit(struct coord *s, struct jobctx *c, const struct
 	if ((rc = coord_event(s, c->id, "culprit", "commit %d: %+.2f%% against its parent (p=%.4f), confidence %.4f",
 			res->culprit, change * 100, p, res->confidence)))
 		return rc;
-	return coord_finish(s, c, "done", res->culprit, rep, NULL);
+	return coord_finish_culprit(s, c, res->culprit, rep);
 }
 
 /*

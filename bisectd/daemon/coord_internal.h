@@ -3,6 +3,17 @@
  * coord_*.c): the struct, the job context a step works on, and the
  * helpers more than one room calls. Everything here runs under s->lock
  * unless it says otherwise.
+ *
+ * The rooms stand in layers, each calling only the rooms below it (the
+ * order of this file, bottom first; t0025 checks it): coord_event,
+ * coord_ecache, coord_mirror, coord_claims, coord_job, coord_dash,
+ * coord_profiles, the policies (coord_split, coord_engine), coord_steps,
+ * coord_live, coord_agents, coord_intake, coord_jobs, coord_tasks, the
+ * views (coord_charts, coord_export, coord_report, coord_mail), and
+ * coord.c, the coordinator's life. Nothing calls up: the store reaches
+ * the claims through a function it is handed (store_on_end()), and the
+ * dashboard's streams learn of a change from the wait queue they park on
+ * (coord_change_queue()).
  */
 #ifndef BISECT_COORD_INTERNAL_H
 #define BISECT_COORD_INTERNAL_H
@@ -31,6 +42,7 @@ struct coord {
 	struct store *st;
 	pthread_mutex_t lock;
 	struct http_waitq *claims;  /* woken when a task was queued, or at shutdown */
+	struct http_waitq *changes; /* woken when what the dashboard shows changed (coord_changed()) */
 	/*
 	 * Parked claims handed a task in the open transaction
 	 * (coord_hand_task()), fired when it ends: with their reply once it
@@ -58,15 +70,26 @@ struct coord {
 	unsigned live_next;
 };
 
-/*
- * coord_steps.c: forgets coord_live_agents()' counts: an agent came back,
- * registered, or was retired.
- */
-void coord_live_forget(struct coord *s);
-
-/* coord.c: logs an event and adds it to the job's (job 0: the coordinator's). */
+/* coord_event.c: logs an event and adds it to the job's (job 0: the coordinator's). */
 int coord_event(struct coord *s, long long job, const char *kind, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
+/* Something the dashboard shows changed: its streams wake (coord_change_queue()). Any lock held. */
+void coord_changed(struct coord *s);
+
+/*
+ * coord_ecache.c: the job's engine as a rebuild from its samples would
+ * make it with opts (a copy the caller steps and bisect_free()s), from the
+ * engine kept since the last step and the samples taken since.
+ */
+struct jobctx;
+struct bisect_opts;
+struct bisect;
+int coord_ecache_engine(struct coord *s, struct jobctx *c, const struct bisect_opts *o, struct bisect **out);
+/* Forgets a job's engine (it ended); the next step, if any, rebuilds it. */
+void coord_ecache_drop(struct coord *s, long long job);
+void coord_ecache_free(struct coord *s);
+/* Steps served from a kept engine, and engines made from every sample of their job. */
+void coord_ecache_stats(struct coord *s, long long *hits, long long *rebuilds);
 
 /* coord_mirror.c */
 struct mirror *coord_mirror_find(struct coord *s, const char *name);
@@ -74,7 +97,28 @@ struct mirror *coord_mirror_find(struct coord *s, const char *name);
 int coord_resolve_range(struct coord *s, struct mirror *m, struct repo_range *rr,
 			const char *good_ref, const char *bad_ref);
 
-/* A job as the step function sees it (coord_steps.c). */
+/* coord_claims.c: gives the oldest queued task this agent's labels fit to it, in the caller's transaction. */
+int coord_try_claim(struct coord *s, json_t **reply, long long agent, char **labels, const char *name);
+/*
+ * Claims queued task for the longest parked claim of an agent pool fits
+ * and wakes it with the task in hand (struct coord_claimer.handed) once
+ * the caller's transaction is committed (coord_handoffs_end()): a burst
+ * of queued tasks is handed out in the step that queued them, not
+ * claimed again one by one, and the replies need no look at the store.
+ * Nothing when no such claim is parked. In the caller's transaction,
+ * s->lock held.
+ */
+int coord_hand_task(struct coord *s, const char *pool, long long task);
+/* The store's end of a transaction (store_on_end()): fires s->handoffs. s->lock held. */
+void coord_handoffs_end(void *arg, int committed);
+/*
+ * Wakes at most n parked claims (coord_claim_queue()), the longest parked
+ * first, of agents pool fits (NULL: any) and, when agent > 0, of that
+ * agent only. s->lock held.
+ */
+void coord_wake_claims(struct coord *s, const char *pool, long long agent, size_t n);
+
+/* coord_job.c: a job as a step sees it. */
 struct jobctx {
 	long long id;
 	struct job job;
@@ -94,19 +138,7 @@ struct jobctx {
 
 int jobctx_load(struct coord *s, struct jobctx *c, long long id);
 void jobctx_release(struct jobctx *c);
-
-/* A bisection policy, chosen by the job's name for it (coord_steps.c holds the table). */
-struct policy_ops {
-	const char *name;
-	/* One step of a queued or running job after anything changed. */
-	int (*step)(struct coord *s, struct jobctx *c);
-};
-extern const struct policy_ops policy_bisectd;  /* coord_engine.c: the probabilistic engine */
-extern const struct policy_ops policy_split;    /* coord_split.c: the walking skeleton's */
-/* NULL when no policy has the name. */
-const struct policy_ops *coord_policy_find(const char *name);
-
-/* coord_steps.c: what the policies share. */
+/* What the policies and the rooms above share to act on a job. */
 int coord_set_commit_state(struct coord *s, struct jobctx *c, int idx, const char *state);
 /*
  * Queues runs of commit idx; after > 0 chains it behind that task, on the
@@ -127,7 +159,11 @@ int coord_queue_task(struct coord *s, struct jobctx *c, int idx);
 json_t *coord_commit_json(struct coord *s, struct jobctx *c, int idx);
 /* The two-sample comparison a report shows: change of b against a, and its p-value. */
 int coord_compare(struct coord *s, struct jobctx *c, int a, int b, double *change, double *p, enum stats_alt alt);
-/* Ends the job in state, with its culprit (-1: none), report (borrowed, NULL: none) and error. */
+/*
+ * Ends the job in state, with its culprit (-1: none), report (borrowed,
+ * NULL: none) and error. A policy naming its culprit ends the job with
+ * coord_finish_culprit() instead, which holds the verdict for profiles.
+ */
 int coord_finish(struct coord *s, struct jobctx *c, const char *state, int culprit, json_t *report,
 		 const char *error);
 int coord_fail_job(struct coord *s, struct jobctx *c, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -139,56 +175,13 @@ int coord_fail_end(struct coord *s, struct jobctx *c, int e);
  * heartbeat do not count.
  */
 int coord_live_agents(struct coord *s, const struct conf_pool *pool);
+/* Forgets coord_live_agents()' counts: an agent came back, registered, or was retired. */
+void coord_live_forget(struct coord *s);
 int coord_parent_of(struct jobctx *c, int idx);
-/* One step of a job after anything changed, by the job's policy. */
-int coord_job_step(struct coord *s, long long id);
-/*
- * The job is stepped soon by the stepper thread, in a transaction of its
- * own (coord_start_steps() started it; else at once, in the caller's).
- * Uploads use it: their reply does not wait for the engine, and uploads
- * that come while it works are taken by one step.
- */
-int coord_step_later(struct coord *s, long long id);
-/*
- * coord_engine.c: a step of the engine whose work (bisect_next) runs
- * with s->lock released: called with it held, returns with it held, the
- * decision applied in a transaction of its own. 1 when another step ran
- * or a job ended meanwhile: nothing was applied, ask again.
- */
-int coord_engine_step_unlocked(struct coord *s, struct jobctx *c);
-
-/*
- * coord_ecache.c: the job's engine as a rebuild from its samples would
- * make it with opts (a copy the caller steps and bisect_free()s), from the
- * engine kept since the last step and the samples taken since.
- */
-struct bisect_opts;
-struct bisect;
-int coord_ecache_engine(struct coord *s, struct jobctx *c, const struct bisect_opts *o, struct bisect **out);
-/* Forgets a job's engine (it ended); the next step, if any, rebuilds it. */
-void coord_ecache_drop(struct coord *s, long long job);
-void coord_ecache_free(struct coord *s);
-/* Steps served from a kept engine, and engines made from every sample of their job. */
-void coord_ecache_stats(struct coord *s, long long *hits, long long *rebuilds);
-
-/* coord_jobs.c: a job as the API shows it; NULL when it does not exist. */
-json_t *coord_job_json(struct coord *s, long long id, int full);
 
 /* coord_dash.c: adds what the dashboard shows to the agent list's rows and to a job's document. */
 void coord_dash_agents(struct coord *s, json_t *agents);
 void coord_dash_job(struct coord *s, json_t *job, long long id, int full);
-
-/*
- * coord_agents.c: the agent's id (and labels, unless NULL: strv_free()) as
- * it is seen now; claim: it asks for work or delivers a result (last_claim), and *appeared
- * (unless NULL) is 1 when it did not count for a step before.
- */
-int coord_agent_seen(struct coord *s, long long *id, char ***labels, const char *name, int claim, int *appeared);
-/* The same without marking it seen: a request it may yet be refused leaves the store as it was. */
-int coord_agent_find(struct coord *s, long long *id, char ***labels, const char *name);
-
-/* coord_intake.c: a task that could not be done goes back to the queue, or after the last attempt skips its commit. */
-int coord_task_retry(struct coord *s, long long task, long long job, int idx, long long attempt, const char *why);
 
 /*
  * coord_profiles.c: perf profiles at the culprit (a workload's `profile: true`).
@@ -197,6 +190,12 @@ int coord_task_retry(struct coord *s, long long task, long long job, int idx, lo
  * nothing or the job is ending from its hold.
  */
 int coord_profile_hold(struct coord *s, struct jobctx *c, int culprit, json_t *report);
+/*
+ * Ends the job done with its culprit (report borrowed), as a policy names
+ * it: or, when the workload profiles, holds the verdict (coord_profile_hold())
+ * and the job ends from its hold once the profiles are in.
+ */
+int coord_finish_culprit(struct coord *s, struct jobctx *c, int culprit, json_t *report);
 /* 1 when the job holds a verdict for its profiles, 0 when not, or a code. */
 int coord_profile_held(struct coord *s, long long job);
 /* A held job's step: waits for its profiles, or ends with the held verdict and their diff. */
@@ -211,38 +210,61 @@ int coord_profile_retry(struct coord *s, long long task, long long attempt, cons
  * the others fail as not recorded in time.
  */
 void coord_profile_sweep(struct coord *s);
-/* "parent" or "culprit" for a profile task, NULL for any other (static strings). */
-const char *coord_profile_role(struct coord *s, long long task);
 /* The report's "profiles" as text, each line after indent (coord_report.c, coord_mail.c). */
 struct sbuf;
 void coord_profile_text(struct sbuf *sb, json_t *rep, const char *indent);
+
+/* A bisection policy, chosen by the job's name for it (coord_steps.c holds the table). */
+struct policy_ops {
+	const char *name;
+	/* One step of a queued or running job after anything changed. */
+	int (*step)(struct coord *s, struct jobctx *c);
+};
+extern const struct policy_ops policy_bisectd;  /* coord_engine.c: the probabilistic engine */
+extern const struct policy_ops policy_split;    /* coord_split.c: the walking skeleton's */
+/*
+ * coord_engine.c: a step of the engine whose work (bisect_next) runs
+ * with s->lock released: called with it held, returns with it held, the
+ * decision applied in a transaction of its own. 1 when another step ran
+ * or a job ended meanwhile: nothing was applied, ask again.
+ */
+int coord_engine_step_unlocked(struct coord *s, struct jobctx *c);
+
+/* coord_steps.c: NULL when no policy has the name. */
+const struct policy_ops *coord_policy_find(const char *name);
+/* One step of a job after anything changed, by the job's policy. */
+int coord_job_step(struct coord *s, long long id);
+/*
+ * The job is stepped soon by the stepper thread, in a transaction of its
+ * own (coord_start_steps() started it; else at once, in the caller's).
+ * Uploads use it: their reply does not wait for the engine, and uploads
+ * that come while it works are taken by one step.
+ */
+int coord_step_later(struct coord *s, long long id);
 
 /* coord_live.c: nothing stalls. */
 /* 1 during the lease grace after start-up: no lease expires, no agent is retired. */
 int coord_in_grace(struct coord *s);
 /* Steps again the idle jobs (nothing queued or claimed) of the pools an agent with labels is in. */
 void coord_wake_pool(struct coord *s, char **labels);
-/*
- * Wakes at most n parked claims (coord_claim_queue()), the longest parked
- * first, of agents pool fits (NULL: any) and, when agent > 0, of that
- * agent only. s->lock held.
- */
-void coord_wake_claims(struct coord *s, const char *pool, long long agent, size_t n);
-/*
- * Claims queued task for the longest parked claim of an agent pool fits
- * and wakes it with the task in hand (struct coord_claimer.handed) once
- * the caller's transaction is committed (coord_handoffs_end()): a burst
- * of queued tasks is handed out in the step that queued them, not
- * claimed again one by one, and the replies need no look at the store.
- * Nothing when no such claim is parked. In the caller's transaction,
- * s->lock held.
- */
-int coord_hand_task(struct coord *s, const char *pool, long long task);
-/* The store's end of a transaction (store_on_end()): fires s->handoffs. s->lock held. */
-void coord_handoffs_end(void *arg, int committed);
 /* From the tick: steps every idle job, retires agents not seen for agent_retire_seconds. */
 void coord_sweep(struct coord *s);
 /* What a job (its document) waits for, as the API shows it: a string, or json null. */
 json_t *coord_job_waiting(struct coord *s, json_t *job);
+
+/*
+ * coord_agents.c: the agent's id (and labels, unless NULL: strv_free()) as
+ * it is seen now; claim: it asks for work or delivers a result (last_claim), and *appeared
+ * (unless NULL) is 1 when it did not count for a step before.
+ */
+int coord_agent_seen(struct coord *s, long long *id, char ***labels, const char *name, int claim, int *appeared);
+/* The same without marking it seen: a request it may yet be refused leaves the store as it was. */
+int coord_agent_find(struct coord *s, long long *id, char ***labels, const char *name);
+
+/* coord_intake.c: a task that could not be done goes back to the queue, or after the last attempt skips its commit. */
+int coord_task_retry(struct coord *s, long long task, long long job, int idx, long long attempt, const char *why);
+
+/* coord_jobs.c: a job as the API shows it; NULL when it does not exist. */
+json_t *coord_job_json(struct coord *s, long long id, int full);
 
 #endif

@@ -75,6 +75,16 @@ int coord_profile_hold(struct coord *s, struct jobctx *c, int culprit, json_t *r
 	return rc ? rc : 1;
 }
 
+int coord_finish_culprit(struct coord *s, struct jobctx *c, int culprit, json_t *report)
+{
+	int rc;
+
+	/* A culprit to profile (`profile: true`): the verdict waits for the profiles, then stands. */
+	if (culprit >= 0 && (rc = coord_profile_hold(s, c, culprit, report)))
+		return rc < 0 ? rc : 0;
+	return coord_finish(s, c, "done", culprit, report, NULL);
+}
+
 int coord_profile_held(struct coord *s, long long job)
 {
 	char *held = NULL;
@@ -293,17 +303,6 @@ int coord_profile_retry(struct coord *s, long long task, long long attempt, cons
 	}
 	store_profile_release(&p);
 	return rc;
-}
-
-const char *coord_profile_role(struct coord *s, long long task)
-{
-	struct profile p;
-	const char *role = NULL;
-
-	if (store_profile_of_task(&p, s->st, task) == 0)
-		role = !strcmp(p.role, "parent") ? "parent" : "culprit";
-	store_profile_release(&p);
-	return role;
 }
 
 int coord_job_profile_text(struct coord *s, char **out, long long id, const char *role)

@@ -118,7 +118,7 @@ static int report_culprit(struct coord *s, struct jobctx *c, int culprit)
 	rc = coord_event(s, c->id, "culprit", "commit %d: %+.2f%% against its parent (p=%.4f)",
 		   culprit, change * 100, p);
 	if (rc == 0)
-		rc = coord_finish(s, c, "done", culprit, rep, NULL);
+		rc = coord_finish_culprit(s, c, culprit, rep);
 	json_decref(rep);
 	return rc;
 }

@@ -1,10 +1,10 @@
 /*
  * events: the event streams of the dashboard. A stream is a reader that
  * libmicrohttpd calls on a pool thread (http.h's http_stream): when
- * nothing changed it parks on the hub's wait queue (no thread held)
- * until something does or the recheck comes; then it rebuilds the
- * documents the API shows through coord.h, and sends those that differ
- * from what this client last got. Cost: a rebuild per stream at most
+ * nothing changed it parks on the coordinator's change queue
+ * (coord_change_queue(); no thread held) until something does or the
+ * recheck comes; then it rebuilds the documents the API shows through
+ * coord.h, and sends those that differ from what this client last got. Cost: a rebuild per stream at most
  * twice a second, EVENTS_MAX_STREAMS streams.
  */
 #include <pthread.h>
@@ -29,25 +29,10 @@ static struct {
 	int stopping;
 } hub = { PTHREAD_MUTEX_INITIALIZER, 0, 0 };
 
-/* Woken by every change; its generation is the hub's. */
-static struct http_waitq *hub_queue;
-static pthread_once_t hub_once = PTHREAD_ONCE_INIT;
-
-static void hub_init(void)
-{
-	hub_queue = http_waitq_new();
-}
-
-static struct http_waitq *hubq(void)
-{
-	pthread_once(&hub_once, hub_init);
-	return hub_queue;
-}
-
 struct stream {
 	struct coord *s;
 	long long job;
-	unsigned long seen;          /* the hub queue's generation at the last rebuild */
+	unsigned long seen;          /* the change queue's generation at the last rebuild */
 	int started;
 	int64_t last_build, last_write;
 	struct sbuf out;             /* what is still to send, from off */
@@ -55,17 +40,12 @@ struct stream {
 	json_t *last;                /* key ("agent:lab1", "job:3", "detail") -> JSON text sent */
 };
 
-void events_changed(void)
-{
-	http_wake(hubq());
-}
-
-void events_shutdown(void)
+void events_shutdown(struct coord *s)
 {
 	pthread_mutex_lock(&hub.mu);
 	hub.stopping = 1;
 	pthread_mutex_unlock(&hub.mu);
-	http_wake(hubq());
+	http_wake(coord_change_queue(s));
 }
 
 int events_nr_streams(void)
@@ -170,7 +150,7 @@ static void rebuild(struct stream *st)
  */
 static int due(struct stream *st, struct http_wait *wait)
 {
-	unsigned long gen = http_waitq_gen(hubq());  /* before looking: see http.h */
+	unsigned long gen = http_waitq_gen(coord_change_queue(st->s));  /* before looking: see http.h */
 	int64_t now = now_ms();
 	int stopping;
 
@@ -184,7 +164,7 @@ static int due(struct stream *st, struct http_wait *wait)
 		return 0;
 	}
 	if (gen == st->seen && now < st->last_build + RECHECK_MS) {
-		*wait = (struct http_wait){ hubq(), gen, st->last_build + RECHECK_MS, NULL };
+		*wait = (struct http_wait){ coord_change_queue(st->s), gen, st->last_build + RECHECK_MS, NULL };
 		return 0;
 	}
 	st->seen = gen;
@@ -208,7 +188,7 @@ static ssize_t stream_read(void *arg, char *buf, size_t max, struct http_wait *w
 			sbuf_adds(&st->out, ": keepalive\n\n");
 		/* Nothing changed at the recheck: wait for the next. */
 		if (!st->out.len) {
-			*wait = (struct http_wait){ hubq(), st->seen, st->last_build + RECHECK_MS, NULL };
+			*wait = (struct http_wait){ coord_change_queue(st->s), st->seen, st->last_build + RECHECK_MS, NULL };
 			return 0;
 		}
 	}
@@ -252,7 +232,7 @@ int events_open(struct http_response *res, struct coord *s, long long job)
 	st->job = job;
 	st->last = json_object();
 	st->last_write = now_ms();
-	st->seen = http_waitq_gen(hubq());
+	st->seen = http_waitq_gen(coord_change_queue(s));
 	res->status = 200;
 	res->content_type = "text/event-stream";
 	res->stream.read = stream_read;

@@ -21,11 +21,8 @@
  */
 int events_open(struct http_response *res, struct coord *s, long long job);
 
-/* Something the dashboard shows changed: wakes every stream. Any thread, any lock held. */
-void events_changed(void);
-
-/* Ends every stream (at shutdown, before http_stop()); new ones are refused. */
-void events_shutdown(void);
+/* Ends every stream of s (at shutdown, before http_stop()); new ones are refused. */
+void events_shutdown(struct coord *s);
 
 /* How many streams are open now. */
 int events_nr_streams(void);

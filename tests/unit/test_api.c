@@ -255,6 +255,17 @@ struct http_waitq *coord_claim_queue(struct coord *s)
 	return claims;
 }
 
+/* The coordinator's change queue: the event streams park on it; a change wakes it. */
+static struct http_waitq *changes;
+
+struct http_waitq *coord_change_queue(struct coord *s)
+{
+	(void)s;
+	if (!changes)
+		changes = http_waitq_new();
+	return changes;
+}
+
 int coord_task_result(struct coord *s, json_t **reply, long long task_id, const struct result_request *req)
 {
 	(void)s;
@@ -589,7 +600,7 @@ static void test_events_changes(void **state)
 	assert_non_null(strstr(buf, "event: snapshot"));
 	assert_non_null(strstr(buf, "\"phase\":\"build\""));
 
-	/* Nothing changed: parked on the hub's queue, its generation now, until the recheck. */
+	/* Nothing changed: parked on the change queue, its generation now, until the recheck. */
 	n = res.stream.read(res.stream.arg, buf, sizeof(buf) - 1, &wait);
 	assert_int_equal(n, 0);
 	assert_non_null(wait.queue);
@@ -597,7 +608,7 @@ static void test_events_changes(void **state)
 	assert_true(wait.until > now_ms());
 
 	json_object_set_new(json_array_get(json_object_get(agents_doc, "agents"), 0), "phase", json_string("run"));
-	events_changed();
+	http_wake(coord_change_queue(NULL));
 	/* The wake is not lost: the queue moved past what the stream saw. */
 	assert_true(wait.seen != http_waitq_gen(wait.queue));
 	/* Within half a second of the last rebuild: asked again at the gap's end, not before. */

@@ -29,7 +29,7 @@
 #include "log.h"
 #include "util.h"
 
-/* --- the two stubs ------------------------------------------------------ */
+/* --- the stub ------------------------------------------------------------ */
 
 /* A parked claim's connection is the struct below; gone when its flag says so. */
 struct parked {
@@ -41,10 +41,6 @@ struct parked {
 int http_conn_alive(void *conn)
 {
 	return !((struct parked *)conn)->gone;
-}
-
-void events_changed(void)
-{
 }
 
 /* --- the fixture --------------------------------------------------------- */
