@@ -47,8 +47,8 @@ endif
 #   bisectd/cli/        bisectctl
 #   agents/, agents/boot/  bisect-agent: its loop, checkout, builds, and
 #                       the boot methods
-WL_SRC  := agents/workloads/workload.c agents/workloads/command.c agents/workloads/iperf3.c \
-           agents/workloads/pktgen.c agents/workloads/netparse.c agents/workloads/trex.c \
+WL_SRC  := agents/workloads/workload.c agents/workloads/workload_table.c agents/workloads/command.c \
+           agents/workloads/iperf3.c agents/workloads/pktgen.c agents/workloads/netparse.c agents/workloads/trex.c \
            agents/workloads/xdp.c agents/boot/methods.c
 LIB_SRC := $(WL_SRC) $(addprefix bisectd/lib/,err.c log.c run.c conf.c conf_read.c conf_boot.c conf_workload.c yamltree.c jsonx.c stats.c \
            store.c store_jobs.c store_tasks.c store_results.c store_agents.c store_tokens.c store_dash.c store_profiles.c schema_sql.c repo.c \

@@ -1,13 +1,14 @@
 #!/bin/sh
 # t0025: the rooms of a split module stand in layers. The engine
 # (bisect*.c), the config reader (conf*.c), the agent (agent*.c), the
-# command line (bisectctl*.c) and the daemon (its coordinator, coord*.c,
-# with the HTTP server, the API and the dashboard's streams) are each
-# several files; each file may call only the files below it in its list
-# here (read off the objects with nm: a symbol one object leaves undefined
-# and another of the module defines). A new room has to be placed in its
-# list. First the check itself is shown to catch a call up, on two
-# objects made for it. A few seconds.
+# command line (bisectctl*.c), the daemon (its coordinator, coord*.c,
+# with the HTTP server, the API and the dashboard's streams) and the
+# workload kinds (agents/workloads) are each several files; each file may
+# call only the files below it in its list here (read off the objects
+# with nm: a symbol one object leaves undefined and another of the module
+# defines). A new room has to be placed in its list. First the check
+# itself is shown to catch a call up, on two objects made for it. A few
+# seconds.
 . "$(dirname "$0")/lib/tap.sh"
 . "$(dirname "$0")/lib/lab.sh"
 
@@ -88,6 +89,12 @@ STEM=
 out=$(calls_up "$OBJ/bisectd/cli" bisectctl_out bisectctl_api bisectctl_report bisectctl_jobs bisectctl_admin \
 	bisectctl | grep -v ' -> bisectctl: ctl_find_cmd$')
 is "$out" "" "the command line: each room calls only the rooms below it, but for ctl_find_cmd()"
+# The workload kinds: what they share below them, the table above. Every
+# object of the folder has to be placed.
+STEM='*'
+check "the workload kinds" "$OBJ/agents/workloads" \
+	workload netparse command iperf3 pktgen trex xdp workload_table
+STEM=
 
 tap_plan "$tap_n"
 tap_done

@@ -1,6 +1,6 @@
 /*
- * workload: the table of workload kinds, the checks every kind shares, and
- * the small helpers their files use.
+ * workload: the checks every workload kind shares, and the small helpers
+ * their files use. The table of kinds is workload_table.c, above them.
  */
 #include <math.h>
 #include <regex.h>
@@ -16,36 +16,6 @@
 #define MAX_ARGS 256
 #define MAX_ARG_LEN 4096
 #define MAX_STR 4096
-
-extern const struct workload_ops workload_command, workload_iperf3, workload_pktgen;
-extern const struct workload_ops workload_trex, workload_xdp;
-
-/* One line per kind: docs/EXTENDING.md. */
-static const struct workload_ops *const workloads[] = {
-	&workload_command,
-	&workload_iperf3,
-	&workload_pktgen,
-	&workload_trex,
-	&workload_xdp,
-};
-
-#define NR_WORKLOADS (sizeof(workloads) / sizeof(workloads[0]))
-
-const struct workload_ops *workload_find(const char *name)
-{
-	if (!name)
-		return NULL;
-	for (size_t i = 0; i < NR_WORKLOADS; i++)
-		if (!strcmp(workloads[i]->name, name))
-			return workloads[i];
-	return NULL;
-}
-
-const struct workload_ops *const *workload_all(size_t *n)
-{
-	*n = NR_WORKLOADS;
-	return workloads;
-}
 
 static int key_type_ok(const struct workload_key *k, json_t *v, struct workload_bad *bad)
 {

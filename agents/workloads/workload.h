@@ -2,7 +2,7 @@
  * workload: the kinds of measurement a workload definition can ask for,
  * as a table chosen by the definition's "type" (iperf3's struct protocol
  * habit). Each kind is one file in this folder and one line in
- * workload.c's table; see docs/EXTENDING.md.
+ * workload_table.c's table; see docs/EXTENDING.md.
  *
  * The files are pure (a definition's check, the text of a guest script or
  * the argv of a host run, the parse of a run's output) and live in the
