@@ -16,16 +16,18 @@
 #include "client.h"
 
 static void print_main_usage(FILE *f);
+static const struct cmd *find_cmd(const char *name);
 
-static int cmd_help(int argc, char **argv)
+static int cmd_help(const struct cmd *self, int argc, char **argv)
 {
 	const struct cmd *c;
 
+	(void)self;
 	if (argc < 2) {
 		print_main_usage(stdout);
 		return RC_OK;
 	}
-	c = ctl_find_cmd(argv[1]);
+	c = find_cmd(argv[1]);
 	if (!c) {
 		fprintf(stderr, "bisectctl: unknown command '%s' (see 'bisectctl help')\n", argv[1]);
 		return RC_USAGE;
@@ -129,7 +131,7 @@ static const struct cmd commands[] = {
 	{ "help", cmd_help, "[COMMAND]", "show this help, or a command's", NULL },
 };
 
-const struct cmd *ctl_find_cmd(const char *name)
+static const struct cmd *find_cmd(const char *name)
 {
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		if (!strcmp(commands[i].name, name))
@@ -202,7 +204,7 @@ int main(int argc, char **argv)
 		print_main_usage(stderr);
 		return RC_USAGE;
 	}
-	c = ctl_find_cmd(argv[optind]);
+	c = find_cmd(argv[optind]);
 	if (!c) {
 		fprintf(stderr, "bisectctl: unknown command '%s' (see 'bisectctl help')\n",
 			argv[optind]);
@@ -214,7 +216,7 @@ int main(int argc, char **argv)
 	argv += optind;
 	optind = 0; /* glibc: start over, permuting again, for the command's options */
 
-	rc = c->fn(argc, argv);
+	rc = c->fn(c, argc, argv);
 	client_free(ctl_client);
 	return rc;
 }

@@ -27,12 +27,12 @@ static void task_text(char *buf, size_t n, const json_t *task)
 	}
 }
 
-int cmd_agents(int argc, char **argv)
+int cmd_agents(const struct cmd *c, int argc, char **argv)
 {
 	struct table t = { 5, 0, 0, NULL };
 	json_t *reply = NULL, *agents;
 	size_t i;
-	int rc = ctl_fetch_list(&reply, &agents, ctl_find_cmd("agents"), argc, argv, "/api/v1/agents", "agents");
+	int rc = ctl_fetch_list(&reply, &agents, c, argc, argv, "/api/v1/agents", "agents");
 
 	if (!agents)
 		return rc;
@@ -175,9 +175,8 @@ static int token_revoke(const struct cmd *c, int argc, char **argv)
 	return RC_OK;
 }
 
-int cmd_token(int argc, char **argv)
+int cmd_token(const struct cmd *c, int argc, char **argv)
 {
-	const struct cmd *c = ctl_find_cmd("token");
 
 	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
 		ctl_print_usage(argc < 2 ? stderr : stdout, c);

@@ -4,8 +4,8 @@
  * and options every command uses, and the calls one room makes into
  * another. The rooms stand in layers, each calling only those below it:
  * bisectctl_out.c, bisectctl_api.c, bisectctl_report.c, then the commands
- * (bisectctl_jobs.c, bisectctl_admin.c) and bisectctl.c, whose
- * ctl_find_cmd() the commands call back for their own usage text.
+ * (bisectctl_jobs.c, bisectctl_admin.c) and bisectctl.c, the table,
+ * which hands each command its own entry (for its usage text).
  */
 #ifndef BISECT_BISECTCTL_INTERNAL_H
 #define BISECT_BISECTCTL_INTERNAL_H
@@ -37,7 +37,7 @@ enum {
 
 struct cmd {
 	const char *name;
-	int (*fn)(int argc, char **argv);
+	int (*fn)(const struct cmd *c, int argc, char **argv);  /* c: its own entry, for its usage */
 	const char *args;
 	const char *summary;
 	const char *help;
@@ -110,22 +110,19 @@ void ctl_format_job(struct sbuf *out, const json_t *job, size_t max_events, int 
 int ctl_finish_job(long id, const json_t *job, int strict, const char *query);
 
 /* bisectctl_jobs.c: the commands on jobs */
-int cmd_submit(int argc, char **argv);
+int cmd_submit(const struct cmd *c, int argc, char **argv);
 int ctl_fetch_list(json_t **reply, json_t **items, const struct cmd *c, int argc, char **argv,
 		   const char *path, const char *key);
-int cmd_jobs(int argc, char **argv);
-int cmd_show(int argc, char **argv);
-int cmd_watch(int argc, char **argv);
-int cmd_report(int argc, char **argv);
-int cmd_export(int argc, char **argv);
-int cmd_cancel(int argc, char **argv);
-int cmd_plot(int argc, char **argv);
+int cmd_jobs(const struct cmd *c, int argc, char **argv);
+int cmd_show(const struct cmd *c, int argc, char **argv);
+int cmd_watch(const struct cmd *c, int argc, char **argv);
+int cmd_report(const struct cmd *c, int argc, char **argv);
+int cmd_export(const struct cmd *c, int argc, char **argv);
+int cmd_cancel(const struct cmd *c, int argc, char **argv);
+int cmd_plot(const struct cmd *c, int argc, char **argv);
 
 /* bisectctl_admin.c: the commands on the lab */
-int cmd_agents(int argc, char **argv);
-int cmd_token(int argc, char **argv);
-
-/* bisectctl.c: the command table */
-const struct cmd *ctl_find_cmd(const char *name);
+int cmd_agents(const struct cmd *c, int argc, char **argv);
+int cmd_token(const struct cmd *c, int argc, char **argv);
 
 #endif

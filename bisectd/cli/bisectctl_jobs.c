@@ -104,7 +104,7 @@ out:
 	return rc;
 }
 
-int cmd_submit(int argc, char **argv)
+int cmd_submit(const struct cmd *c, int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "repo", required_argument, NULL, 'r' },
@@ -129,7 +129,6 @@ int cmd_submit(int argc, char **argv)
 		COMMON_LONGOPTS,
 		{ NULL, 0, NULL, 0 }
 	};
-	const struct cmd *c = ctl_find_cmd("submit");
 	const char *repo = NULL, *good = NULL, *bad = NULL, *workload = NULL, *pool = NULL;
 	const char *policy = NULL, *direction = NULL, *append = NULL;
 	double confidence = 0, alpha = 0, min_effect = -1;
@@ -317,12 +316,12 @@ int ctl_fetch_list(json_t **reply, json_t **items, const struct cmd *c, int argc
 	return RC_OK;
 }
 
-int cmd_jobs(int argc, char **argv)
+int cmd_jobs(const struct cmd *c, int argc, char **argv)
 {
 	struct table t = { 7, 0, 0, NULL };
 	json_t *reply = NULL, *jobs;
 	size_t i;
-	int rc = ctl_fetch_list(&reply, &jobs, ctl_find_cmd("jobs"), argc, argv, "/api/v1/jobs", "jobs");
+	int rc = ctl_fetch_list(&reply, &jobs, c, argc, argv, "/api/v1/jobs", "jobs");
 
 	if (!jobs)
 		return rc;
@@ -346,14 +345,14 @@ int cmd_jobs(int argc, char **argv)
 	return RC_OK;
 }
 
-int cmd_show(int argc, char **argv)
+int cmd_show(const struct cmd *c, int argc, char **argv)
 {
 	struct sbuf out = SBUF_INIT;
 	json_t *job = NULL;
 	long id;
 	int rc;
 
-	rc = ctl_id_command(&id, NULL, ctl_find_cmd("show"), argc, argv);
+	rc = ctl_id_command(&id, NULL, c, argc, argv);
 	if (rc != RC_OK)
 		return rc < 0 ? RC_OK : rc;
 	rc = ctl_get_job(&job, id);
@@ -370,19 +369,19 @@ int cmd_show(int argc, char **argv)
 	return RC_OK;
 }
 
-int cmd_watch(int argc, char **argv)
+int cmd_watch(const struct cmd *c, int argc, char **argv)
 {
 	double interval = 1;
 	long id;
 	int rc;
 
-	rc = ctl_id_command(&id, &interval, ctl_find_cmd("watch"), argc, argv);
+	rc = ctl_id_command(&id, &interval, c, argc, argv);
 	if (rc != RC_OK)
 		return rc < 0 ? RC_OK : rc;
 	return watch_job(id, interval);
 }
 
-int cmd_report(int argc, char **argv)
+int cmd_report(const struct cmd *c, int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "cv", required_argument, NULL, 'c' },
@@ -390,7 +389,6 @@ int cmd_report(int argc, char **argv)
 		COMMON_LONGOPTS,
 		{ NULL, 0, NULL, 0 }
 	};
-	const struct cmd *c = ctl_find_cmd("report");
 	const char *query = "";
 	json_t *job = NULL;
 	char path[96];
@@ -429,7 +427,7 @@ int cmd_report(int argc, char **argv)
 	return rc;
 }
 
-int cmd_export(int argc, char **argv)
+int cmd_export(const struct cmd *c, int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "csv", no_argument, NULL, 'c' },
@@ -437,7 +435,6 @@ int cmd_export(int argc, char **argv)
 		COMMON_LONGOPTS,
 		{ NULL, 0, NULL, 0 }
 	};
-	const struct cmd *c = ctl_find_cmd("export");
 	const char *file = NULL;
 	char path[96];
 	int opt, rc, done;
@@ -462,14 +459,14 @@ int cmd_export(int argc, char **argv)
 	return ctl_get_text_out(path, file);
 }
 
-int cmd_cancel(int argc, char **argv)
+int cmd_cancel(const struct cmd *c, int argc, char **argv)
 {
 	json_t *reply = NULL;
 	char path[64];
 	long id;
 	int rc;
 
-	rc = ctl_id_command(&id, NULL, ctl_find_cmd("cancel"), argc, argv);
+	rc = ctl_id_command(&id, NULL, c, argc, argv);
 	if (rc != RC_OK)
 		return rc < 0 ? RC_OK : rc;
 	snprintf(path, sizeof(path), "/api/v1/jobs/%ld/cancel", id);
@@ -487,7 +484,7 @@ int cmd_cancel(int argc, char **argv)
 /* bisectd draws a chart within its chart_timeout (30 s by default); this is the wait past it. */
 #define PLOT_TIMEOUT_S 120L
 
-int cmd_plot(int argc, char **argv)
+int cmd_plot(const struct cmd *c, int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "chart", required_argument, NULL, 'c' },
@@ -496,7 +493,6 @@ int cmd_plot(int argc, char **argv)
 		{ NULL, 0, NULL, 0 }
 	};
 	static const char *const exts[] = { "svg", "png", "pdf" };
-	const struct cmd *c = ctl_find_cmd("plot");
 	const char *chart = NULL, *output = NULL, *dot, *ext = NULL;
 	char *body = NULL, *path = NULL;
 	size_t len = 0;
