@@ -127,7 +127,7 @@ static int job_create(struct coord *s, json_t **reply, json_t *body)
 	struct job_request req;
 	int rc = api_req_job(&req, body);
 
-	return rc ? rc : coord_job_create(s, reply, &req);
+	return rc ? rc : coord_job_create(reply, s, &req);
 }
 
 /* A chart's bytes for the reply (GET /jobs/ID/charts/NAME.EXT). */
@@ -141,7 +141,7 @@ static int job_chart(struct coord *s, struct chart_reply *out, long long id, con
 {
 	const char *dot = strrchr(file, '.');
 	char *name = dot ? xstrndup(file, (size_t)(dot - file)) : xstrdup(file);
-	int rc = coord_job_chart(s, &out->body, &out->len, &out->type, id, name, dot ? dot + 1 : "");
+	int rc = coord_job_chart(&out->body, &out->len, &out->type, s, id, name, dot ? dot + 1 : "");
 
 	free(name);
 	return rc;
@@ -152,7 +152,7 @@ static int agent_register(struct coord *s, json_t **reply, json_t *body)
 	struct register_request req;
 	int rc = api_req_register(&req, body);
 
-	return rc ? rc : coord_agent_register(s, reply, &req);
+	return rc ? rc : coord_agent_register(reply, s, &req);
 }
 
 static int agent_heartbeat(struct coord *s, json_t **reply, const char *name, json_t *body)
@@ -160,7 +160,7 @@ static int agent_heartbeat(struct coord *s, json_t **reply, const char *name, js
 	struct heartbeat_request req;
 	int rc = api_req_heartbeat(&req, body);
 
-	return rc ? rc : coord_agent_heartbeat(s, reply, name, &req);
+	return rc ? rc : coord_agent_heartbeat(reply, s, name, &req);
 }
 
 static int task_result(struct coord *s, json_t **reply, long long id, json_t *body)
@@ -169,7 +169,7 @@ static int task_result(struct coord *s, json_t **reply, long long id, json_t *bo
 	int rc = api_req_result(&req, body);
 
 	if (rc == 0)
-		rc = coord_task_result(s, reply, id, &req);
+		rc = coord_task_result(reply, s, id, &req);
 	result_request_release(&req);
 	return rc;
 }
@@ -216,7 +216,7 @@ static void claim_try(struct http_response *res, struct claim_wait *cw, int stop
 		res->status = 204;
 		return;
 	}
-	rc = coord_agent_claim(cw->s, &reply, cw->name, &cw->who);
+	rc = coord_agent_claim(&reply, cw->s, cw->name, &cw->who);
 	now = now_ms();
 	if (rc) {
 		if (status_of(rc) >= 500)
@@ -264,15 +264,15 @@ static int job_text(struct coord *s, char **text, const char **ctype, long long 
 
 	if (!strcmp(what, "samples.csv")) {
 		*ctype = "text/csv; charset=utf-8";
-		return coord_job_samples_csv(s, text, id);
+		return coord_job_samples_csv(text, s, id);
 	}
 	if (cv && strcmp(cv, "amean") && strcmp(cv, "hmean"))
 		return err_set(ERR_INVALID, "cv must be amean (stddev / arithmetic mean) or hmean (mmtests' harmonic CoV)");
 	if (format && strcmp(format, "text") && strcmp(format, "mail"))
 		return err_set(ERR_INVALID, "format must be text or mail");
 	if (format && !strcmp(format, "mail"))
-		return coord_job_report_mail(s, text, id);
-	return coord_job_report_text(s, text, id, cv && !strcmp(cv, "hmean") ? REPORT_CV_HMEAN : REPORT_CV_AMEAN);
+		return coord_job_report_mail(text, s, id);
+	return coord_job_report_text(text, s, id, cv && !strcmp(cv, "hmean") ? REPORT_CV_HMEAN : REPORT_CV_AMEAN);
 }
 
 void api_handle(struct http_response *res, const struct http_request *r, void *arg)
@@ -328,30 +328,30 @@ void api_handle(struct http_response *res, const struct http_request *r, void *a
 		}
 	} else if (!strcmp(seg[2], "tokens")) {
 		if (n == 3 && get)
-			rc = auth_token_list(api_auth, &reply);
+			rc = auth_token_list(&reply, api_auth);
 		else if (n == 3 && post)
-			rc = auth_token_create(api_auth, &reply, req);
+			rc = auth_token_create(&reply, api_auth, req);
 		else if (n == 5 && post && !strcmp(seg[4], "revoke"))
-			rc = parse_id(&id, seg[3]) ? ERR_NOTFOUND : auth_token_revoke(api_auth, &reply, id);
+			rc = parse_id(&id, seg[3]) ? ERR_NOTFOUND : auth_token_revoke(&reply, api_auth, id);
 		else
 			routed = 0;
 	} else if (!strcmp(seg[2], "jobs")) {
 		if (n == 3 && get)
-			rc = coord_job_list(s, &reply);
+			rc = coord_job_list(&reply, s);
 		else if (n == 3 && post)
 			rc = job_create(s, &reply, req);
 		else if (n >= 4 && (rc = parse_id(&id, seg[3])))
 			;
 		else if (n == 4 && get)
-			rc = coord_job_get(s, &reply, id);
+			rc = coord_job_get(&reply, s, id);
 		else if (n == 5 && post && !strcmp(seg[4], "cancel"))
-			rc = coord_job_cancel(s, &reply, id);
+			rc = coord_job_cancel(&reply, s, id);
 		else if (n == 5 && get && (!strcmp(seg[4], "report") || !strcmp(seg[4], "samples.csv")))
 			rc = job_text(s, &text, &ctype, id, seg[4], r);
 		else if (n == 5 && get && !strcmp(seg[4], "samples"))
-			rc = coord_job_samples(s, &reply, id);
+			rc = coord_job_samples(&reply, s, id);
 		else if (n == 6 && get && !strcmp(seg[4], "profiles")) {
-			rc = coord_job_profile_text(s, &text, id, seg[5]);
+			rc = coord_job_profile_text(&text, s, id, seg[5]);
 			ctype = "text/plain; charset=utf-8";
 		}
 		else if (n == 6 && get && !strcmp(seg[4], "charts"))
@@ -360,11 +360,11 @@ void api_handle(struct http_response *res, const struct http_request *r, void *a
 			routed = 0;
 	} else if (!strcmp(seg[2], "agents")) {
 		if (n == 3 && get)
-			rc = coord_agent_list(s, &reply);
+			rc = coord_agent_list(&reply, s);
 		else if (n == 4 && post && !strcmp(seg[3], "register"))
 			rc = agent_register(s, &reply, req);
 		else if (n == 4 && post && !strcmp(seg[3], "enrol"))
-			rc = auth_enrol(api_auth, &reply, req);
+			rc = auth_enrol(&reply, api_auth, req);
 		else if (n == 5 && post && !strcmp(seg[4], "heartbeat"))
 			rc = agent_heartbeat(s, &reply, seg[3], req);
 		else if (n == 5 && post && !strcmp(seg[4], "claim")) {

@@ -485,7 +485,7 @@ static int create(struct auth *a, json_t **reply, const char *role, const char *
 	return 0;
 }
 
-int auth_token_create(struct auth *a, json_t **reply, json_t *body)
+int auth_token_create(json_t **reply, struct auth *a, json_t *body)
 {
 	static const char *const keys[] = { "role", "agent", "note", NULL };
 	const char *role, *agent, *note;
@@ -512,7 +512,7 @@ int auth_token_create(struct auth *a, json_t **reply, json_t *body)
 	return rc;
 }
 
-int auth_enrol(struct auth *a, json_t **reply, json_t *body)
+int auth_enrol(json_t **reply, struct auth *a, json_t *body)
 {
 	static const char *const keys[] = { "name", NULL };
 	const char *name;
@@ -538,7 +538,7 @@ int auth_enrol(struct auth *a, json_t **reply, json_t *body)
 	return rc;
 }
 
-int auth_token_list(struct auth *a, json_t **reply)
+int auth_token_list(json_t **reply, struct auth *a)
 {
 	struct token *t = NULL;
 	json_t *arr;
@@ -561,7 +561,7 @@ int auth_token_list(struct auth *a, json_t **reply)
 	return 0;
 }
 
-int auth_token_revoke(struct auth *a, json_t **reply, long long id)
+int auth_token_revoke(json_t **reply, struct auth *a, long long id)
 {
 	long long now = (long long)now_unix();
 	int rc;

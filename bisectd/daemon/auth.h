@@ -81,9 +81,9 @@ void auth_touch(struct auth *a, const struct auth_who *who);
  * POST /agents/enrol {name}: a token bound to the agent's name;
  * ERR_CONFLICT when that name has a live agent token already.
  */
-int auth_token_create(struct auth *a, json_t **reply, json_t *body);
-int auth_token_list(struct auth *a, json_t **reply);
-int auth_token_revoke(struct auth *a, json_t **reply, long long id);
-int auth_enrol(struct auth *a, json_t **reply, json_t *body);
+int auth_token_create(json_t **reply, struct auth *a, json_t *body);
+int auth_token_list(json_t **reply, struct auth *a);
+int auth_token_revoke(json_t **reply, struct auth *a, long long id);
+int auth_enrol(json_t **reply, struct auth *a, json_t *body);
 
 #endif

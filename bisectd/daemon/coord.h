@@ -62,10 +62,10 @@ struct job_request {
 int coord_policy_valid(const char *name);
 const char *coord_policy_names(void);
 
-int coord_job_create(struct coord *s, json_t **reply, const struct job_request *req);
-int coord_job_list(struct coord *s, json_t **reply);
-int coord_job_get(struct coord *s, json_t **reply, long long id);
-int coord_job_cancel(struct coord *s, json_t **reply, long long id);
+int coord_job_create(json_t **reply, struct coord *s, const struct job_request *req);
+int coord_job_list(json_t **reply, struct coord *s);
+int coord_job_get(json_t **reply, struct coord *s, long long id);
+int coord_job_cancel(json_t **reply, struct coord *s, long long id);
 /*
  * Reports and exports of a job, as text the caller frees; ERR_NOTFOUND
  * for a job that does not exist.
@@ -86,18 +86,18 @@ int coord_job_cancel(struct coord *s, json_t **reply, long long id);
  * with a header line (docs/API.md); a job without samples gets the header.
  */
 enum report_cv { REPORT_CV_AMEAN, REPORT_CV_HMEAN };
-int coord_job_report_text(struct coord *s, char **out, long long id, enum report_cv cv);
-int coord_job_report_mail(struct coord *s, char **out, long long id);
-int coord_job_samples_csv(struct coord *s, char **out, long long id);
+int coord_job_report_text(char **out, struct coord *s, long long id, enum report_cv cv);
+int coord_job_report_mail(char **out, struct coord *s, long long id);
+int coord_job_samples_csv(char **out, struct coord *s, long long id);
 /*
  * GET /jobs/ID/profiles/ROLE (coord_profiles.c): the `perf report --stdio`
  * text of the parent's or the culprit's profile as the agent uploaded it.
  * ERR_NOTFOUND: no such job or role, or the job has no profiles; ERR_CONFLICT:
  * that profile is not in (queued, or failed: the message says why).
  */
-int coord_job_profile_text(struct coord *s, char **out, long long id, const char *role);
+int coord_job_profile_text(char **out, struct coord *s, long long id, const char *role);
 /* GET /jobs/ID/samples: every run in range order, for the dashboard (coord_dash.c). */
-int coord_job_samples(struct coord *s, json_t **reply, long long id);
+int coord_job_samples(json_t **reply, struct coord *s, long long id);
 
 /*
  * GET /jobs/ID/charts/NAME.EXT (coord_charts.c): the chart drawn by
@@ -108,7 +108,7 @@ int coord_job_samples(struct coord *s, json_t **reply, long long id);
  * when gnuplot ran past chart_timeout, ERR_FAIL when it is missing or
  * failed (the message says which).
  */
-int coord_job_chart(struct coord *s, char **out, size_t *len, const char **type, long long id,
+int coord_job_chart(char **out, size_t *len, const char **type, struct coord *s, long long id,
 		    const char *chart, const char *format);
 
 /* POST /agents/register. */
@@ -132,9 +132,9 @@ struct heartbeat_request {
 	size_t nr_held;
 };
 
-int coord_agent_list(struct coord *s, json_t **reply);
-int coord_agent_register(struct coord *s, json_t **reply, const struct register_request *req);
-int coord_agent_heartbeat(struct coord *s, json_t **reply, const char *name, const struct heartbeat_request *req);
+int coord_agent_list(json_t **reply, struct coord *s);
+int coord_agent_register(json_t **reply, struct coord *s, const struct register_request *req);
+int coord_agent_heartbeat(json_t **reply, struct coord *s, const char *name, const struct heartbeat_request *req);
 /*
  * Who a parked claim is: the tag (http_wait.tag) of every reply parked on
  * coord_claim_queue(), so that a queued task wakes one claim that can
@@ -162,7 +162,7 @@ struct coord_claimer {
  * coord_claim_queue(), tagged with *who, which each try refreshes); each
  * try marks the agent seen.
  */
-int coord_agent_claim(struct coord *s, json_t **reply, const char *name, struct coord_claimer *who);
+int coord_agent_claim(json_t **reply, struct coord *s, const char *name, struct coord_claimer *who);
 /*
  * A parked claim whose agent has gone (its connection closed) or whose
  * reply was never sent: a task handed to it goes back to the queue at
@@ -202,7 +202,7 @@ struct result_request {
 };
 void result_request_release(struct result_request *req);
 
-int coord_task_result(struct coord *s, json_t **reply, long long task_id, const struct result_request *req);
+int coord_task_result(json_t **reply, struct coord *s, long long task_id, const struct result_request *req);
 
 /*
  * Returns expired leases to the queue (none for lease_grace_seconds after

@@ -16,7 +16,7 @@
 #include "jsonx.h"
 #include "util.h"
 
-int coord_agent_list(struct coord *s, json_t **reply)
+int coord_agent_list(json_t **reply, struct coord *s)
 {
 	json_t *rows = NULL, *r;
 	long long cutoff = now_unix() - 3LL * s->conf->lease_seconds;
@@ -41,7 +41,7 @@ int coord_agent_list(struct coord *s, json_t **reply)
 	return 0;
 }
 
-int coord_agent_register(struct coord *s, json_t **reply, const struct register_request *req)
+int coord_agent_register(json_t **reply, struct coord *s, const struct register_request *req)
 {
 	json_t *labels = json_array();
 	char *lv[COORD_MAX_LABELS + 1] = { NULL };
@@ -102,7 +102,7 @@ static int agent_lookup(struct coord *s, struct agent *a, long long *id, char **
 	return 0;
 }
 
-int coord_agent_find(struct coord *s, long long *id, char ***labels, const char *name)
+int coord_agent_find(long long *id, char ***labels, struct coord *s, const char *name)
 {
 	struct agent a;
 	int rc = agent_lookup(s, &a, id, labels, name);
@@ -112,7 +112,7 @@ int coord_agent_find(struct coord *s, long long *id, char ***labels, const char 
 	return rc;
 }
 
-int coord_agent_seen(struct coord *s, long long *id, char ***labels, const char *name, int claim, int *appeared)
+int coord_agent_seen(long long *id, char ***labels, int *appeared, struct coord *s, const char *name, int claim)
 {
 	long long now = (long long)now_unix();
 	struct agent a;
@@ -138,7 +138,7 @@ int coord_agent_seen(struct coord *s, long long *id, char ***labels, const char 
 	return rc;
 }
 
-int coord_agent_heartbeat(struct coord *s, json_t **reply, const char *name, const struct heartbeat_request *req)
+int coord_agent_heartbeat(json_t **reply, struct coord *s, const char *name, const struct heartbeat_request *req)
 {
 	long long agent;
 	int held, cancel = 0, rc;
@@ -148,7 +148,7 @@ int coord_agent_heartbeat(struct coord *s, json_t **reply, const char *name, con
 	/* One transaction: one commit for the agent seen and every lease it keeps. */
 	if ((rc = store_begin(s->st)))
 		goto out;
-	if ((rc = coord_agent_seen(s, &agent, NULL, name, 0, NULL)))
+	if ((rc = coord_agent_seen(&agent, NULL, NULL, s, name, 0)))
 		goto out;
 	/* Results it could not upload yet (the coordinator was away): their leases hold until they land. */
 	for (size_t i = 0; i < req->nr_held; i++)

@@ -328,7 +328,7 @@ out:
 	return rc;
 }
 
-int coord_job_chart(struct coord *s, char **out, size_t *len, const char **type, long long id,
+int coord_job_chart(char **out, size_t *len, const char **type, struct coord *s, long long id,
 		    const char *chart_name, const char *format)
 {
 	struct chart_job jobs[MAX_VARIANTS];

@@ -90,7 +90,7 @@ static int claim_one(struct coord *s, json_t **reply, long long *attempt, const 
 	return rc;
 }
 
-int coord_try_claim(struct coord *s, json_t **reply, long long agent, char **labels, const char *name)
+int coord_try_claim(json_t **reply, struct coord *s, long long agent, char **labels, const char *name)
 {
 	struct task *t = NULL;
 	size_t n = 0;

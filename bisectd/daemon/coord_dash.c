@@ -105,7 +105,7 @@ void coord_dash_job(struct coord *s, json_t *job, long long id, int full)
 	json_decref(d);
 }
 
-int coord_job_samples(struct coord *s, json_t **reply, long long id)
+int coord_job_samples(json_t **reply, struct coord *s, long long id)
 {
 	json_t *rows = NULL;
 	struct job job;

@@ -102,7 +102,7 @@ static int fill(struct coord *s, struct ecache_entry *e)
 	return 0;
 }
 
-int coord_ecache_engine(struct coord *s, struct jobctx *jc, const struct bisect_opts *o, struct bisect **out)
+int coord_ecache_engine(struct bisect **out, struct coord *s, struct jobctx *jc, const struct bisect_opts *o)
 {
 	struct ecache_entry *e;
 	int rc;

@@ -42,7 +42,7 @@ static int engine_load(struct coord *s, struct jobctx *c, struct bisect **out)
 	 * agent and the kind of query it answered (coord_ecache.c): from the
 	 * engine kept since the last step, as a rebuild would make it.
 	 */
-	if ((rc = coord_ecache_engine(s, c, &o, out)))
+	if ((rc = coord_ecache_engine(out, s, c, &o)))
 		return rc;
 	for (int k = 0; k < c->n; k++)
 		if (c->cls[k] == CLASS_SKIPPED)
@@ -229,7 +229,7 @@ static int engine_finish_culprit(struct coord *s, struct jobctx *c, const struct
 	int parent = coord_parent_of(c, res->culprit), rc;
 	double change, p;
 
-	if ((rc = coord_compare(s, c, parent, res->culprit, &change, &p, ALT_TWO_SIDED)))
+	if ((rc = coord_compare(&change, &p, s, c, parent, res->culprit, ALT_TWO_SIDED)))
 		return rc;
 	json_object_set_new(rep, "culprit", coord_commit_json(s, c, res->culprit));
 	json_object_set_new(rep, "parent", coord_commit_json(s, c, parent));

@@ -18,7 +18,7 @@ static void csv_int(struct sbuf *sb, long long v)
 	sbuf_addf(sb, "%lld", v);
 }
 
-int coord_job_samples_csv(struct coord *s, char **out, long long id)
+int coord_job_samples_csv(char **out, struct coord *s, long long id)
 {
 	struct sbuf sb = SBUF_INIT;
 	struct export_sample *x = NULL;

@@ -122,7 +122,7 @@ static int refuse_job(struct coord *s, const struct task *t, const struct result
 	return rc;
 }
 
-int coord_task_result(struct coord *s, json_t **reply, long long task_id, const struct result_request *req)
+int coord_task_result(json_t **reply, struct coord *s, long long task_id, const struct result_request *req)
 {
 	struct task t = { 0 };
 	long long agent, n;
@@ -131,7 +131,7 @@ int coord_task_result(struct coord *s, json_t **reply, long long task_id, const 
 	*reply = NULL;
 	pthread_mutex_lock(&s->lock);
 	/* Seen only once the upload is taken: a refused one leaves the store as it was. */
-	if ((rc = coord_agent_find(s, &agent, NULL, req->agent)))
+	if ((rc = coord_agent_find(&agent, NULL, s, req->agent)))
 		goto unlock;
 	if ((rc = store_task_get(&t, s->st, task_id)))
 		goto unlock;

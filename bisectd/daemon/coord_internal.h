@@ -84,7 +84,7 @@ void coord_changed(struct coord *s);
 struct jobctx;
 struct bisect_opts;
 struct bisect;
-int coord_ecache_engine(struct coord *s, struct jobctx *c, const struct bisect_opts *o, struct bisect **out);
+int coord_ecache_engine(struct bisect **out, struct coord *s, struct jobctx *c, const struct bisect_opts *o);
 /* Forgets a job's engine (it ended); the next step, if any, rebuilds it. */
 void coord_ecache_drop(struct coord *s, long long job);
 void coord_ecache_free(struct coord *s);
@@ -98,7 +98,7 @@ int coord_resolve_range(struct coord *s, struct mirror *m, struct repo_range *rr
 			const char *good_ref, const char *bad_ref);
 
 /* coord_claims.c: gives the oldest queued task this agent's labels fit to it, in the caller's transaction. */
-int coord_try_claim(struct coord *s, json_t **reply, long long agent, char **labels, const char *name);
+int coord_try_claim(json_t **reply, struct coord *s, long long agent, char **labels, const char *name);
 /*
  * Claims queued task for the longest parked claim of an agent pool fits
  * and wakes it with the task in hand (struct coord_claimer.handed) once
@@ -158,7 +158,7 @@ int coord_queue_task(struct coord *s, struct jobctx *c, int idx);
 /* Commit idx with its summary, as reports show it; json null when it cannot be read. */
 json_t *coord_commit_json(struct coord *s, struct jobctx *c, int idx);
 /* The two-sample comparison a report shows: change of b against a, and its p-value. */
-int coord_compare(struct coord *s, struct jobctx *c, int a, int b, double *change, double *p, enum stats_alt alt);
+int coord_compare(double *change, double *p, struct coord *s, struct jobctx *c, int a, int b, enum stats_alt alt);
 /*
  * Ends the job in state, with its culprit (-1: none), report (borrowed,
  * NULL: none) and error. A policy naming its culprit ends the job with
@@ -257,9 +257,9 @@ json_t *coord_job_waiting(struct coord *s, json_t *job);
  * it is seen now; claim: it asks for work or delivers a result (last_claim), and *appeared
  * (unless NULL) is 1 when it did not count for a step before.
  */
-int coord_agent_seen(struct coord *s, long long *id, char ***labels, const char *name, int claim, int *appeared);
+int coord_agent_seen(long long *id, char ***labels, int *appeared, struct coord *s, const char *name, int claim);
 /* The same without marking it seen: a request it may yet be refused leaves the store as it was. */
-int coord_agent_find(struct coord *s, long long *id, char ***labels, const char *name);
+int coord_agent_find(long long *id, char ***labels, struct coord *s, const char *name);
 
 /* coord_intake.c: a task that could not be done goes back to the queue, or after the last attempt skips its commit. */
 int coord_task_retry(struct coord *s, long long task, long long job, int idx, long long attempt, const char *why);

@@ -128,7 +128,7 @@ json_t *coord_commit_json(struct coord *s, struct jobctx *c, int idx)
 	return j;
 }
 
-int coord_compare(struct coord *s, struct jobctx *c, int a, int b, double *change, double *p, enum stats_alt alt)
+int coord_compare(double *change, double *p, struct coord *s, struct jobctx *c, int a, int b, enum stats_alt alt)
 {
 	double *va = NULL, *vb = NULL;
 	size_t na, nb;

@@ -54,7 +54,7 @@ out:
 	return rc;
 }
 
-int coord_job_create(struct coord *s, json_t **reply, const struct job_request *req)
+int coord_job_create(json_t **reply, struct coord *s, const struct job_request *req)
 {
 	const struct conf_workload *w = NULL;
 	const struct conf_pool *p = NULL;
@@ -199,7 +199,7 @@ json_t *coord_job_json(struct coord *s, long long id, int full)
 	return j;
 }
 
-int coord_job_list(struct coord *s, json_t **reply)
+int coord_job_list(json_t **reply, struct coord *s)
 {
 	json_t *jobs = json_array();
 	long long *ids = NULL;
@@ -224,7 +224,7 @@ int coord_job_list(struct coord *s, json_t **reply)
 	return 0;
 }
 
-int coord_job_get(struct coord *s, json_t **reply, long long id)
+int coord_job_get(json_t **reply, struct coord *s, long long id)
 {
 	pthread_mutex_lock(&s->lock);
 	*reply = coord_job_json(s, id, 1);
@@ -232,7 +232,7 @@ int coord_job_get(struct coord *s, json_t **reply, long long id)
 	return *reply ? 0 : err_set(ERR_NOTFOUND, "job %lld does not exist", id);
 }
 
-int coord_job_cancel(struct coord *s, json_t **reply, long long id)
+int coord_job_cancel(json_t **reply, struct coord *s, long long id)
 {
 	struct jobctx c;
 	const char *st;

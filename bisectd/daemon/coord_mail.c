@@ -331,7 +331,7 @@ static void mail_reproduce(struct sbuf *sb, struct mail *m)
 	sbuf_adds(sb, "\n");
 }
 
-int coord_job_report_mail(struct coord *s, char **out, long long id)
+int coord_job_report_mail(char **out, struct coord *s, long long id)
 {
 	struct sbuf sb = SBUF_INIT;
 	struct mail m;

@@ -305,7 +305,7 @@ int coord_profile_retry(struct coord *s, long long task, long long attempt, cons
 	return rc;
 }
 
-int coord_job_profile_text(struct coord *s, char **out, long long id, const char *role)
+int coord_job_profile_text(char **out, struct coord *s, long long id, const char *role)
 {
 	struct profile *p = NULL;
 	size_t n = 0;

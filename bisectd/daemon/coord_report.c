@@ -257,7 +257,7 @@ static void text_running(struct sbuf *sb, json_t *j, long long id, enum report_c
 			  json_string_value(json_object_get(last, "why")) ? json_string_value(json_object_get(last, "why")) : "");
 }
 
-int coord_job_report_text(struct coord *s, char **out, long long id, enum report_cv cv)
+int coord_job_report_text(char **out, struct coord *s, long long id, enum report_cv cv)
 {
 	struct sbuf sb = SBUF_INIT;
 	json_t *j, *rep, *x;

@@ -33,7 +33,7 @@ static int ends_step(struct coord *s, struct jobctx *c, int *reproduced)
 	}
 	if (c->outstanding[0] || c->outstanding[bad])
 		return 0;
-	if ((rc = coord_compare(s, c, 0, bad, &change, &p, c->higher ? ALT_LESS : ALT_GREATER)))
+	if ((rc = coord_compare(&change, &p, s, c, 0, bad, c->higher ? ALT_LESS : ALT_GREATER)))
 		return rc;
 	worse = c->higher ? -change : change;
 	if (p < ALPHA && worse >= MIN_EFFECT) {
@@ -109,7 +109,7 @@ static int report_culprit(struct coord *s, struct jobctx *c, int culprit)
 	double change, p;
 	json_t *rep;
 
-	if ((rc = coord_compare(s, c, parent, culprit, &change, &p, ALT_TWO_SIDED)))
+	if ((rc = coord_compare(&change, &p, s, c, parent, culprit, ALT_TWO_SIDED)))
 		return rc;
 	rep = json_pack("{s:s, s:o, s:o, s:f, s:f, s:o, s:o}", "verdict", "culprit",
 			"culprit", coord_commit_json(s, c, culprit), "parent", coord_commit_json(s, c, parent),

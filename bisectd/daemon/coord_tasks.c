@@ -15,7 +15,7 @@
 #include "taskwire.h"
 #include "util.h"
 
-int coord_agent_claim(struct coord *s, json_t **reply, const char *name, struct coord_claimer *who)
+int coord_agent_claim(json_t **reply, struct coord *s, const char *name, struct coord_claimer *who)
 {
 	char **labels = NULL;
 	long long agent = 0;
@@ -36,14 +36,14 @@ int coord_agent_claim(struct coord *s, json_t **reply, const char *name, struct 
 	 */
 	if ((rc = store_begin(s->st)))
 		goto out;
-	rc = coord_agent_seen(s, &agent, &labels, name, 1, &appeared);
+	rc = coord_agent_seen(&agent, &labels, &appeared, s, name, 1);
 	/* It counts for a step now: the jobs of its pools that wait for agents are stepped again. */
 	if (rc == 0 && appeared && (rc = store_commit(s->st)) == 0) {
 		coord_wake_pool(s, labels);
 		rc = store_begin(s->st);
 	}
 	if (rc == 0 && !s->shutdown)
-		rc = coord_try_claim(s, reply, agent, labels, name);
+		rc = coord_try_claim(reply, s, agent, labels, name);
 	if (rc || (rc = store_commit(s->st))) {
 		store_rollback(s->st);
 		json_decref(*reply);

@@ -107,11 +107,11 @@ static void rebuild(struct stream *st)
 	int first = !st->started;
 
 	err_clear();
-	if (coord_agent_list(st->s, &agents))
+	if (coord_agent_list(&agents, st->s))
 		agents = NULL;
-	if (coord_job_list(st->s, &jobs))
+	if (coord_job_list(&jobs, st->s))
 		jobs = NULL;
-	if (st->job > 0 && coord_job_get(st->s, &job, st->job))
+	if (st->job > 0 && coord_job_get(&job, st->s, st->job))
 		job = NULL;
 	diff_items(st, json_object_get(agents, "agents"), "agent", "name", first);
 	diff_items(st, json_object_get(jobs, "jobs"), "job", "id", first);

@@ -95,7 +95,7 @@ const char *coord_policy_names(void)
 	return "bisectd or split";
 }
 
-int coord_job_create(struct coord *s, json_t **reply, const struct job_request *req)
+int coord_job_create(json_t **reply, struct coord *s, const struct job_request *req)
 {
 	(void)s;
 	seen.job = *req;
@@ -104,34 +104,34 @@ int coord_job_create(struct coord *s, json_t **reply, const struct job_request *
 	return called(reply, "job_create");
 }
 
-int coord_job_list(struct coord *s, json_t **reply)
+int coord_job_list(json_t **reply, struct coord *s)
 {
 	(void)s;
 	return called(reply, "job_list");
 }
 
-int coord_job_get(struct coord *s, json_t **reply, long long id)
+int coord_job_get(json_t **reply, struct coord *s, long long id)
 {
 	(void)s;
 	seen.id = id;
 	return called(reply, "job_get");
 }
 
-int coord_job_cancel(struct coord *s, json_t **reply, long long id)
+int coord_job_cancel(json_t **reply, struct coord *s, long long id)
 {
 	(void)s;
 	seen.id = id;
 	return called(reply, "job_cancel");
 }
 
-int coord_job_samples(struct coord *s, json_t **reply, long long id)
+int coord_job_samples(json_t **reply, struct coord *s, long long id)
 {
 	(void)s;
 	seen.id = id;
 	return called(reply, "job_samples");
 }
 
-int coord_job_report_text(struct coord *s, char **out, long long id, enum report_cv cv)
+int coord_job_report_text(char **out, struct coord *s, long long id, enum report_cv cv)
 {
 	(void)s;
 	seen.id = id;
@@ -141,7 +141,7 @@ int coord_job_report_text(struct coord *s, char **out, long long id, enum report
 	return 0;
 }
 
-int coord_job_chart(struct coord *s, char **out, size_t *len, const char **type, long long id,
+int coord_job_chart(char **out, size_t *len, const char **type, struct coord *s, long long id,
 		    const char *chart, const char *format)
 {
 	(void)s;
@@ -156,7 +156,7 @@ int coord_job_chart(struct coord *s, char **out, size_t *len, const char **type,
 	return 0;
 }
 
-int coord_job_report_mail(struct coord *s, char **out, long long id)
+int coord_job_report_mail(char **out, struct coord *s, long long id)
 {
 	(void)s;
 	seen.id = id;
@@ -166,7 +166,7 @@ int coord_job_report_mail(struct coord *s, char **out, long long id)
 	return 0;
 }
 
-int coord_job_profile_text(struct coord *s, char **out, long long id, const char *role)
+int coord_job_profile_text(char **out, struct coord *s, long long id, const char *role)
 {
 	(void)s;
 	seen.id = id;
@@ -176,7 +176,7 @@ int coord_job_profile_text(struct coord *s, char **out, long long id, const char
 	return 0;
 }
 
-int coord_job_samples_csv(struct coord *s, char **out, long long id)
+int coord_job_samples_csv(char **out, struct coord *s, long long id)
 {
 	(void)s;
 	seen.id = id;
@@ -189,7 +189,7 @@ int coord_job_samples_csv(struct coord *s, char **out, long long id)
 /* What the agent list stub answers when set (the event stream's test). */
 static json_t *agents_doc;
 
-int coord_agent_list(struct coord *s, json_t **reply)
+int coord_agent_list(json_t **reply, struct coord *s)
 {
 	(void)s;
 	if (agents_doc) {
@@ -199,7 +199,7 @@ int coord_agent_list(struct coord *s, json_t **reply)
 	return called(reply, "agent_list");
 }
 
-int coord_agent_register(struct coord *s, json_t **reply, const struct register_request *req)
+int coord_agent_register(json_t **reply, struct coord *s, const struct register_request *req)
 {
 	(void)s;
 	snprintf(seen.name, sizeof(seen.name), "%s", req->name);
@@ -207,7 +207,7 @@ int coord_agent_register(struct coord *s, json_t **reply, const struct register_
 	return called(reply, "agent_register");
 }
 
-int coord_agent_heartbeat(struct coord *s, json_t **reply, const char *name, const struct heartbeat_request *req)
+int coord_agent_heartbeat(json_t **reply, struct coord *s, const char *name, const struct heartbeat_request *req)
 {
 	(void)s;
 	snprintf(seen.name, sizeof(seen.name), "%s", name);
@@ -216,7 +216,7 @@ int coord_agent_heartbeat(struct coord *s, json_t **reply, const char *name, con
 	return called(reply, "agent_heartbeat");
 }
 
-int coord_agent_claim(struct coord *s, json_t **reply, const char *name, struct coord_claimer *who)
+int coord_agent_claim(json_t **reply, struct coord *s, const char *name, struct coord_claimer *who)
 {
 	(void)s;
 	(void)who;
@@ -266,7 +266,7 @@ struct http_waitq *coord_change_queue(struct coord *s)
 	return changes;
 }
 
-int coord_task_result(struct coord *s, json_t **reply, long long task_id, const struct result_request *req)
+int coord_task_result(json_t **reply, struct coord *s, long long task_id, const struct result_request *req)
 {
 	(void)s;
 	seen.id = task_id;

@@ -109,7 +109,7 @@ static char *make(struct auth *a, const char *role, const char *agent, long long
 
 	if (agent)
 		json_object_set_new(body, "agent", json_string(agent));
-	assert_int_equal(auth_token_create(a, &reply, body), 0);
+	assert_int_equal(auth_token_create(&reply, a, body), 0);
 	tok = xstrdup(json_string_value(json_object_get(reply, "token")));
 	if (id)
 		*id = json_integer_value(json_object_get(reply, "id"));
@@ -340,14 +340,14 @@ static void test_revoke(void **state)
 	fix_open(&x, 100);
 	tok = make(x.a, "submit", NULL, &id);
 	assert_int_equal(check(x.a, tok, AUTH_SUBMIT), 0);
-	assert_int_equal(auth_token_revoke(x.a, &reply, id), 0);
+	assert_int_equal(auth_token_revoke(&reply, x.a, id), 0);
 	json_decref(reply);
 	assert_int_equal(check(x.a, tok, AUTH_SUBMIT), 401);
 	assert_non_null(strstr(err_msg(), "revoked"));
-	assert_int_equal(auth_token_revoke(x.a, &reply, id), ERR_CONFLICT);
-	assert_int_equal(auth_token_revoke(x.a, &reply, 12345), ERR_NOTFOUND);
+	assert_int_equal(auth_token_revoke(&reply, x.a, id), ERR_CONFLICT);
+	assert_int_equal(auth_token_revoke(&reply, x.a, 12345), ERR_NOTFOUND);
 	/* The list shows it revoked, and never a token's secret. */
-	assert_int_equal(auth_token_list(x.a, &reply), 0);
+	assert_int_equal(auth_token_list(&reply, x.a), 0);
 	{
 		char *dump = json_dumps(reply, 0);
 
@@ -412,28 +412,28 @@ static void test_enrol(void **state)
 
 	(void)state;
 	fix_open(&x, 100);
-	assert_int_equal(auth_enrol(x.a, &reply, body), 0);
+	assert_int_equal(auth_enrol(&reply, x.a, body), 0);
 	tok = json_string_value(json_object_get(reply, "token"));
 	assert_non_null(tok);
 	assert_int_equal(check_as(&who, x.a, "POST", tok, NULL, AUTH_AGENT), 0);
 	assert_string_equal(who.agent, "lab1");
 	assert_string_equal(who.role, "agent");
 	/* Once: a second enrolment of lab1 would be a second key to its name. */
-	assert_int_equal(auth_enrol(x.a, &list, body), ERR_CONFLICT);
-	assert_int_equal(auth_token_revoke(x.a, &list, who.id), 0);
+	assert_int_equal(auth_enrol(&list, x.a, body), ERR_CONFLICT);
+	assert_int_equal(auth_token_revoke(&list, x.a, who.id), 0);
 	json_decref(list);
 	json_decref(reply);
-	assert_int_equal(auth_enrol(x.a, &reply, body), 0);
+	assert_int_equal(auth_enrol(&reply, x.a, body), 0);
 	json_decref(reply);
 	json_decref(body);
 	body = json_pack("{s:s}", "name", "lab 1");
-	assert_int_equal(auth_enrol(x.a, &reply, body), ERR_INVALID);
+	assert_int_equal(auth_enrol(&reply, x.a, body), ERR_INVALID);
 	json_decref(body);
 	body = json_pack("{s:s, s:s}", "role", "submit", "agent", "lab1");
-	assert_int_equal(auth_token_create(x.a, &reply, body), ERR_INVALID);
+	assert_int_equal(auth_token_create(&reply, x.a, body), ERR_INVALID);
 	json_decref(body);
 	body = json_pack("{s:s}", "role", "root");
-	assert_int_equal(auth_token_create(x.a, &reply, body), ERR_INVALID);
+	assert_int_equal(auth_token_create(&reply, x.a, body), ERR_INVALID);
 	json_decref(body);
 	fix_close(&x);
 }

@@ -84,7 +84,7 @@ static int setup(void **state)
 	assert_int_equal(coord_new(&f->s, &f->conf, f->st), 0);
 	assert_int_equal(coord_sync_conf(f->s), 0);
 	for (size_t i = 0; i < sizeof(r) / sizeof(r[0]); i++) {
-		assert_int_equal(coord_agent_register(f->s, &reply, &r[i]), 0);
+		assert_int_equal(coord_agent_register(&reply, f->s, &r[i]), 0);
 		json_decref(reply);
 	}
 	*state = f;
@@ -118,7 +118,7 @@ static void park(struct fx *f, struct parked *p, const char *name)
 
 	memset(p, 0, sizeof(*p));
 	p->who.conn = p;
-	assert_int_equal(coord_agent_claim(f->s, &reply, name, &p->who), 0);
+	assert_int_equal(coord_agent_claim(&reply, f->s, name, &p->who), 0);
 	assert_null(reply);
 	p->w.fire = on_fire;
 	http_park(&p->w, &(struct http_wait){ q, seen, now_ms() + 60000, &p->who });
@@ -146,7 +146,7 @@ static long long job_of(struct fx *f, const char *w)
 	json_t *reply = NULL;
 	long long id;
 
-	assert_int_equal(coord_job_create(f->s, &reply, &req), 0);
+	assert_int_equal(coord_job_create(&reply, f->s, &req), 0);
 	id = json_integer_value(json_object_get(reply, "id"));
 	assert_true(id > 0);
 	json_decref(reply);
@@ -164,7 +164,7 @@ static long long claim_now(struct fx *f, const char *name)
 	json_t *reply = NULL;
 	long long id;
 
-	assert_int_equal(coord_agent_claim(f->s, &reply, name, NULL), 0);
+	assert_int_equal(coord_agent_claim(&reply, f->s, name, NULL), 0);
 	id = reply ? json_integer_value(json_object_get(reply, "task")) : 0;
 	json_decref(reply);
 	return id;
@@ -259,7 +259,7 @@ static void test_handed_in_the_step(void **state)
 	task_is(f, ids[0], "claimed", agent_id(f, "a1"), p1.who.handed_attempt);
 	task_is(f, ids[1], "claimed", agent_id(f, "a2"), p2.who.handed_attempt);
 	/* The woken poll's try answers with what it was handed, and takes nothing else. */
-	assert_int_equal(coord_agent_claim(f->s, &reply, "a1", &p1.who), 0);
+	assert_int_equal(coord_agent_claim(&reply, f->s, "a1", &p1.who), 0);
 	assert_non_null(reply);
 	assert_int_equal(json_integer_value(json_object_get(reply, "task")), ids[0]);
 	assert_null(p1.who.handed);
@@ -372,7 +372,7 @@ static void test_rolled_back(void **state)
 	assert_null(p1.who.handed);
 	assert_int_equal(store_task_get(&t, f->st, id), ERR_NOTFOUND);
 	store_task_release(&t);
-	assert_int_equal(coord_agent_claim(f->s, &reply, "a1", &p1.who), 0);
+	assert_int_equal(coord_agent_claim(&reply, f->s, "a1", &p1.who), 0);
 	assert_null(reply);
 	assert_int_equal(events(f, jid, "claim"), 2);
 	unpark(f, &p1);

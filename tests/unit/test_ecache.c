@@ -153,7 +153,7 @@ static void test_kept_engine_decides_as_a_rebuild(void **state)
 	opts_of(&o);
 	do {
 		x = rebuilt(&l.f, &l.c, &o);
-		assert_int_equal(coord_ecache_engine(&l.s, &l.c, &o, &y), 0);
+		assert_int_equal(coord_ecache_engine(&y, &l.s, &l.c, &o), 0);
 		nq = same_step(x, y, q);
 		if (getenv("TEST_ECACHE_DEBUG")) {
 			struct bisect_result r;
@@ -168,7 +168,7 @@ static void test_kept_engine_decides_as_a_rebuild(void **state)
 		if (steps % 4 == 1) {
 			assert_int_equal(store_begin(l.f.s), 0);
 			measure(&l, q, nq);
-			assert_int_equal(coord_ecache_engine(&l.s, &l.c, &o, &y), 0);
+			assert_int_equal(coord_ecache_engine(&y, &l.s, &l.c, &o), 0);
 			bisect_free(y);
 			store_rollback(l.f.s);
 		}
@@ -195,11 +195,11 @@ static void test_other_opts_rebuild(void **state)
 	(void)state;
 	lab_open(&l);
 	opts_of(&o);
-	assert_int_equal(coord_ecache_engine(&l.s, &l.c, &o, &y), 0);
+	assert_int_equal(coord_ecache_engine(&y, &l.s, &l.c, &o), 0);
 	bisect_free(y);
 	o.higher_is_better = 0;
 	x = rebuilt(&l.f, &l.c, &o);
-	assert_int_equal(coord_ecache_engine(&l.s, &l.c, &o, &y), 0);
+	assert_int_equal(coord_ecache_engine(&y, &l.s, &l.c, &o), 0);
 	same_step(x, y, q);
 	bisect_free(x);
 	bisect_free(y);
