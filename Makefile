@@ -63,7 +63,7 @@ WEB_SRC := $(addprefix bisectd/daemon/,web.c events.c web_assets.c)
 D_SRC   := $(addprefix bisectd/daemon/,bisectd.c http.c http_wait.c api.c api_req.c auth.c) $(COORD_SRC) $(WEB_SRC)
 CTL_SRC := $(addprefix bisectd/cli/,bisectctl.c bisectctl_out.c bisectctl_api.c bisectctl_report.c bisectctl_jobs.c bisectctl_admin.c)
 BOOT_SRC := agents/boot/boot.c agents/boot/none.c agents/boot/qemu.c agents/boot/kexec.c agents/journal.c \
-            agents/boot/ssh.c
+            agents/boot/ssh.c agents/boot/ssh_client.c
 # bisect-agent's own rooms (agent.c holds main()); the rest the test helpers link too.
 AGENT_MAIN := $(addprefix agents/,agent.c agent_wait.c agent_coord.c agent_build.c agent_run.c)
 AG_SRC  := $(AGENT_MAIN) agents/worktree.c agents/initramfs.c agents/qemu.c agents/kbuild.c \
