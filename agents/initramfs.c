@@ -427,7 +427,7 @@ static int add_libs(struct initramfs *fs, const char *path)
 	return rc;
 }
 
-int initramfs_add_program(struct initramfs *fs, char **guest_path, const char *prog)
+int initramfs_add_program(char **guest_path, struct initramfs *fs, const char *prog)
 {
 	char *path = NULL;
 	int rc;
@@ -823,7 +823,7 @@ int initramfs_build(const char *out_path, const struct initramfs_spec *spec)
 	if (!rc)
 		rc = initramfs_add_data(fs, "/init", 0755, spec->init, strlen(spec->init));
 	for (const char *const *p = spec->programs; !rc && p && *p; p++)
-		rc = initramfs_add_program(fs, NULL, *p);
+		rc = initramfs_add_program(NULL, fs, *p);
 	for (const char *const *p = spec->files; !rc && p && *p; p++)
 		rc = initramfs_add_host_file(fs, *p, 0, *p);
 	if (!rc)

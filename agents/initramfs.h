@@ -70,7 +70,7 @@ int initramfs_add_busybox(struct initramfs *fs, const char *busybox);
  * ERR_NOTFOUND "iperf3 not found on the agent: install iperf3" for a
  * missing program, ERR_NOTFOUND naming the library for one ldd cannot find.
  */
-int initramfs_add_program(struct initramfs *fs, char **guest_path, const char *prog);
+int initramfs_add_program(char **guest_path, struct initramfs *fs, const char *prog);
 
 /*
  * Where prog is on the host: itself when it holds a '/', else the first

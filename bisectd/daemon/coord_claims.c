@@ -184,7 +184,7 @@ int coord_hand_task(struct coord *s, const char *pool, long long task)
 	struct task t;
 	int rc;
 
-	if (s->shutdown || !want.pool || http_take_some(s->claims, 1, claim_wants, &want, &waiter) == 0)
+	if (s->shutdown || !want.pool || http_take_some(&waiter, s->claims, 1, claim_wants, &want) == 0)
 		return 0;
 	/* Taken out of the queue, it is no one else's to hand to: who->handed is NULL. */
 	who = http_waiter_tag(waiter);

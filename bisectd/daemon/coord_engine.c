@@ -87,12 +87,12 @@ static int record_decision(struct coord *s, struct jobctx *c, struct bisect *b, 
 	char *qj, *tj;
 	int rc;
 
-	bisect_result(b, &res);
+	bisect_result(&res, b);
 	for (int i = 0; i < nq; i++)
 		json_array_append_new(qs, json_pack("{s:i, s:i, s:f, s:f, s:b, s:b}", "idx", q[i].commit, "runs",
 						    q[i].runs, "mass", q[i].mass, "gain", q[i].gain, "confirm",
 						    q[i].confirm == BISECT_Q_CONFIRM, "early", q[i].confirm == BISECT_Q_EARLY));
-	n = res.state == BISECT_ENDS ? 0 : bisect_top(b, idx, p, 5);
+	n = res.state == BISECT_ENDS ? 0 : bisect_top(idx, p, b, 5);
 	for (int i = 0; i < n; i++)
 		json_array_append_new(top, json_pack("{s:i, s:f}", "idx", idx[i], "p", p[i]));
 	qj = jsonx_dump(qs);
@@ -175,7 +175,7 @@ static json_t *engine_report(struct coord *s, struct jobctx *c, struct bisect *b
 	/* The posterior means something once the ends differed. */
 	if (res->verdict != VERDICT_NOT_REPRODUCED &&
 	    (c->reproduced || res->state == BISECT_SEARCH || res->state == BISECT_CONFIRM))
-		n = bisect_top(b, idx, p, 5);
+		n = bisect_top(idx, p, b, 5);
 	for (int i = 0; i < n; i++) {
 		json_t *x = coord_commit_json(s, c, idx[i]);
 
@@ -392,8 +392,8 @@ static void engine_decide(struct engine_plan *p)
 	 * again, from the store.
 	 */
 	p->q = xcalloc((size_t)BISECT_MAX_QUERIES(k > 0 ? k : 1), sizeof(*p->q));
-	p->nq = bisect_next(p->b, p->q, k > 0 ? k : 1, p->busy);
-	bisect_result(p->b, &p->res);
+	p->nq = bisect_next(p->q, p->b, k > 0 ? k : 1, p->busy);
+	bisect_result(&p->res, p->b);
 	if (k <= 0 && p->res.state != BISECT_DONE)
 		p->nq = 0;
 }

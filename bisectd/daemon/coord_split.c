@@ -185,7 +185,7 @@ static int split_step(struct coord *s, struct jobctx *c)
 	if (k <= 0)
 		goto out;
 	picks = xmalloc((size_t)k * sizeof(int));
-	k = policy_next(c->pol, c->cls, busy, k, picks);
+	k = policy_next(picks, c->pol, c->cls, busy, k);
 	if (k == 0) {
 		int pending = 0;
 

@@ -57,8 +57,8 @@ void http_wake_some(struct http_waitq *q, size_t n, int (*want)(const void *tag,
  * once, with http_fire(). Any thread, any lock held.
  */
 struct http_waiter;
-size_t http_take_some(struct http_waitq *q, size_t n, int (*want)(const void *tag, const void *arg),
-		      const void *arg, struct http_waiter **out);
+size_t http_take_some(struct http_waiter **out, struct http_waitq *q, size_t n,
+		      int (*want)(const void *tag, const void *arg), const void *arg);
 void *http_waiter_tag(struct http_waiter *w);
 void http_fire(struct http_waiter *w);
 

@@ -178,8 +178,8 @@ void http_wake_some(struct http_waitq *q, size_t n, int (*want)(const void *tag,
 	fire_list(take_some(q, n, want, arg));  /* fired in the order they parked */
 }
 
-size_t http_take_some(struct http_waitq *q, size_t n, int (*want)(const void *tag, const void *arg),
-		      const void *arg, struct http_waiter **out)
+size_t http_take_some(struct http_waiter **out, struct http_waitq *q, size_t n,
+		      int (*want)(const void *tag, const void *arg), const void *arg)
 {
 	struct http_waiter *w = take_some(q, n, want, arg);
 	size_t k = 0;

@@ -368,7 +368,7 @@ static double best_post(const struct bisect *b, int *at)
 	return best;
 }
 
-int bisect_next(struct bisect *b, struct bisect_query *out, int k, const unsigned char *busy)
+int bisect_next(struct bisect_query *out, struct bisect *b, int k, const unsigned char *busy)
 {
 	int got = 0, top;
 	double p_top, stop = 1 - (1 - b->o.confidence) * STOP_MARGIN;
@@ -376,7 +376,7 @@ int bisect_next(struct bisect *b, struct bisect_query *out, int k, const unsigne
 	if (b->state == BISECT_DONE || k <= 0)
 		return 0;
 	if (b->state == BISECT_ENDS) {
-		got = bisect_ends_step(b, out, k, busy);
+		got = bisect_ends_step(out, b, k, busy);
 		if (got >= 0)
 			return got;
 		got = 0;
@@ -427,16 +427,16 @@ int bisect_next(struct bisect *b, struct bisect_query *out, int k, const unsigne
 		b->culprit = -1;
 		snprintf(b->why, sizeof(b->why), "the bad end's runs may lie in two modes, one at the good end's level: "
 			 "more runs at both, to tell");
-		return bisect_ends_round(b, out, k);
+		return bisect_ends_round(out, b, k);
 	}
 	if (p_top >= CONFIRM_START)
-		return bisect_confirm_step(b, out, k, busy, top, p_top, stop);
+		return bisect_confirm_step(out, b, k, busy, top, p_top, stop);
 	b->state = BISECT_SEARCH;
 	b->culprit = -1;
 	if (b->rate_maybe && b->c[b->n - 1].nx < RATE_ENDS_RUNS * b->o.end_runs_max && !bisect_ends_busy(b, busy)) {
 		snprintf(b->why, sizeof(b->why), "the bad end's runs lie in two modes, one at the good end's level: "
 			 "more runs at both, to tell a change in the slow runs");
-		return bisect_ends_round(b, out, k);
+		return bisect_ends_round(out, b, k);
 	}
 	if (b->map > 0 && b->sigma > 0 && !b->rate) {
 		double worse, better;
@@ -450,7 +450,7 @@ int bisect_next(struct bisect *b, struct bisect_query *out, int k, const unsigne
 		if (aside == 2 && !bisect_ends_busy(b, busy)) {
 			snprintf(b->why, sizeof(b->why), "the change is in the slow runs: more runs at both ends, to "
 				 "tell it by their shares");
-			return bisect_ends_round(b, out, k);
+			return bisect_ends_round(out, b, k);
 		}
 		/*
 		 * The ends' runs the search keeps doubt the change the ends
@@ -462,7 +462,7 @@ int bisect_next(struct bisect *b, struct bisect_query *out, int k, const unsigne
 			snprintf(b->why, sizeof(b->why), "the ends differ by %+.2f%%, but their runs kept do not show it "
 				 "(P(worse by %.1f%%)=%.4f): more runs at both", 100 * b->ends_change,
 				 100 * b->o.min_effect, worse);
-			return bisect_ends_round(b, out, k);
+			return bisect_ends_round(out, b, k);
 		}
 	}
 	/*
@@ -486,13 +486,13 @@ int bisect_next(struct bisect *b, struct bisect_query *out, int k, const unsigne
 		for (int i = 0; i < b->n; i++)
 			busy2[i] = busy && busy[i];
 		busy2[top] = busy2[parent] = 1;
-		got = 2 + bisect_choose_search(b, out + 2, k - 1, busy2);
+		got = 2 + bisect_choose_search(out + 2, b, k - 1, busy2);
 		free(busy2);
 		snprintf(b->why, sizeof(b->why), "best commit %d at %.4f: measuring it and its parent early on one "
 			 "agent, searching on %d", top, p_top, got - 2);
 		return got;
 	}
-	got = bisect_choose_search(b, out, k, busy);
+	got = bisect_choose_search(out, b, k, busy);
 	if (got == 0) {
 		int pending = 0, skipped = 0;
 		char why[200];
@@ -564,7 +564,7 @@ static double as_change(const struct bisect *b, double delta)
 	return b->o.higher_is_better ? expm1(delta) : expm1(-delta);
 }
 
-void bisect_result(const struct bisect *b, struct bisect_result *r)
+void bisect_result(struct bisect_result *r, const struct bisect *b)
 {
 	int top;
 	double lo, hi;

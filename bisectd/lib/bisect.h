@@ -153,7 +153,7 @@ struct bisect_query {
  * BISECT_MAX_QUERIES(k)); a chain of two queries takes one agent. 0 with the state DONE
  * means the job is over; 0 otherwise means wait for the busy ones.
  */
-int bisect_next(struct bisect *b, struct bisect_query *out, int k, const unsigned char *busy);
+int bisect_next(struct bisect_query *out, struct bisect *b, int k, const unsigned char *busy);
 
 /* The most queries one bisect_next() with k agents may write: out needs this much room. */
 #define BISECT_MAX_QUERIES(k) (2 * (k) + 2)
@@ -193,7 +193,7 @@ struct bisect_result {
 };
 
 /* The state after the last bisect_next(); pointers inside are valid until the next call. */
-void bisect_result(const struct bisect *b, struct bisect_result *r);
+void bisect_result(struct bisect_result *r, const struct bisect *b);
 
 /*
  * The confirmation's sequential paired test on d[0..np), the differences
@@ -233,6 +233,6 @@ int bisect_skipped(const struct bisect *b, int i);
 /* Posterior probability that commit i is the culprit. */
 double bisect_posterior(const struct bisect *b, int i);
 /* The k most probable commits into idx/p (sorted); returns how many. */
-int bisect_top(const struct bisect *b, int *idx, double *p, int k);
+int bisect_top(int *idx, double *p, const struct bisect *b, int k);
 
 #endif

@@ -244,7 +244,7 @@ int bisect_confirm_last(const struct bisect *b)
  * Everything is derived from the runs tagged as confirmation, so an
  * engine rebuilt from stored samples is in the same place.
  */
-int bisect_confirm_step(struct bisect *b, struct bisect_query *out, int k, const unsigned char *busy, int top,
+int bisect_confirm_step(struct bisect_query *out, struct bisect *b, int k, const unsigned char *busy, int top,
 			double p_top, double stop)
 {
 	int npar = b->npar[top] ? b->npar[top] : 1, parent = -1, got = 0, np = 0, passed = 1;
@@ -354,7 +354,7 @@ int bisect_confirm_step(struct bisect *b, struct bisect_query *out, int k, const
 	 * rest of the mass on its other parent ended undecided at 0.978.
 	 */
 	if (passed) {
-		got = bisect_choose_search(b, out, k, busy);
+		got = bisect_choose_search(out, b, k, busy);
 		if (got > 0) {
 			snprintf(b->why, sizeof(b->why), "commit %d holds %.4f and its pairs show the change: "
 				 "measuring what else could hold the rest", top, p_top);
@@ -417,7 +417,7 @@ int bisect_confirm_step(struct bisect *b, struct bisect_query *out, int k, const
 		for (int e = 0; e < nopen; e++)
 			busy2[open[e]] = 1;
 		if (k - (got ? nch : 0) > 0)
-			got += bisect_choose_search(b, out + got, k - (got ? nch : 0), busy2);
+			got += bisect_choose_search(out + got, b, k - (got ? nch : 0), busy2);
 		free(busy2);
 	}
 	if (nopen > 1)

@@ -398,7 +398,7 @@ static int ends_chains(const struct bisect *b, struct bisect_query *out, int nch
 }
 
 /* A search step's round of both ends: end_runs each, in interleaved chains, one an agent (two at most). */
-int bisect_ends_round(const struct bisect *b, struct bisect_query *out, int k)
+int bisect_ends_round(struct bisect_query *out, const struct bisect *b, int k)
 {
 	int r[2] = { b->o.end_runs, b->o.end_runs };
 
@@ -412,7 +412,7 @@ int bisect_ends_busy(const struct bisect *b, const unsigned char *busy)
 }
 
 /* The ends phase: both measured in interleaved chains, one per agent, until they differ or are shown equal. */
-int bisect_ends_step(struct bisect *b, struct bisect_query *out, int k, const unsigned char *busy)
+int bisect_ends_step(struct bisect_query *out, struct bisect *b, int k, const unsigned char *busy)
 {
 	int got = 0, nch = k < 2 ? 1 : 2, r[2];
 	char why[256];
@@ -486,7 +486,7 @@ int bisect_ends_step(struct bisect *b, struct bisect_query *out, int k, const un
 		busy2[0] = busy2[b->n - 1] = 1;
 		for (int i = 0; busy && i < b->n; i++)
 			busy2[i] |= busy[i];
-		got += bisect_choose_search(b, out + got, k - nch, busy2);
+		got += bisect_choose_search(out + got, b, k - nch, busy2);
 		free(busy2);
 	}
 	if (b->c[0].nx >= b->o.end_runs_max && b->c[b->n - 1].nx >= b->o.end_runs_max)

@@ -206,13 +206,13 @@ double bisect_rate_info(double p, int r, double qg, double qb);
 /* bisect_search.c: what to measure next */
 double bisect_task_sigmas(const struct bisect *b, int r, int n0);
 void bisect_best_batch(const struct bisect *b, double p, int built, int n0, struct bisect_query *q);
-int bisect_choose_search(struct bisect *b, struct bisect_query *out, int k, const unsigned char *busy);
+int bisect_choose_search(struct bisect_query *out, struct bisect *b, int k, const unsigned char *busy);
 
 /* bisect_confirm.c: the confirmation's interleaved pairs */
 int bisect_neighbour_pairs(const struct bisect *b, int a, int c, int confirm, double *d, int *aside);
 int bisect_pairs_needed(const struct bisect *b);
 int bisect_confirm_last(const struct bisect *b);
-int bisect_confirm_step(struct bisect *b, struct bisect_query *out, int k, const unsigned char *busy, int top,
+int bisect_confirm_step(struct bisect_query *out, struct bisect *b, int k, const unsigned char *busy, int top,
 			double p_top, double stop);
 
 /* bisect_budget.c: the derived budget of runs, and what more would decide */
@@ -224,9 +224,9 @@ int bisect_budget_spent(const struct bisect *b);
 /* bisect_ends.c: the ends, shown to differ, shown equal, or neither */
 int bisect_ends_test(struct bisect *b);
 double bisect_rare_share(const struct bisect *b);
-int bisect_ends_round(const struct bisect *b, struct bisect_query *out, int k);
+int bisect_ends_round(struct bisect_query *out, const struct bisect *b, int k);
 int bisect_ends_busy(const struct bisect *b, const unsigned char *busy);
-int bisect_ends_step(struct bisect *b, struct bisect_query *out, int k, const unsigned char *busy);
+int bisect_ends_step(struct bisect_query *out, struct bisect *b, int k, const unsigned char *busy);
 void bisect_ends_kept_shift(struct bisect *b, double *worse, double *better);
 int bisect_change_set_aside(struct bisect *b, int top, double ends_worse, double ends_better);
 

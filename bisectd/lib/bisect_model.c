@@ -807,7 +807,7 @@ void bisect_smallest_set(struct bisect *b)
 		b->set_mass += b->post[b->set[b->nr_set++]];
 }
 
-int bisect_top(const struct bisect *b, int *idx, double *p, int k)
+int bisect_top(int *idx, double *p, const struct bisect *b, int k)
 {
 	int m = 0;
 

@@ -124,7 +124,7 @@ struct cand {
 	double approx;   /* topological prefix mass: an upper bound of the ancestor mass */
 };
 
-int bisect_choose_search(struct bisect *b, struct bisect_query *out, int k, const unsigned char *busy)
+int bisect_choose_search(struct bisect_query *out, struct bisect *b, int k, const unsigned char *busy)
 {
 	struct cand *cs = xmalloc((size_t)b->n * sizeof(*cs));
 	unsigned char *seen = xcalloc((size_t)b->n, 1), *taken = xcalloc((size_t)b->n, 1);
@@ -165,7 +165,7 @@ int bisect_choose_search(struct bisect *b, struct bisect_query *out, int k, cons
 				ev[nev++].commit = cs[lo + d].commit;
 			}
 	}
-	nt = bisect_top(b, top, tp, TOPLIST);
+	nt = bisect_top(top, tp, b, TOPLIST);
 	for (int i = 0; i < nt; i++)
 		if (!seen[top[i]] && !b->c[top[i]].skipped && !(busy && busy[top[i]])) {
 			seen[top[i]] = 1;

@@ -121,8 +121,8 @@ int policy_candidates(const struct policy *p, const enum commit_class *cls, unsi
 	return count;
 }
 
-int policy_next(const struct policy *p, const enum commit_class *cls, const unsigned char *busy,
-		int k, int *out)
+int policy_next(int *out, const struct policy *p, const enum commit_class *cls,
+		const unsigned char *busy, int k)
 {
 	uint64_t *c = xcalloc(p->words, sizeof(uint64_t));
 	int *mass = xmalloc((size_t)p->n * sizeof(int));

@@ -40,8 +40,8 @@ int policy_candidates(const struct policy *p, const enum commit_class *cls, unsi
  * 1/(k+1) .. k/(k+1) of the candidates by ancestor count. Returns how many
  * it wrote to out; 0 when nothing left splits the candidates.
  */
-int policy_next(const struct policy *p, const enum commit_class *cls, const unsigned char *busy,
-		int k, int *out);
+int policy_next(int *out, const struct policy *p, const enum commit_class *cls,
+		const unsigned char *busy, int k);
 
 /* 1 when a is an ancestor-or-self of b. */
 int policy_is_ancestor(const struct policy *p, int a, int b);

@@ -140,7 +140,7 @@ static int prepare(struct store *s, sqlite3_stmt **st, const char *sql, const ch
 	return 0;
 }
 
-int store_prepare(struct store *s, sqlite3_stmt **st, const char *sql, const char *types, ...)
+int store_prepare(sqlite3_stmt **st, struct store *s, const char *sql, const char *types, ...)
 {
 	va_list ap;
 	int rc;
@@ -477,7 +477,7 @@ long long store_last_id(struct store *s)
 	return sqlite3_last_insert_rowid(s->db);
 }
 
-int store_int(struct store *s, long long *out, const char *sql, const char *types, ...)
+int store_int(long long *out, struct store *s, const char *sql, const char *types, ...)
 {
 	sqlite3_stmt *st;
 	va_list ap;
@@ -562,7 +562,7 @@ static int rows_va(struct store *s, json_t **out, int max, const char *sql, cons
 	return rc;
 }
 
-int store_rows(struct store *s, json_t **out, const char *sql, const char *types, ...)
+int store_rows(json_t **out, struct store *s, const char *sql, const char *types, ...)
 {
 	va_list ap;
 	int rc;
@@ -573,7 +573,7 @@ int store_rows(struct store *s, json_t **out, const char *sql, const char *types
 	return rc;
 }
 
-int store_row(struct store *s, json_t **out, const char *sql, const char *types, ...)
+int store_row(json_t **out, struct store *s, const char *sql, const char *types, ...)
 {
 	json_t *arr;
 	va_list ap;
@@ -593,7 +593,7 @@ int store_row(struct store *s, json_t **out, const char *sql, const char *types,
 	return rc;
 }
 
-int store_doubles(struct store *s, double **out, size_t *n, const char *sql, const char *types, ...)
+int store_doubles(double **out, size_t *n, struct store *s, const char *sql, const char *types, ...)
 {
 	sqlite3_stmt *st;
 	va_list ap;

@@ -48,7 +48,7 @@ static int agent_rows(struct agent **out, size_t *n, struct store *s, const char
 
 	*out = NULL;
 	*n = 0;
-	if ((rc = store_prepare(s, &st, sql, types, arg)))
+	if ((rc = store_prepare(&st, s, sql, types, arg)))
 		return rc;
 	while ((rc = store_step(s, st)) == 1) {
 		*out = xgrow(*out, *n, &cap, sizeof(**out));
@@ -79,7 +79,7 @@ int store_agent_get(struct agent *a, struct store *s, const char *name)
 	int rc;
 
 	memset(a, 0, sizeof(*a));
-	if ((rc = store_prepare(s, &st, "SELECT " AGENT_COLS " FROM agents WHERE name = ?",
+	if ((rc = store_prepare(&st, s, "SELECT " AGENT_COLS " FROM agents WHERE name = ?",
 				"s", name)))
 		return rc;
 	rc = store_step(s, st);
@@ -145,7 +145,7 @@ out:
 
 int store_agents_doc(json_t **out, struct store *s)
 {
-	return store_rows(s, out, "SELECT a.name, a.labels AS labels_json, a.last_seen, a.last_claim, a.retired, "
+	return store_rows(out, s, "SELECT a.name, a.labels AS labels_json, a.last_seen, a.last_claim, a.retired, "
 			  "(SELECT t.id FROM tasks t WHERE t.agent_id = a.id AND t.state = 'claimed' LIMIT 1) AS task "
 			  "FROM agents a ORDER BY a.name", "");
 }

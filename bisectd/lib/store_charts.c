@@ -17,7 +17,7 @@ int store_commit_rows(struct commit_row **out, int *n, struct store *s, long lon
 
 	*out = NULL;
 	*n = 0;
-	if ((rc = store_prepare(s, &st, "SELECT c.idx, c.sha, c.subject, c.state, coalesce(m.n, 0), "
+	if ((rc = store_prepare(&st, s, "SELECT c.idx, c.sha, c.subject, c.state, coalesce(m.n, 0), "
 				"coalesce(m.failures, 0), coalesce(m.hmean, 0), coalesce(m.amean, 0), "
 				"coalesce(m.cv, 0) FROM job_commits c LEFT JOIN summaries m ON m.job_id = c.job_id "
 				"AND m.idx = c.idx WHERE c.job_id = ? ORDER BY c.idx", "i", job)))
@@ -83,7 +83,7 @@ int store_decision_rows(struct decision_row **out, size_t *n, struct store *s, l
 
 	*out = NULL;
 	*n = 0;
-	if ((rc = store_prepare(s, &st, "SELECT id, time, state, top FROM decisions WHERE job_id = ? ORDER BY id",
+	if ((rc = store_prepare(&st, s, "SELECT id, time, state, top FROM decisions WHERE job_id = ? ORDER BY id",
 				"i", job)))
 		return rc;
 	while ((rc = store_step(s, st)) == 1) {
@@ -112,7 +112,7 @@ int store_job_stamp(struct job_stamp *out, struct store *s, long long job)
 	int rc;
 
 	memset(out, 0, sizeof(*out));
-	if ((rc = store_prepare(s, &st, "SELECT j.state, coalesce(j.finished, 0), "
+	if ((rc = store_prepare(&st, s, "SELECT j.state, coalesce(j.finished, 0), "
 				"(SELECT coalesce(max(id), 0) FROM samples WHERE job_id = j.id), "
 				"(SELECT count(*) FROM samples WHERE job_id = j.id), "
 				"(SELECT coalesce(max(id), 0) FROM decisions WHERE job_id = j.id) "
@@ -141,7 +141,7 @@ int store_job_siblings(long long **ids, size_t *n, struct store *s, long long jo
 
 	*ids = NULL;
 	*n = 0;
-	if ((rc = store_prepare(s, &st, "SELECT o.id FROM jobs j JOIN jobs o ON o.repo_id = j.repo_id AND "
+	if ((rc = store_prepare(&st, s, "SELECT o.id FROM jobs j JOIN jobs o ON o.repo_id = j.repo_id AND "
 				"o.good = j.good AND o.bad = j.bad AND o.workload = j.workload WHERE j.id = ? "
 				"ORDER BY o.id LIMIT ?", "ii", job, (long long)max)))
 		return rc;

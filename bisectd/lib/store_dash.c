@@ -11,7 +11,7 @@
 int store_dash_agents_doc(json_t **out, struct store *s)
 {
 	/* One row per agent; the task in hand is the newest claimed one. */
-	return store_rows(s, out, "SELECT a.name, "
+	return store_rows(out, s, "SELECT a.name, "
 			  "(SELECT count(*) FROM tasks t WHERE t.agent_id = a.id AND t.state = 'done') AS tasks_done, "
 			  "(SELECT count(*) FROM tasks t WHERE t.agent_id = a.id AND t.state IN ('failed', 'skipped')) "
 			  "AS tasks_failed, c.id AS task, c.job_id AS job, c.idx, jc.sha AS commit_sha, "
@@ -23,7 +23,7 @@ int store_dash_agents_doc(json_t **out, struct store *s)
 
 int store_dash_job_doc(json_t **out, struct store *s, long long id)
 {
-	return store_row(s, out, "SELECT (SELECT count(*) FROM samples WHERE job_id = ?1 AND value > 0) AS runs, "
+	return store_row(out, s, "SELECT (SELECT count(*) FROM samples WHERE job_id = ?1 AND value > 0) AS runs, "
 			 "(SELECT count(*) FROM samples WHERE job_id = ?1 AND value <= 0) AS failed_runs, "
 			 "(SELECT count(DISTINCT idx) FROM tasks WHERE job_id = ?1 AND state IN ('done', 'skipped')) "
 			 "AS builds, d.best_idx, d.best_p, c.sha AS best_sha, c.subject AS best_subject, "
@@ -35,7 +35,7 @@ int store_dash_job_doc(json_t **out, struct store *s, long long id)
 
 int store_dash_samples_doc(json_t **out, struct store *s, long long job, long long max)
 {
-	return store_rows(s, out, "SELECT x.idx, x.task_id AS task, a.name AS agent, x.attempt, x.run, x.value, "
+	return store_rows(out, s, "SELECT x.idx, x.task_id AS task, a.name AS agent, x.attempt, x.run, x.value, "
 			  "x.error, x.created FROM samples x JOIN tasks t ON t.id = x.task_id LEFT JOIN agents a "
 			  "ON a.id = t.agent_id WHERE x.job_id = ? ORDER BY x.idx, x.id LIMIT ?", "ii", job, max);
 }

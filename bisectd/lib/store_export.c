@@ -32,7 +32,7 @@ int store_export_samples(struct export_sample **out, size_t *n, struct store *s,
 
 	*out = NULL;
 	*n = 0;
-	if ((rc = store_prepare(s, &st, "SELECT s.idx, c.sha, c.subject, s.task_id, a.name, s.attempt, s.run, "
+	if ((rc = store_prepare(&st, s, "SELECT s.idx, c.sha, c.subject, s.task_id, a.name, s.attempt, s.run, "
 				"s.value, s.unit, s.error, s.created FROM samples s "
 				"JOIN job_commits c ON c.job_id = s.job_id AND c.idx = s.idx "
 				"JOIN tasks t ON t.id = s.task_id LEFT JOIN agents a ON a.id = t.agent_id "
@@ -81,7 +81,7 @@ int store_job_agents(struct job_agent **out, size_t *n, struct store *s, long lo
 
 	*out = NULL;
 	*n = 0;
-	if ((rc = store_prepare(s, &st, "SELECT a.name, a.labels, a.last_seen, "
+	if ((rc = store_prepare(&st, s, "SELECT a.name, a.labels, a.last_seen, "
 				"count(DISTINCT CASE WHEN t.state = 'done' THEN t.id END), "
 				"(SELECT count(*) FROM samples x JOIN tasks y ON y.id = x.task_id "
 				" WHERE y.job_id = ? AND y.agent_id = a.id AND x.value > 0) "

@@ -46,7 +46,7 @@ int store_db_err(struct store *s, const char *what);
  * its parameters; the caller gives *st back with store_finish(), never
  * sqlite3_finalize().
  */
-int store_prepare(struct store *s, sqlite3_stmt **st, const char *sql, const char *types, ...);
+int store_prepare(sqlite3_stmt **st, struct store *s, const char *sql, const char *types, ...);
 /* Done with a statement of store_prepare(): reset for the next call, or finalized. NULL is ignored. */
 void store_finish(struct store *s, sqlite3_stmt *st);
 /* Steps st: 1 with a row, 0 when done, a code (message set) on failure. */
@@ -61,19 +61,19 @@ int store_exec(struct store *s, const char *sql, const char *types, ...);
 long long store_last_id(struct store *s);
 
 /* The first column of the first row as an integer; ERR_NOTFOUND when no row or NULL. */
-int store_int(struct store *s, long long *out, const char *sql, const char *types, ...);
+int store_int(long long *out, struct store *s, const char *sql, const char *types, ...);
 
 /*
  * Every row as a JSON object keyed by column name, in an array the caller
  * owns: the documents the API shows. A column whose name ends in "_json"
  * holds JSON text and is stored parsed under the name without the suffix.
  */
-int store_rows(struct store *s, json_t **out, const char *sql, const char *types, ...);
+int store_rows(json_t **out, struct store *s, const char *sql, const char *types, ...);
 /* The first row as an object; ERR_NOTFOUND when none. */
-int store_row(struct store *s, json_t **out, const char *sql, const char *types, ...);
+int store_row(json_t **out, struct store *s, const char *sql, const char *types, ...);
 
 /* The first column of every row as doubles; *out is the caller's (NULL when none). */
-int store_doubles(struct store *s, double **out, size_t *n, const char *sql, const char *types, ...);
+int store_doubles(double **out, size_t *n, struct store *s, const char *sql, const char *types, ...);
 
 /* A JSON array of integers ("[1,3]") as a heap array the caller frees (empty when unparsable). */
 void store_parse_ints(int **out, int *n, const char *text);

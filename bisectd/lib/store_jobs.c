@@ -18,7 +18,7 @@ int store_repo_put(struct store *s, const char *name, const char *url)
 
 int store_repo_id(long long *id, struct store *s, const char *name)
 {
-	return store_int(s, id, "SELECT id FROM repos WHERE name = ?", "s", name);
+	return store_int(id, s, "SELECT id FROM repos WHERE name = ?", "s", name);
 }
 
 int store_event_add(struct store *s, long long job, long long time, const char *kind, const char *msg)
@@ -75,7 +75,7 @@ int store_job_get(struct job *job, struct store *s, long long id)
 
 	memset(job, 0, sizeof(*job));
 	job->culprit = -1;
-	if ((rc = store_prepare(s, &st, "SELECT " JOB_COLUMNS " FROM jobs WHERE id = ?", "i", id)))
+	if ((rc = store_prepare(&st, s, "SELECT " JOB_COLUMNS " FROM jobs WHERE id = ?", "i", id)))
 		return rc;
 	rc = store_step(s, st);
 	if (rc == 1) {
@@ -159,7 +159,7 @@ int store_job_ids(long long **ids, size_t *n, struct store *s, int max)
 
 	*ids = NULL;
 	*n = 0;
-	if ((rc = store_prepare(s, &st, "SELECT id FROM jobs ORDER BY id DESC LIMIT ?", "i", (long long)max)))
+	if ((rc = store_prepare(&st, s, "SELECT id FROM jobs ORDER BY id DESC LIMIT ?", "i", (long long)max)))
 		return rc;
 	while ((rc = store_step(s, st)) == 1) {
 		*ids = xgrow(*ids, *n, &cap, sizeof(**ids));
@@ -177,7 +177,7 @@ int store_job_ids(long long **ids, size_t *n, struct store *s, int max)
 int store_job_reproduced(int *yes, struct store *s, long long id)
 {
 	long long one;
-	int rc = store_int(s, &one, "SELECT 1 FROM decisions WHERE job_id = ? AND state != 'ends' LIMIT 1", "i", id);
+	int rc = store_int(&one, s, "SELECT 1 FROM decisions WHERE job_id = ? AND state != 'ends' LIMIT 1", "i", id);
 
 	*yes = rc == 0;
 	return rc == ERR_NOTFOUND ? 0 : rc;
@@ -191,7 +191,7 @@ int store_job_commits(struct job_commit **out, int *n, struct store *s, long lon
 
 	*out = NULL;
 	*n = 0;
-	if ((rc = store_prepare(s, &st, "SELECT idx, state, parents FROM job_commits WHERE job_id = ? ORDER BY idx",
+	if ((rc = store_prepare(&st, s, "SELECT idx, state, parents FROM job_commits WHERE job_id = ? ORDER BY idx",
 				"i", job)))
 		return rc;
 	while ((rc = store_step(s, st)) == 1) {
@@ -267,7 +267,7 @@ int store_decision_add(struct store *s, long long job, long long time, const cha
 
 int store_job_doc(json_t **out, struct store *s, long long id)
 {
-	return store_row(s, out, "SELECT j.id, r.name AS repo, j.workload, j.pool, j.good, j.bad, j.good_ref, "
+	return store_row(out, s, "SELECT j.id, r.name AS repo, j.workload, j.pool, j.good, j.bad, j.good_ref, "
 			 "j.bad_ref, j.runs, j.unit, j.direction, j.state, j.created, j.finished, j.culprit, "
 			 "j.error, j.report AS report_json, j.policy, j.confidence, j.alpha, j.min_effect, "
 			 "j.budget_runs, j.budget_builds, j.append, j.config AS config_json, j.budget_seconds, "
@@ -276,25 +276,25 @@ int store_job_doc(json_t **out, struct store *s, long long id)
 
 int store_job_nr_commits(long long *n, struct store *s, long long id)
 {
-	return store_int(s, n, "SELECT count(*) FROM job_commits WHERE job_id = ?", "i", id);
+	return store_int(n, s, "SELECT count(*) FROM job_commits WHERE job_id = ?", "i", id);
 }
 
 int store_job_commit_doc(json_t **out, struct store *s, long long job, int idx)
 {
-	return store_row(s, out, "SELECT idx, sha, subject FROM job_commits WHERE job_id = ? AND idx = ?",
+	return store_row(out, s, "SELECT idx, sha, subject FROM job_commits WHERE job_id = ? AND idx = ?",
 			 "ii", job, (long long)idx);
 }
 
 int store_job_commit_summary_doc(json_t **out, struct store *s, long long job, int idx)
 {
-	return store_row(s, out, "SELECT c.idx, c.sha, c.subject, c.state, s.n, s.failures, s.hmean, "
+	return store_row(out, s, "SELECT c.idx, c.sha, c.subject, c.state, s.n, s.failures, s.hmean, "
 			 "s.amean, s.cv FROM job_commits c LEFT JOIN summaries s ON s.job_id = c.job_id "
 			 "AND s.idx = c.idx WHERE c.job_id = ? AND c.idx = ?", "ii", job, (long long)idx);
 }
 
 int store_job_progress_doc(json_t **out, struct store *s, long long id)
 {
-	return store_row(s, out, "SELECT (SELECT count(*) FROM tasks WHERE job_id = ?1 AND state IN "
+	return store_row(out, s, "SELECT (SELECT count(*) FROM tasks WHERE job_id = ?1 AND state IN "
 			 "('done', 'skipped', 'failed')) AS tasks_done, (SELECT count(*) FROM tasks WHERE job_id = ?1 "
 			 "AND state != 'cancelled') AS tasks_total, (SELECT count(*) FROM samples WHERE job_id = ?1) "
 			 "AS samples, (SELECT count(*) FROM job_commits WHERE job_id = ?1 AND state IN ('good', 'bad')) "
@@ -304,14 +304,14 @@ int store_job_progress_doc(json_t **out, struct store *s, long long id)
 
 int store_job_running_doc(json_t **out, struct store *s, long long id)
 {
-	return store_rows(s, out, "SELECT t.id AS task, t.idx, a.name AS agent, t.claimed, t.progress FROM tasks t "
+	return store_rows(out, s, "SELECT t.id AS task, t.idx, a.name AS agent, t.claimed, t.progress FROM tasks t "
 			  "JOIN agents a ON a.id = t.agent_id WHERE t.job_id = ? AND t.state = 'claimed' ORDER BY t.id",
 			  "i", id);
 }
 
 int store_job_commits_doc(json_t **out, struct store *s, long long id)
 {
-	return store_rows(s, out, "SELECT c.idx, c.sha, c.subject, c.parents AS parents_json, c.state, "
+	return store_rows(out, s, "SELECT c.idx, c.sha, c.subject, c.parents AS parents_json, c.state, "
 			  "s.n, s.failures, s.hmean, s.amean, s.cv FROM job_commits c LEFT JOIN summaries s "
 			  "ON s.job_id = c.job_id AND s.idx = c.idx WHERE c.job_id = ? AND (c.state != 'untested' "
 			  "OR c.idx = 0 OR c.idx = (SELECT max(idx) FROM job_commits WHERE job_id = c.job_id)) "
@@ -320,13 +320,13 @@ int store_job_commits_doc(json_t **out, struct store *s, long long id)
 
 int store_job_decisions_doc(json_t **out, struct store *s, long long id)
 {
-	return store_rows(s, out, "SELECT time, state, queries AS queries_json, top AS top_json, why FROM "
+	return store_rows(out, s, "SELECT time, state, queries AS queries_json, top AS top_json, why FROM "
 			  "(SELECT * FROM decisions WHERE job_id = ? ORDER BY id DESC LIMIT 50) ORDER BY id", "i", id);
 }
 
 int store_job_events_doc(json_t **out, struct store *s, long long id)
 {
-	return store_rows(s, out, "SELECT time, kind, message FROM (SELECT * FROM events WHERE job_id = ? "
+	return store_rows(out, s, "SELECT time, kind, message FROM (SELECT * FROM events WHERE job_id = ? "
 			  "ORDER BY id DESC LIMIT 200) ORDER BY id", "i", id);
 }
 
@@ -338,7 +338,7 @@ int store_job_active_ids(long long **ids, size_t *n, struct store *s)
 
 	*ids = NULL;
 	*n = 0;
-	if ((rc = store_prepare(s, &st, "SELECT id FROM jobs WHERE state IN ('queued', 'running') ORDER BY id", "")))
+	if ((rc = store_prepare(&st, s, "SELECT id FROM jobs WHERE state IN ('queued', 'running') ORDER BY id", "")))
 		return rc;
 	while ((rc = store_step(s, st)) == 1) {
 		*ids = xgrow(*ids, *n, &cap, sizeof(**ids));

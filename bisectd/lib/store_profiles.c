@@ -60,7 +60,7 @@ int store_profile_holds_before(long long **ids, long long **since, size_t *n, st
 
 	*ids = *since = NULL;
 	*n = 0;
-	if ((rc = store_prepare(s, &st, "SELECT h.job_id, h.created FROM profile_holds h JOIN jobs j ON "
+	if ((rc = store_prepare(&st, s, "SELECT h.job_id, h.created FROM profile_holds h JOIN jobs j ON "
 				"j.id = h.job_id WHERE h.created < ? AND j.state IN ('queued', 'running') "
 				"ORDER BY h.job_id", "i", time)))
 		return rc;
@@ -86,7 +86,7 @@ int store_profile_held(int *culprit, char **report, struct store *s, long long j
 	int rc;
 
 	*report = NULL;
-	if ((rc = store_prepare(s, &st, "SELECT culprit, report FROM profile_holds WHERE job_id = ?", "i", job)))
+	if ((rc = store_prepare(&st, s, "SELECT culprit, report FROM profile_holds WHERE job_id = ?", "i", job)))
 		return rc;
 	rc = store_step(s, st);
 	if (rc == 1) {
@@ -116,7 +116,7 @@ int store_profiles_of_job(struct profile **out, size_t *n, struct store *s, long
 
 	*out = NULL;
 	*n = 0;
-	if ((rc = store_prepare(s, &st, "SELECT " PROFILE_COLS " FROM profiles p JOIN tasks t ON t.id = p.task_id "
+	if ((rc = store_prepare(&st, s, "SELECT " PROFILE_COLS " FROM profiles p JOIN tasks t ON t.id = p.task_id "
 				"WHERE p.job_id = ? ORDER BY p.role = 'culprit', p.id", "i", job)))
 		return rc;
 	while ((rc = store_step(s, st)) == 1) {
@@ -138,7 +138,7 @@ int store_profile_of_task(struct profile *out, struct store *s, long long task)
 	int rc;
 
 	memset(out, 0, sizeof(*out));
-	if ((rc = store_prepare(s, &st, "SELECT " PROFILE_COLS " FROM profiles p JOIN tasks t ON t.id = p.task_id "
+	if ((rc = store_prepare(&st, s, "SELECT " PROFILE_COLS " FROM profiles p JOIN tasks t ON t.id = p.task_id "
 				"WHERE p.task_id = ?", "i", task)))
 		return rc;
 	rc = store_step(s, st);

@@ -24,7 +24,7 @@ int store_samples_add(struct store *s, const struct sample *x, size_t n)
 	sqlite3_stmt *st;
 	int rc;
 
-	if ((rc = store_prepare(s, &st, "INSERT INTO samples (task_id, attempt, run, job_id, idx, value, unit, "
+	if ((rc = store_prepare(&st, s, "INSERT INTO samples (task_id, attempt, run, job_id, idx, value, unit, "
 				"error, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", "")))
 		return rc;
 	for (size_t i = 0; i < n && rc == 0; i++) {
@@ -62,11 +62,11 @@ int store_job_samples_after(struct sample **out, size_t *n, struct store *s, lon
 	 * rows of the table, so reading them costs what they are, not the job.
 	 */
 	if (after <= 0)
-		rc = store_prepare(s, &st, "SELECT s.id, s.task_id, s.attempt, s.run, s.idx, s.value, s.created, "
+		rc = store_prepare(&st, s, "SELECT s.id, s.task_id, s.attempt, s.run, s.idx, s.value, s.created, "
 				   "coalesce(t.agent_id, 0), t.confirm FROM samples s JOIN tasks t ON t.id = s.task_id "
 				   "WHERE s.job_id = ? ORDER BY s.id", "i", job);
 	else
-		rc = store_prepare(s, &st, "SELECT s.id, s.task_id, s.attempt, s.run, s.idx, s.value, s.created, "
+		rc = store_prepare(&st, s, "SELECT s.id, s.task_id, s.attempt, s.run, s.idx, s.value, s.created, "
 				   "coalesce(t.agent_id, 0), t.confirm FROM samples s JOIN tasks t ON t.id = s.task_id "
 				   "WHERE s.id > ? AND +s.job_id = ? ORDER BY s.id", "ii", after, job);
 	if (rc)
@@ -99,13 +99,13 @@ int store_job_samples_after(struct sample **out, size_t *n, struct store *s, lon
 
 int store_commit_values(double **out, size_t *n, struct store *s, long long job, int idx)
 {
-	return store_doubles(s, out, n, "SELECT value FROM samples WHERE job_id = ? AND idx = ? ORDER BY id",
+	return store_doubles(out, n, s, "SELECT value FROM samples WHERE job_id = ? AND idx = ? ORDER BY id",
 			     "ii", job, (long long)idx);
 }
 
 int store_task_nr_samples(long long *n, struct store *s, long long task, long long attempt)
 {
-	return store_int(s, n, "SELECT count(*) FROM samples WHERE task_id = ? AND attempt = ?", "ii", task, attempt);
+	return store_int(n, s, "SELECT count(*) FROM samples WHERE task_id = ? AND attempt = ?", "ii", task, attempt);
 }
 
 int store_sample_last_error(char **out, struct store *s, long long job, int idx)
@@ -114,7 +114,7 @@ int store_sample_last_error(char **out, struct store *s, long long job, int idx)
 	int rc;
 
 	*out = NULL;
-	if ((rc = store_prepare(s, &st, "SELECT error FROM samples WHERE job_id = ? AND idx = ? AND "
+	if ((rc = store_prepare(&st, s, "SELECT error FROM samples WHERE job_id = ? AND idx = ? AND "
 				"error IS NOT NULL ORDER BY id DESC LIMIT 1", "ii", job, (long long)idx)))
 		return rc;
 	if ((rc = store_step(s, st)) == 1) {
@@ -140,7 +140,7 @@ int store_summary_acc(struct stats_acc *a, struct store *s, long long job, int i
 	int rc, legacy = 0;
 
 	memset(a, 0, sizeof(*a));
-	if ((rc = store_prepare(s, &st, "SELECT n, failures, acc_sum, acc_sum_inv, acc_mean, acc_m2, acc_min, "
+	if ((rc = store_prepare(&st, s, "SELECT n, failures, acc_sum, acc_sum_inv, acc_mean, acc_m2, acc_min, "
 				"acc_max FROM summaries WHERE job_id = ? AND idx = ?", "ii", job, (long long)idx)))
 		return rc;
 	if ((rc = store_step(s, st)) == 1) {
@@ -191,7 +191,7 @@ int store_summaries(struct summary *sum, int n, struct store *s, long long job)
 	int rc;
 
 	memset(sum, 0, (size_t)n * sizeof(*sum));
-	if ((rc = store_prepare(s, &st, "SELECT idx, n, failures, hmean, amean, cv FROM summaries WHERE job_id = ?",
+	if ((rc = store_prepare(&st, s, "SELECT idx, n, failures, hmean, amean, cv FROM summaries WHERE job_id = ?",
 				"i", job)))
 		return rc;
 	while ((rc = store_step(s, st)) == 1) {

@@ -77,7 +77,7 @@ int store_task_get(struct task *t, struct store *s, long long id)
 	int rc;
 
 	memset(t, 0, sizeof(*t));
-	if ((rc = store_prepare(s, &st, "SELECT t.id, t.job_id, t.idx, t.state, t.attempt, t.agent_id, t.runs, "
+	if ((rc = store_prepare(&st, s, "SELECT t.id, t.job_id, t.idx, t.state, t.attempt, t.agent_id, t.runs, "
 				"j.state, j.unit FROM tasks t JOIN jobs j ON j.id = t.job_id WHERE t.id = ?", "i", id)))
 		return rc;
 	rc = store_step(s, st);
@@ -105,7 +105,7 @@ int store_tasks_outstanding(int *out, int n, struct store *s, long long job)
 	int rc;
 
 	memset(out, 0, (size_t)n * sizeof(*out));
-	if ((rc = store_prepare(s, &st, "SELECT idx, count(*) FROM tasks WHERE job_id = ? "
+	if ((rc = store_prepare(&st, s, "SELECT idx, count(*) FROM tasks WHERE job_id = ? "
 				"AND state IN ('queued', 'claimed') GROUP BY idx", "i", job)))
 		return rc;
 	while ((rc = store_step(s, st)) == 1) {
@@ -120,7 +120,7 @@ int store_tasks_outstanding(int *out, int n, struct store *s, long long job)
 
 int store_tasks_busy(long long *n, struct store *s, long long job)
 {
-	return store_int(s, n, "SELECT count(*) FROM tasks t LEFT JOIN tasks prev ON prev.id = "
+	return store_int(n, s, "SELECT count(*) FROM tasks t LEFT JOIN tasks prev ON prev.id = "
 			 "t.after_task WHERE t.job_id = ? AND t.state IN ('queued', 'claimed') AND "
 			 "(prev.id IS NULL OR prev.state NOT IN ('queued', 'claimed'))", "i", job);
 }
@@ -134,7 +134,7 @@ int store_jobs_idle(long long **ids, char ***pools, size_t *n, struct store *s)
 	*ids = NULL;
 	*pools = NULL;
 	*n = 0;
-	if ((rc = store_prepare(s, &st, "SELECT j.id, j.pool FROM jobs j WHERE j.state IN ('queued', 'running') "
+	if ((rc = store_prepare(&st, s, "SELECT j.id, j.pool FROM jobs j WHERE j.state IN ('queued', 'running') "
 				"AND NOT EXISTS (SELECT 1 FROM tasks t WHERE t.job_id = j.id AND "
 				"t.state IN ('queued', 'claimed')) ORDER BY j.id", "")))
 		return rc;
@@ -198,7 +198,7 @@ int store_tasks_claimable(struct task **out, size_t *n, struct store *s, long lo
 	 * A link of a confirmation chain waits for the link before it, and
 	 * goes to the agent that ran it while that agent is alive.
 	 */
-	if ((rc = store_prepare(s, &st, CLAIMABLE_SELECT "LEFT JOIN tasks prev ON prev.id = t.after_task LEFT JOIN agents pa ON pa.id = prev.agent_id "
+	if ((rc = store_prepare(&st, s, CLAIMABLE_SELECT "LEFT JOIN tasks prev ON prev.id = t.after_task LEFT JOIN agents pa ON pa.id = prev.agent_id "
 				"WHERE t.state = 'queued' AND j.state IN ('queued', 'running') AND (t.after_task IS NULL OR "
 				"(prev.state NOT IN ('queued', 'claimed') AND (prev.agent_id = ?1 OR pa.last_seen < ?2))) "
 				"AND (?3 IS NULL OR j.pool IN (SELECT value FROM json_each(?3))) "
@@ -213,7 +213,7 @@ int store_task_claimable_get(struct task *t, struct store *s, long long id)
 	int rc;
 
 	memset(t, 0, sizeof(*t));
-	if ((rc = store_prepare(s, &st, CLAIMABLE_SELECT "WHERE t.id = ? AND t.state = 'queued'", "i", id)))
+	if ((rc = store_prepare(&st, s, CLAIMABLE_SELECT "WHERE t.id = ? AND t.state = 'queued'", "i", id)))
 		return rc;
 	rc = store_step(s, st);
 	if (rc == 1) {
@@ -288,7 +288,7 @@ int store_tasks_expired(struct task **out, size_t *n, struct store *s, long long
 
 	*out = NULL;
 	*n = 0;
-	if ((rc = store_prepare(s, &st, "SELECT t.id, t.job_id, t.idx, t.attempt, a.name FROM tasks t "
+	if ((rc = store_prepare(&st, s, "SELECT t.id, t.job_id, t.idx, t.attempt, a.name FROM tasks t "
 				"LEFT JOIN agents a ON a.id = t.agent_id WHERE t.state = 'claimed' AND t.lease < ?", "i",
 				time)))
 		return rc;
@@ -302,7 +302,7 @@ static int first_text(char **out, struct store *s, const char *sql, long long jo
 	int rc;
 
 	*out = NULL;
-	if ((rc = store_prepare(s, &st, sql, "ii", job, (long long)idx)))
+	if ((rc = store_prepare(&st, s, sql, "ii", job, (long long)idx)))
 		return rc;
 	if ((rc = store_step(s, st)) == 1) {
 		*out = store_col_text(st, 0);
@@ -324,7 +324,7 @@ int store_task_costs(struct task_costs *out, struct store *s, long long job)
 	int rc;
 
 	memset(out, 0, sizeof(*out));
-	if ((rc = store_prepare(s, &st, "SELECT avg(build_s), sum(run_s) / sum(runs), "
+	if ((rc = store_prepare(&st, s, "SELECT avg(build_s), sum(run_s) / sum(runs), "
 				"(SELECT avg(build_s) FROM tasks WHERE job_id = ?1 AND state = 'done' AND build_s > 0) "
 				"FROM tasks WHERE job_id = ?1 AND state = 'done' AND runs > 0", "i", job)))
 		return rc;

@@ -56,7 +56,7 @@ int store_token_by_prefix(struct token *t, struct store *s, const char *prefix)
 	int rc;
 
 	memset(t, 0, sizeof(*t));
-	if ((rc = store_prepare(s, &st, "SELECT " TOKEN_COLS " FROM tokens WHERE prefix = ?", "s", prefix)))
+	if ((rc = store_prepare(&st, s, "SELECT " TOKEN_COLS " FROM tokens WHERE prefix = ?", "s", prefix)))
 		return rc;
 	rc = store_step(s, st);
 	if (rc == 1) {
@@ -77,7 +77,7 @@ int store_tokens_list(struct token **out, size_t *n, struct store *s)
 
 	*out = NULL;
 	*n = 0;
-	if ((rc = store_prepare(s, &st, "SELECT " TOKEN_COLS " FROM tokens ORDER BY id", "")))
+	if ((rc = store_prepare(&st, s, "SELECT " TOKEN_COLS " FROM tokens ORDER BY id", "")))
 		return rc;
 	while ((rc = store_step(s, st)) == 1) {
 		*out = xgrow(*out, *n, &cap, sizeof(**out));
@@ -95,7 +95,7 @@ int store_tokens_list(struct token **out, size_t *n, struct store *s)
 int store_token_revoke(struct store *s, long long id, long long time)
 {
 	long long revoked;
-	int rc = store_int(s, &revoked, "SELECT coalesce(revoked, 0) FROM tokens WHERE id = ?", "i", id);
+	int rc = store_int(&revoked, s, "SELECT coalesce(revoked, 0) FROM tokens WHERE id = ?", "i", id);
 
 	if (rc == ERR_NOTFOUND)
 		return err_set(ERR_NOTFOUND, "token %lld does not exist (bisectctl token list shows them)", id);
@@ -117,11 +117,11 @@ int store_token_used(struct store *s, long long id, long long time)
 int store_tokens_live(long long *n, struct store *s, const char *role, const char *agent)
 {
 	if (agent)
-		return store_int(s, n, "SELECT count(*) FROM tokens WHERE revoked IS NULL AND role = 'agent' "
+		return store_int(n, s, "SELECT count(*) FROM tokens WHERE revoked IS NULL AND role = 'agent' "
 				 "AND agent = ?", "s", agent);
 	if (!role)
-		return store_int(s, n, "SELECT count(*) FROM tokens WHERE revoked IS NULL", "");
-	return store_int(s, n, "SELECT count(*) FROM tokens WHERE revoked IS NULL AND role = ?", "s", role);
+		return store_int(n, s, "SELECT count(*) FROM tokens WHERE revoked IS NULL", "");
+	return store_int(n, s, "SELECT count(*) FROM tokens WHERE revoked IS NULL AND role = ?", "s", role);
 }
 
 int store_task_holder(char **agent, long long *attempt, struct store *s, long long id)
@@ -131,7 +131,7 @@ int store_task_holder(char **agent, long long *attempt, struct store *s, long lo
 
 	*agent = NULL;
 	*attempt = 0;
-	if ((rc = store_prepare(s, &st, "SELECT t.attempt, CASE WHEN t.state = 'claimed' THEN a.name END "
+	if ((rc = store_prepare(&st, s, "SELECT t.attempt, CASE WHEN t.state = 'claimed' THEN a.name END "
 				"FROM tasks t LEFT JOIN agents a ON a.id = t.agent_id WHERE t.id = ?", "i", id)))
 		return rc;
 	rc = store_step(s, st);

@@ -1263,12 +1263,12 @@ static void decision_speed(void)
 		int64_t t0 = now_ms();
 		double ms;
 
-		nq = bisect_next(b, q, 1, NULL);
+		nq = bisect_next(q, b, 1, NULL);
 		ms = (double)(now_ms() - t0);
 		eng += ms;
 		eng_max = fmax(eng_max, ms);
 		t0 = now_ms();
-		policy_next(pol, cls, NULL, 1, picks);
+		policy_next(picks, pol, cls, NULL, 1);
 		split += (double)(now_ms() - t0);
 		calls++;
 		if (nq <= 0 || calls > 400)

@@ -484,12 +484,12 @@ static int trial_bisectd(struct sim_answer *ans, struct sim_lab *lab, int k, con
 	if (rc < 0)
 		return rc;
 	for (;;) {
-		int nq = bisect_next(b, q, k, NULL), agent[MAX_QUERIES], link[MAX_QUERIES], nlinks[MAX_QUERIES];
+		int nq = bisect_next(q, b, k, NULL), agent[MAX_QUERIES], link[MAX_QUERIES], nlinks[MAX_QUERIES];
 		int next_agent = 0, most = 0, links = 0;
 
 		/* BENCH_TRACE=C: each decision of the trials whose culprit is C (to study the engine). */
 		if (getenv("BENCH_TRACE") && (atoi(getenv("BENCH_TRACE")) == lab->culprit || atoi(getenv("BENCH_TRACE")) < 0)) {
-			bisect_result(b, &r);
+			bisect_result(&r, b);
 			fprintf(stderr, "trace k=%d round %d, %ld runs: %s |", k, lab->round, lab->runs, r.why);
 			for (int i = 0; i < nq; i++) {
 				fprintf(stderr, " %d x%d%s", q[i].commit, q[i].runs,
@@ -501,7 +501,7 @@ static int trial_bisectd(struct sim_answer *ans, struct sim_lab *lab, int k, con
 		}
 
 		if (nq == 0) {
-			bisect_result(b, &r);
+			bisect_result(&r, b);
 			if (r.state != BISECT_DONE) {
 				rc = err_set(ERR_FAIL, "bisect_next gave no query with no agent busy");
 				goto out;
@@ -515,7 +515,7 @@ static int trial_bisectd(struct sim_answer *ans, struct sim_lab *lab, int k, con
 		}
 		if (lab->round >= lim->max_rounds || (lim->max_runs && lab->runs >= lim->max_runs)) {
 			ans->capped = 1;
-			bisect_result(b, &r);
+			bisect_result(&r, b);
 			why(lab, k, ans, &r, "capped, best");
 			break;
 		}
@@ -694,7 +694,7 @@ int sim_policy_selftest(void)
 			int total = policy_candidates(p, cls, in_c);
 
 			na = split_next(&s, k, a);
-			nb = policy_next(p, cls, NULL, k, b);
+			nb = policy_next(b, p, cls, NULL, k);
 			if (total != s.total || na != nb || memcmp(a, b, (size_t)na * sizeof(int))) {
 				rc = err_set(ERR_FAIL, "split disagrees with policy_next (trial %d)", t);
 				break;

@@ -79,9 +79,9 @@ static void show(struct bisect *base, long runs, int *past_ends)
 	double p[3];
 	int nt;
 
-	bisect_next(b, q, 2, NULL);
-	bisect_result(b, &r);
-	nt = bisect_top(b, top, p, 3);
+	bisect_next(q, b, 2, NULL);
+	bisect_result(&r, b);
+	nt = bisect_top(top, p, b, 3);
 	printf("%5ld runs  %-14s effect %+6.2f%% [%+6.2f, %+6.2f]  task cv %5.2f%%  run cv %5.2f%%  set aside %3d  top",
 	       runs, r.state == BISECT_DONE ? verdict_name(r.verdict) : r.state == BISECT_ENDS ? "ends"
 	       : r.state == BISECT_CONFIRM ? "confirm" : "search", 100 * r.effect, 100 * r.effect_lo,

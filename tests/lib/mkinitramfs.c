@@ -86,7 +86,7 @@ int main(int argc, char **argv)
 	if (!rc)
 		rc = initramfs_add_data(fs, "/init", 0755, text, len);
 	for (size_t i = 0; i < np && !rc; i++)
-		rc = initramfs_add_program(fs, NULL, programs[i]);
+		rc = initramfs_add_program(NULL, fs, programs[i]);
 	for (size_t i = 0; i < nf && !rc; i++) {
 		char *guest = xstrdup(files[i]), *eq = strchr(guest, '=');
 

@@ -181,11 +181,11 @@ static struct bisect_result run_sim(struct bisect **out, const struct dag *d, co
 	assert_int_equal(bisect_new(&b, d->n, d->par, d->npar, &o), 0);
 	for (int i = 0; i < 4 && s->skip[i] >= 0; i++)
 		bisect_mark_skipped(b, s->skip[i]);
-	while ((nq = bisect_next(b, q, s->k, NULL)) > 0) {
+	while ((nq = bisect_next(q, b, s->k, NULL)) > 0) {
 		assert_true(++rounds < 500);
 		feed(b, q, nq, sim_value, &x);
 	}
-	bisect_result(b, &r);
+	bisect_result(&r, b);
 	*out = b;
 	return r;
 }
@@ -313,9 +313,9 @@ static void test_merge_confirmed_against_each_parent(void **state)
 			bisect_add_sample(b, 9, 1000 * (1 + 0.04 * rng_normal(&rng)));
 			bisect_add_sample(b, 11, 850 * (1 + 0.04 * rng_normal(&rng)));
 		}
-		while ((nq = bisect_next(b, q, 1, NULL)) > 0 && ++rounds < 400)
+		while ((nq = bisect_next(q, b, 1, NULL)) > 0 && ++rounds < 400)
 			feed(b, q, nq, merge_side_value, &x);
-		bisect_result(b, &r);
+		bisect_result(&r, b);
 		if (r.verdict == VERDICT_CULPRIT && r.culprit == 10)
 			fail_msg("seed %d: the merge named at %.4f, %d runs of 9 after the start: %s", (int)seed,
 				 r.confidence, x.runs_of_9, r.why);
@@ -468,11 +468,11 @@ static void test_slow_run_in_the_confirmation(void **state)
 		rng_seed(&rng, seed);
 		assert_int_equal(bisect_new(&b, d->n, d->par, d->npar, &o), 0);
 		runs_around_40(b, &rng, 930, 600);
-		while ((nq = bisect_next(b, q, 1, NULL)) > 0) {
+		while ((nq = bisect_next(q, b, 1, NULL)) > 0) {
 			assert_true(q[0].confirm);
 			feed(b, q, nq, slow_parent_value, &x);
 		}
-		bisect_result(b, &r);
+		bisect_result(&r, b);
 		if (r.verdict != VERDICT_CULPRIT)
 			fail_msg("seed %d: verdict %d: %s", (int)seed, r.verdict, r.why);
 		assert_int_equal(r.culprit, 40);
@@ -523,9 +523,9 @@ static void test_slow_parent_run_at_a_large_effect(void **state)
 		rng_seed(&rng, seed);
 		assert_int_equal(bisect_new(&b, d->n, d->par, d->npar, &o), 0);
 		runs_around_40(b, &rng, 880, 0);
-		while ((nq = bisect_next(b, q, 1, NULL)) > 0)
+		while ((nq = bisect_next(q, b, 1, NULL)) > 0)
 			feed(b, q, nq, big_effect_value, &x);
-		bisect_result(b, &r);
+		bisect_result(&r, b);
 		if (r.verdict != VERDICT_CULPRIT || r.culprit != 40)
 			fail_msg("seed %d: verdict %d, culprit %d after %d runs of the parent: %s", (int)seed, r.verdict,
 				 r.culprit, x.parent_runs, r.why);
@@ -555,7 +555,7 @@ static void test_one_good_looking_run_of_the_culprit(void **state)
 	rng_seed(&rng, 7);
 	assert_int_equal(bisect_new(&b, d->n, d->par, d->npar, &o), 0);
 	runs_around_40(b, &rng, 850, 0);
-	while ((nq = bisect_next(b, q, 1, NULL)) > 0) {
+	while ((nq = bisect_next(q, b, 1, NULL)) > 0) {
 		for (int i = 0; i < nq; i++) {
 			assert_int_equal(q[i].confirm, BISECT_Q_CONFIRM);
 			for (int j = 0; j < q[i].runs; j++) {
@@ -566,7 +566,7 @@ static void test_one_good_looking_run_of_the_culprit(void **state)
 			}
 		}
 	}
-	bisect_result(b, &r);
+	bisect_result(&r, b);
 	if (r.verdict != VERDICT_CULPRIT)
 		fail_msg("verdict %d after %d + %d confirmation runs: %s", r.verdict, parent_runs, culprit_runs, r.why);
 	assert_int_equal(r.culprit, 40);
@@ -586,7 +586,7 @@ static void test_k_way_queries(void **state)
 	(void)state;
 	o.runs_max = 1;
 	assert_int_equal(bisect_new(&b, d->n, d->par, d->npar, &o), 0);
-	nq = bisect_next(b, q, 3, NULL);
+	nq = bisect_next(q, b, 3, NULL);
 	/*
 	 * The two ends first, in two chains (each agent measures both, so its
 	 * level can be told from the change); the third agent measures the
@@ -603,7 +603,7 @@ static void test_k_way_queries(void **state)
 		bisect_add_sample(b, 0, 1000 + r);
 		bisect_add_sample(b, 1024, 700 + r);
 	}
-	nq = bisect_next(b, q, 3, NULL);
+	nq = bisect_next(q, b, 3, NULL);
 	assert_int_equal(nq, 3);
 	/* Three distinct commits near the quartiles of a uniform posterior. */
 	assert_true(q[0].commit != q[1].commit && q[1].commit != q[2].commit && q[0].commit != q[2].commit);
@@ -648,11 +648,11 @@ static void test_four_agents_take_fewer_rounds(void **state)
 			rng_seed(&rng, seed);
 			o.build_cost = o.run_cost = 1;
 			assert_int_equal(bisect_new(&b, d->n, d->par, d->npar, &o), 0);
-			while ((nq = bisect_next(b, q, s.k, NULL)) > 0) {
+			while ((nq = bisect_next(q, b, s.k, NULL)) > 0) {
 				rounds[k]++;
 				feed(b, q, nq, value_7_4, &x);
 			}
-			bisect_result(b, &r);
+			bisect_result(&r, b);
 			assert_int_equal(r.culprit, s.culprit);
 			bisect_free(b);
 		}
@@ -688,8 +688,8 @@ static void test_early_pair_is_not_the_confirmation(void **state)
 		rng_seed(&rng, seed);
 		o.build_cost = o.run_cost = 1;
 		assert_int_equal(bisect_new(&b, d->n, d->par, d->npar, &o), 0);
-		while ((nq = bisect_next(b, q, 4, NULL)) > 0) {
-			bisect_result(b, &r);
+		while ((nq = bisect_next(q, b, 4, NULL)) > 0) {
+			bisect_result(&r, b);
 			for (int i = 0; i < nq; i++) {
 				if (q[i].confirm == BISECT_Q_EARLY) {
 					early++;
@@ -705,7 +705,7 @@ static void test_early_pair_is_not_the_confirmation(void **state)
 			}
 			feed(b, q, nq, value_7_4, &x);
 		}
-		bisect_result(b, &r);
+		bisect_result(&r, b);
 		assert_int_equal(r.verdict, VERDICT_CULPRIT);
 		assert_int_equal(r.culprit, culprit);
 		bisect_free(b);
@@ -740,7 +740,7 @@ static void test_ends_refreshed_with_four_agents(void **state)
 		rng_seed(&rng, seed);
 		o.build_cost = o.run_cost = 1;
 		assert_int_equal(bisect_new(&b, d->n, d->par, d->npar, &o), 0);
-		while ((nq = bisect_next(b, q, 4, NULL)) > 0) {
+		while ((nq = bisect_next(q, b, 4, NULL)) > 0) {
 			for (int i = 0; i < nq; i++)
 				if (q[i].commit == 0 || q[i].commit == d->n - 1) {
 					widest = runs - last_end > widest ? runs - last_end : widest;
@@ -749,7 +749,7 @@ static void test_ends_refreshed_with_four_agents(void **state)
 				}
 			runs += feed(b, q, nq, value_7_4, &x);
 		}
-		bisect_result(b, &r);
+		bisect_result(&r, b);
 		assert_int_equal(r.culprit, culprit);
 		if (!refreshed || widest > 25 + 4 * 8)
 			fail_msg("seed %d: %ld runs, ends measured again %d times, at most %ld runs apart", (int)seed,
@@ -791,9 +791,9 @@ static void test_confirmation_rejects_equal_commits(void **state)
 		rng_seed(&rng, seed);
 		assert_int_equal(bisect_new(&b, d->n, d->par, d->npar, &o), 0);
 		runs_around_40(b, &rng, 930, 0);
-		while ((nq = bisect_next(b, q, 1, NULL)) > 0 && ++rounds < 400)
+		while ((nq = bisect_next(q, b, 1, NULL)) > 0 && ++rounds < 400)
 			feed(b, q, nq, equal_pair_value, &rng);
-		bisect_result(b, &r);
+		bisect_result(&r, b);
 		named += r.verdict == VERDICT_CULPRIT && r.culprit == 40;
 		undecided += r.verdict == VERDICT_UNDECIDED;
 		bisect_free(b);
@@ -823,7 +823,7 @@ static void test_confirmation_in_two_chains(void **state)
 		rng_seed(&rng, 7);
 		assert_int_equal(bisect_new(&b, d->n, d->par, d->npar, &o), 0);
 		runs_around_40(b, &rng, 930, 0);
-		nq = bisect_next(b, q, k, NULL);
+		nq = bisect_next(q, b, k, NULL);
 		for (int i = 0; i < nq; i++) {
 			assert_int_equal(q[i].confirm, BISECT_Q_CONFIRM);
 			assert_true(q[i].chain >= 1 && q[i].chain <= 2);
@@ -898,9 +898,9 @@ static void test_bursty_lab_right_or_undecided(void **state)
 			o.build_cost = o.run_cost = 1;
 			o.budget_runs = 300;
 			assert_int_equal(bisect_new(&b, d->n, d->par, d->npar, &o), 0);
-			while ((nq = bisect_next(b, q, 2, NULL)) > 0)
+			while ((nq = bisect_next(q, b, 2, NULL)) > 0)
 				feed(b, q, nq, burst_value, &x);
-			bisect_result(b, &r);
+			bisect_result(&r, b);
 			if (big && ((r.verdict == VERDICT_CULPRIT && r.culprit != x.culprit) ||
 				    (r.verdict != VERDICT_CULPRIT && r.verdict != VERDICT_UNDECIDED)))
 				fail_msg("30%%, seed %d: verdict %d, %d for %d: %s", (int)seed, r.verdict, r.culprit,
@@ -947,9 +947,9 @@ static void test_bursts_cancel_in_the_ends_pairs(void **state)
 		rng_seed(&rng, seed);
 		o.build_cost = o.run_cost = 1;
 		assert_int_equal(bisect_new(&b, d->n, d->par, d->npar, &o), 0);
-		while ((nq = bisect_next(b, q, 1, NULL)) > 0)
+		while ((nq = bisect_next(q, b, 1, NULL)) > 0)
 			feed(b, q, nq, burst_value, &x);
-		bisect_result(b, &r);
+		bisect_result(&r, b);
 		if (r.verdict != VERDICT_NOT_REPRODUCED)
 			fail_msg("seed %d: verdict %d after %d runs: %s", (int)seed, r.verdict, r.runs, r.why);
 		bisect_free(b);
@@ -1040,10 +1040,10 @@ static void test_agent_at_two_levels_at_the_ends(void **state)
 		struct lab2ctx x = { &rng };
 		int nq, rounds = 0;
 
-		while ((nq = bisect_next(b, q, 2, NULL)) > 0 && ++rounds < 400)
+		while ((nq = bisect_next(q, b, 2, NULL)) > 0 && ++rounds < 400)
 			feed(b, q, nq, lab2_value, &x);
 	}
-	bisect_result(b, &r);
+	bisect_result(&r, b);
 	if (r.verdict == VERDICT_NOT_REPRODUCED || (r.verdict == VERDICT_CULPRIT && r.culprit != 20) ||
 	    (r.verdict != VERDICT_CULPRIT && r.verdict != VERDICT_UNDECIDED))
 		fail_msg("verdict %d, culprit %d, effect %+.4f: %s", r.verdict, r.culprit, r.effect, r.why);
@@ -1089,8 +1089,8 @@ static void test_ends_pairs_of_two_interleaved_agents(void **state)
 						       task++, agent, BISECT_Q_SEARCH);
 				}
 		}
-		bisect_next(b, q, 2, NULL);
-		bisect_result(b, &r);
+		bisect_next(q, b, 2, NULL);
+		bisect_result(&r, b);
 		if (r.state != BISECT_SEARCH || r.effect >= 0)
 			fail_msg("seed %d: state %d, effect %+.4f: %s", (int)seed, r.state, r.effect, r.why);
 		bisect_free(b);
@@ -1126,7 +1126,7 @@ static void test_search_does_not_pile_runs_into_one_unit(void **state)
 		o.build_cost = 30;
 		o.run_cost = 10;
 		assert_int_equal(bisect_new(&b, d->n, d->par, d->npar, &o), 0);
-		while ((nq = bisect_next(b, q, 1, NULL)) > 0) {
+		while ((nq = bisect_next(q, b, 1, NULL)) > 0) {
 			if (nq == 1 && q[0].confirm == BISECT_Q_SEARCH && !q[0].chain && q[0].commit > 0 &&
 			    q[0].commit < d->n - 1) {
 				streak = q[0].commit == last ? streak + 1 : 0;
@@ -1137,7 +1137,7 @@ static void test_search_does_not_pile_runs_into_one_unit(void **state)
 			}
 			feed(b, q, nq, sim_value, &x);
 		}
-		bisect_result(b, &r);
+		bisect_result(&r, b);
 		assert_true(r.verdict != VERDICT_CULPRIT || r.culprit == s.culprit);
 		bisect_free(b);
 	}
@@ -1195,7 +1195,7 @@ static struct bisect_result result_freeing(struct bisect *b, struct dag *d, char
 {
 	struct bisect_result r;
 
-	bisect_result(b, &r);
+	bisect_result(&r, b);
 	snprintf(why, 256, "%s", r.why);
 	r.why = why;
 	r.set = NULL;
@@ -1228,10 +1228,10 @@ static struct bisect_result hog_job(struct hogctx *h, uint64_t seed, int rounds,
 	assert_int_equal(bisect_new(&b, d->n, d->par, d->npar, &o), 0);
 	bisect_set_costs(b, 0.5, 0.2);
 	*used = *confirming = 0;
-	for (int streak = 0, top = -1; *used < rounds && (nq = bisect_next(b, q, 2, NULL)) > 0;) {
+	for (int streak = 0, top = -1; *used < rounds && (nq = bisect_next(q, b, 2, NULL)) > 0;) {
 		int pairs = 0;
 
-		bisect_result(b, &r);
+		bisect_result(&r, b);
 		for (int i = 0; i < nq; i++)
 			pairs |= q[i].confirm == BISECT_Q_CONFIRM;
 		streak = !pairs ? 0 : r.culprit == top ? streak + 1 : 1;
@@ -1374,7 +1374,7 @@ static struct bisect *half_hogged_job(struct dag *d, int hogged)
 			bisect_add_run(b, c, (c >= 5 ? 0.95 : 1) * 0.5 * 34e6 * (1 + 0.01 * rng_normal(&rng)), task++, 0,
 				       BISECT_Q_SEARCH);
 	bisect_assume_reproduced(b);
-	bisect_next(b, q, 2, NULL);
+	bisect_next(q, b, 2, NULL);
 	return b;
 }
 
@@ -1396,7 +1396,7 @@ static void test_commit_half_hogged_still_counts(void **state)
 	struct bisect *b = half_hogged_job(d, 0);
 
 	(void)state;
-	bisect_result(b, &r);
+	bisect_result(&r, b);
 	print_message("parent %.4f, culprit %.4f, runs set aside %d: %s\n", bisect_posterior(b, 4),
 		      bisect_posterior(b, 5), r.outliers, r.why);
 	/* The 8 clean runs kept, the 8 slow ones set aside: the parent is good. */
@@ -1422,8 +1422,8 @@ static void test_budget_counts_runs_set_aside(void **state)
 	struct bisect *b0 = half_hogged_job(d, 0), *b1 = half_hogged_job(d, 1);
 
 	(void)state;
-	bisect_result(b0, &r0);
-	bisect_result(b1, &r1);
+	bisect_result(&r0, b0);
+	bisect_result(&r1, b1);
 	print_message("budget %ld with %d runs set aside of %ld, %ld with %d of %ld; more runs %ld and %ld\n",
 		      r0.budget_runs, r0.outliers, r0.runs, r1.budget_runs, r1.outliers, r1.runs, r0.more_runs,
 		      r1.more_runs);
@@ -1461,7 +1461,7 @@ static struct bisect_result ends_asking(uint64_t seed, int slow_bad, int runs, i
 			bisect_add_run(b, e ? 8 : 0, (slow ? 0.85 : 1) * (a ? 32e6 : 34e6) * (1 + 0.01 * rng_normal(&rng)),
 				       task++, a, BISECT_Q_SEARCH);
 		}
-	*nq = bisect_next(b, q, 2, NULL);
+	*nq = bisect_next(q, b, 2, NULL);
 	for (int i = 0; i < *nq; i++)
 		assert_true(q[i].commit == 0 || q[i].commit == 8);
 	return result_freeing(b, d, why);
@@ -1699,7 +1699,7 @@ static struct bisect_result intermittent_job(struct intermittent *x, uint64_t se
 	rng_seed(&rng, seed);
 	o.build_cost = o.run_cost = 1;
 	assert_int_equal(bisect_new(&b, d->n, d->par, d->npar, &o), 0);
-	while ((nq = bisect_next(b, q, k, NULL)) > 0 && --rounds > 0)
+	while ((nq = bisect_next(q, b, k, NULL)) > 0 && --rounds > 0)
 		feed_agents(b, q, nq, k, intermittent_value, x);
 	return result_freeing(b, d, why);
 }
@@ -1788,7 +1788,7 @@ static struct bisect_result t0024_job(run_value value, void *ctx, char *why)
 
 	bisect_job_opts(&o, 0.99, 0.01, 0.03, 0, 0, 1, 5);
 	assert_int_equal(bisect_new(&b, d->n, d->par, d->npar, &o), 0);
-	while ((nq = bisect_next(b, q, 2, NULL)) > 0 && --rounds > 0)
+	while ((nq = bisect_next(q, b, 2, NULL)) > 0 && --rounds > 0)
 		feed_agents(b, q, nq, 2, value, ctx);
 	return result_freeing(b, d, why);
 }
@@ -1924,7 +1924,7 @@ static void test_noisier_commits_are_not_a_change_in_slow_runs(void **state)
 		rng_seed(&rng, seed);
 		o.build_cost = o.run_cost = 1;
 		assert_int_equal(bisect_new(&b, d->n, d->par, d->npar, &o), 0);
-		while ((nq = bisect_next(b, q, k, NULL)) > 0 && --rounds > 0)
+		while ((nq = bisect_next(q, b, k, NULL)) > 0 && --rounds > 0)
 			feed_agents(b, q, nq, k, noisier_value, &x);
 		r = result_freeing(b, d, why);
 		if ((r.verdict == VERDICT_CULPRIT && r.culprit != x.culprit) || strstr(why, "slow runs") || r.slow_bad > 0)
@@ -2004,12 +2004,12 @@ static int expect_same_step(struct bisect *x, struct bisect *y, int k, struct bi
 
 	memset(q, 0, sizeof(qy));
 	memset(qy, 0, sizeof(qy));
-	nx = bisect_next(x, q, k, NULL);
-	ny = bisect_next(y, qy, k, NULL);
+	nx = bisect_next(q, x, k, NULL);
+	ny = bisect_next(qy, y, k, NULL);
 	assert_int_equal(nx, ny);
 	assert_same_queries(q, qy, nx);
-	bisect_result(x, &rx);
-	bisect_result(y, &ry);
+	bisect_result(&rx, x);
+	bisect_result(&ry, y);
 	assert_int_equal(rx.state, ry.state);
 	assert_int_equal(rx.verdict, ry.verdict);
 	assert_int_equal(rx.culprit, ry.culprit);
@@ -2081,7 +2081,7 @@ static void test_clone_steps_like_a_rebuild(void **state)
 		x = rebuilt(d, &o, log, nlog, reproduced);
 		y = copied(kept, reproduced);
 		nq = expect_same_step(x, y, 3, q);
-		bisect_result(x, &r);
+		bisect_result(&r, x);
 		reproduced |= r.state != BISECT_ENDS;
 		bisect_free(x);
 		bisect_free(y);
@@ -2384,8 +2384,8 @@ static int lab_job_at_the_ends(struct lab_job *j, struct bisect_result *res, cha
 
 		bisect_add_stored_run(j->b, (int)r[0], r[1], (long long)r[2], (long long)r[3], (long long)r[4]);
 		c = bisect_clone(j->b);
-		bisect_next(c, q, 2, NULL);
-		bisect_result(c, res);
+		bisect_next(q, c, 2, NULL);
+		bisect_result(res, c);
 		snprintf(why, 320, "%s", res->why ? res->why : "");
 		res->why = why;
 		res->set = NULL;
@@ -2476,8 +2476,8 @@ static void test_lab_no_change_job_ends_undecided(void **state)
 			struct bisect_query q[BISECT_MAX_QUERIES(2)];
 			struct bisect_result res;
 
-			bisect_next(c, q, 2, NULL);
-			bisect_result(c, &res);
+			bisect_next(q, c, 2, NULL);
+			bisect_result(&res, c);
 			if (res.verdict == VERDICT_CULPRIT || res.verdict == VERDICT_RANGE)
 				fail_msg("run %d: named commit %d at %.4f: %s", i + 1, res.culprit, res.confidence,
 					 res.why);

@@ -59,12 +59,12 @@ static int same_step(struct bisect *x, struct bisect *y, struct bisect_query *q)
 
 	memset(q, 0, sizeof(qy));
 	memset(qy, 0, sizeof(qy));
-	nx = bisect_next(x, q, 2, NULL);
-	ny = bisect_next(y, qy, 2, NULL);
+	nx = bisect_next(q, x, 2, NULL);
+	ny = bisect_next(qy, y, 2, NULL);
 	assert_int_equal(nx, ny);
 	assert_same_queries(q, qy, nx);
-	bisect_result(x, &rx);
-	bisect_result(y, &ry);
+	bisect_result(&rx, x);
+	bisect_result(&ry, y);
 	assert_int_equal(rx.state, ry.state);
 	assert_int_equal(rx.verdict, ry.verdict);
 	assert_true(rx.runs == ry.runs && rx.confidence == ry.confidence);
@@ -158,7 +158,7 @@ static void test_kept_engine_decides_as_a_rebuild(void **state)
 		if (getenv("TEST_ECACHE_DEBUG")) {
 			struct bisect_result r;
 
-			bisect_result(x, &r);
+			bisect_result(&r, x);
 			print_message("step %d: %d queries, state %d: %s\n", steps, nq, r.state, r.why);
 		}
 		bisect_free(x);

@@ -155,14 +155,14 @@ static void test_wake_some(void **state)
 	/* Taken out, not fired: the caller fills in what the tag points to, then fires. */
 	wait = (struct http_wait){ q, http_waitq_gen(q), now_ms() + 60000, y };
 	http_park(&w[2].w, &wait);
-	assert_int_equal(http_take_some(q, 2, tag_is, "y", taken), 1);
+	assert_int_equal(http_take_some(taken, q, 2, tag_is, "y"), 1);
 	assert_ptr_equal(taken[0], &w[2].w);
 	assert_ptr_equal(http_waiter_tag(taken[0]), y);
 	assert_int_equal(http_park_count(), 0);
 	assert_int_equal(atomic_load(&w[2].fired), 1);
 	http_fire(taken[0]);
 	assert_int_equal(atomic_load(&w[2].fired), 2);
-	assert_int_equal(http_take_some(q, 2, NULL, NULL, taken), 0);
+	assert_int_equal(http_take_some(taken, q, 2, NULL, NULL), 0);
 	http_park_stop();
 	http_park_end();
 	http_waitq_free(q);

@@ -321,7 +321,7 @@ static void test_missing_program(void **state)
 
 		assert_int_equal(initramfs_add_busybox(fs, "/nonexistent/busybox"), ERR_NOTFOUND);
 		assert_string_equal(err_msg(), "busybox not found on the agent: install busybox-static");
-		assert_int_equal(initramfs_add_program(fs, NULL, "/nonexistent/iperf3"), ERR_NOTFOUND);
+		assert_int_equal(initramfs_add_program(NULL, fs, "/nonexistent/iperf3"), ERR_NOTFOUND);
 		assert_string_equal(err_msg(), "iperf3 not found on the agent: install iperf3");
 		initramfs_free(fs);
 	}
@@ -352,10 +352,10 @@ static void test_add_program(void **state)
 	if (!have("cpio") || !have("ldd"))
 		skip();
 	fs = initramfs_new();
-	assert_int_equal(initramfs_add_program(fs, &guest, "/bin/sh"), 0);
+	assert_int_equal(initramfs_add_program(&guest, fs, "/bin/sh"), 0);
 	assert_string_equal(guest, "/bin/sh");
 	/* Twice is fine: the same host files at the same paths. */
-	assert_int_equal(initramfs_add_program(fs, NULL, "/bin/sh"), 0);
+	assert_int_equal(initramfs_add_program(NULL, fs, "/bin/sh"), 0);
 	assert_int_equal(initramfs_write(&sb, fs), 0);
 	assert_int_equal(file_write_atomic(arch, sb.buf, sb.len), 0);
 	run_in(&res, list, arch);

@@ -39,7 +39,7 @@ static int bisect(struct policy *p, int n, int culprit, int k)
 	cls[0] = CLASS_GOOD;
 	cls[n - 1] = CLASS_BAD;
 	while (policy_candidates(p, cls, in) > 1) {
-		int got = policy_next(p, cls, NULL, k, picks);
+		int got = policy_next(picks, p, cls, NULL, k);
 
 		assert_true(got > 0 && got <= k);
 		for (int i = 0; i < got; i++)
@@ -88,7 +88,7 @@ static void test_merge_branch_culprit(void **state)
 	assert_false(policy_is_ancestor(p, 2, 5));
 	assert_int_equal(policy_candidates(p, cls, in), 7);
 	while (policy_candidates(p, cls, in) > 1) {
-		int got = policy_next(p, cls, NULL, 1, picks);
+		int got = policy_next(picks, p, cls, NULL, 1);
 
 		assert_int_equal(got, 1);
 		/* bad iff the culprit 4 is an ancestor-or-self */
@@ -110,7 +110,7 @@ static void test_skipped_neighbours_leave_a_range(void **state)
 	cls[4] = CLASS_BAD;
 	assert_int_equal(policy_candidates(p, cls, in), 3);
 	assert_true(in[2] && in[3] && in[4]);
-	assert_int_equal(policy_next(p, cls, NULL, 2, picks), 0);
+	assert_int_equal(policy_next(picks, p, cls, NULL, 2), 0);
 	policy_free(p);
 }
 
@@ -123,10 +123,10 @@ static void test_busy_commits_are_not_chosen(void **state)
 
 	(void)state;
 	cls[9] = CLASS_BAD;
-	assert_int_equal(policy_next(p, cls, busy, 1, picks), 1);
+	assert_int_equal(policy_next(picks, p, cls, busy, 1), 1);
 	busy[picks[0]] = 1;
 	int first = picks[0];
-	assert_int_equal(policy_next(p, cls, busy, 3, picks), 3);
+	assert_int_equal(policy_next(picks, p, cls, busy, 3), 3);
 	for (int i = 0; i < 3; i++)
 		assert_int_not_equal(picks[i], first);
 	policy_free(p);

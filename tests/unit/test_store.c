@@ -48,7 +48,7 @@ static void test_empty_database_is_migrated(void **state)
 	(void)state;
 	assert_int_equal(store_open(&s, path), 0);
 	assert_int_equal(store_version(s), latest());
-	assert_int_equal(store_int(s, &n, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN "
+	assert_int_equal(store_int(&n, s, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN "
 				   "('repos', 'agents', 'jobs', 'job_commits', 'tasks', 'samples', 'summaries', 'events')",
 				   ""), 0);
 	assert_int_equal(n, 8);
@@ -71,7 +71,7 @@ static void test_existing_database_keeps_data(void **state)
 	store_close(s);
 	assert_int_equal(store_open(&s, path), 0);
 	assert_int_equal(store_version(s), latest());
-	assert_int_equal(store_int(s, &n, "SELECT count(*) FROM repos WHERE name = ?", "s", "linux"), 0);
+	assert_int_equal(store_int(&n, s, "SELECT count(*) FROM repos WHERE name = ?", "s", "linux"), 0);
 	assert_int_equal(n, 1);
 	store_close(s);
 	cleanup(path);
@@ -113,7 +113,7 @@ static void test_version4_database_is_upgraded(void **state)
 	assert_int_equal(store_open(&s, path), 0);
 	assert_int_equal(store_version(s), latest());
 	/* The job and everything hanging off it survive the rebuild of jobs. */
-	assert_int_equal(store_row(s, &row, "SELECT state, culprit, report, budget_runs, append, policy, "
+	assert_int_equal(store_row(&row, s, "SELECT state, culprit, report, budget_runs, append, policy, "
 				   "budget_seconds FROM jobs WHERE id = 7", ""), 0);
 	assert_string_equal(json_string_value(json_object_get(row, "state")), "done");
 	assert_int_equal(json_integer_value(json_object_get(row, "culprit")), 1);
@@ -123,14 +123,14 @@ static void test_version4_database_is_upgraded(void **state)
 	assert_string_equal(json_string_value(json_object_get(row, "policy")), "bisectd");
 	assert_int_equal(json_integer_value(json_object_get(row, "budget_seconds")), 0);
 	json_decref(row);
-	assert_int_equal(store_int(s, &n, "SELECT (SELECT count(*) FROM job_commits WHERE job_id = 7) + "
+	assert_int_equal(store_int(&n, s, "SELECT (SELECT count(*) FROM job_commits WHERE job_id = 7) + "
 				   "(SELECT count(*) FROM tasks WHERE job_id = 7) + (SELECT count(*) FROM samples) + "
 				   "(SELECT count(*) FROM decisions WHERE job_id = 7)", ""), 0);
 	assert_int_equal(n, 5);
-	assert_int_equal(store_int(s, &n, "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND "
+	assert_int_equal(store_int(&n, s, "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND "
 				   "name = 'jobs_state' AND tbl_name = 'jobs'", ""), 0);
 	assert_int_equal(n, 1);
-	assert_int_equal(store_int(s, &n, "SELECT count(*) FROM sqlite_master WHERE name = 'jobs_new'", ""), 0);
+	assert_int_equal(store_int(&n, s, "SELECT count(*) FROM sqlite_master WHERE name = 'jobs_new'", ""), 0);
 	assert_int_equal(n, 0);
 	/* The new end state is allowed, a made-up one still is not. */
 	assert_int_equal(store_exec(s, "UPDATE jobs SET state = 'undecided' WHERE id = 7", ""), 1);
@@ -141,7 +141,7 @@ static void test_version4_database_is_upgraded(void **state)
 	/* ... and deleting the job still takes its children with it. */
 	assert_int_equal(store_exec(s, "DELETE FROM samples", ""), 1);
 	assert_int_equal(store_exec(s, "DELETE FROM jobs WHERE id = 7", ""), 1);
-	assert_int_equal(store_int(s, &n, "SELECT (SELECT count(*) FROM job_commits) + (SELECT count(*) FROM tasks) "
+	assert_int_equal(store_int(&n, s, "SELECT (SELECT count(*) FROM job_commits) + (SELECT count(*) FROM tasks) "
 				   "+ (SELECT count(*) FROM decisions)", ""), 0);
 	assert_int_equal(n, 0);
 	store_close(s);
@@ -202,15 +202,15 @@ static void test_rows_and_json_columns(void **state)
 	assert_int_equal(store_open(&s, path), 0);
 	assert_int_equal(store_exec(s, "INSERT INTO agents (name, labels, registered, last_seen) VALUES "
 				    "(?, ?, 1, 2)", "ss", "lab1", "[\"x\", \"y\"]"), 1);
-	assert_int_equal(store_rows(s, &rows, "SELECT name, labels AS labels_json, last_seen FROM agents", ""), 0);
+	assert_int_equal(store_rows(&rows, s, "SELECT name, labels AS labels_json, last_seen FROM agents", ""), 0);
 	assert_int_equal(json_array_size(rows), 1);
 	row = json_array_get(rows, 0);
 	assert_string_equal(json_string_value(json_object_get(row, "name")), "lab1");
 	assert_int_equal(json_array_size(json_object_get(row, "labels")), 2);
 	assert_int_equal(json_integer_value(json_object_get(row, "last_seen")), 2);
 	json_decref(rows);
-	assert_int_equal(store_row(s, &row, "SELECT * FROM agents WHERE name = ?", "s", "nope"), ERR_NOTFOUND);
-	assert_int_equal(store_doubles(s, &v, &n, "SELECT 1.5 UNION ALL SELECT 2.5", ""), 0);
+	assert_int_equal(store_row(&row, s, "SELECT * FROM agents WHERE name = ?", "s", "nope"), ERR_NOTFOUND);
+	assert_int_equal(store_doubles(&v, &n, s, "SELECT 1.5 UNION ALL SELECT 2.5", ""), 0);
 	assert_int_equal(n, 2);
 	assert_true(v[0] == 1.5 && v[1] == 2.5);
 	free(v);
@@ -218,7 +218,7 @@ static void test_rows_and_json_columns(void **state)
 	assert_int_equal(store_begin(s), 0);
 	assert_int_equal(store_exec(s, "DELETE FROM agents", ""), 1);
 	store_rollback(s);
-	assert_int_equal(store_row(s, &row, "SELECT * FROM agents", ""), 0);
+	assert_int_equal(store_row(&row, s, "SELECT * FROM agents", ""), 0);
 	json_decref(row);
 	store_close(s);
 	cleanup(path);
@@ -238,30 +238,30 @@ static void test_statement_cache(void **state)
 
 	(void)state;
 	assert_int_equal(store_open(&s, path), 0);
-	assert_int_equal(store_prepare(s, &a, "SELECT ?", "i", 7LL), 0);
+	assert_int_equal(store_prepare(&a, s, "SELECT ?", "i", 7LL), 0);
 	assert_int_equal(sqlite3_step(a), SQLITE_ROW);
 	assert_int_equal(sqlite3_column_int64(a, 0), 7);
-	assert_int_equal(store_prepare(s, &b, "SELECT ?", "i", 8LL), 0);
+	assert_int_equal(store_prepare(&b, s, "SELECT ?", "i", 8LL), 0);
 	assert_ptr_not_equal(a, b);         /* a is still in use */
 	assert_int_equal(sqlite3_step(b), SQLITE_ROW);
 	assert_int_equal(sqlite3_column_int64(b, 0), 8);
 	store_finish(s, b);
 	store_finish(s, a);
-	assert_int_equal(store_prepare(s, &c, "SELECT ?", "", 0), 0);
+	assert_int_equal(store_prepare(&c, s, "SELECT ?", "", 0), 0);
 	assert_ptr_equal(c, a);             /* parsed once, given back */
 	assert_int_equal(sqlite3_step(c), SQLITE_ROW);
 	assert_int_equal(sqlite3_column_type(c, 0), SQLITE_NULL);  /* unbound by store_finish */
 	store_finish(s, c);
 	for (int i = 0; i < 3; i++) {
 		sql = xasprintf("SELECT %d", i);
-		assert_int_equal(store_int(s, &v, sql, ""), 0);
+		assert_int_equal(store_int(&v, s, sql, ""), 0);
 		assert_int_equal(v, i);
 		free(sql);
 	}
 	/* More texts than the cache keeps: the rest still work, prepared each time. */
 	for (int i = 0; i < STORE_CACHE_MAX + 20; i++) {
 		sql = xasprintf("SELECT %d + 1", i);
-		assert_int_equal(store_int(s, &v, sql, ""), 0);
+		assert_int_equal(store_int(&v, s, sql, ""), 0);
 		assert_int_equal(v, i + 1);
 		free(sql);
 	}
@@ -288,12 +288,12 @@ static void test_checkpointer(void **state)
 	for (int i = 0; i < 1000 && store_checkpoints(s) == 0; i++)
 		usleep(10 * 1000);
 	assert_true(store_checkpoints(s) > 0);
-	assert_int_equal(store_int(s, &v, "SELECT count(*) FROM filler", ""), 0);
+	assert_int_equal(store_int(&v, s, "SELECT count(*) FROM filler", ""), 0);
 	assert_int_equal(v, 300);
 	store_close(s);
 	/* What was checkpointed and what was not both come back. */
 	assert_int_equal(store_open(&s, path), 0);
-	assert_int_equal(store_int(s, &v, "SELECT count(*) FROM filler", ""), 0);
+	assert_int_equal(store_int(&v, s, "SELECT count(*) FROM filler", ""), 0);
 	assert_int_equal(v, 300);
 	store_close(s);
 	cleanup(path);
@@ -332,7 +332,7 @@ static void test_on_end(void **state)
 	store_rollback(s);
 	assert_int_equal(ends[0], 1);
 	assert_int_equal(ends[1], 1);
-	assert_int_equal(store_int(s, &v, "SELECT count(*) FROM t", ""), 0);
+	assert_int_equal(store_int(&v, s, "SELECT count(*) FROM t", ""), 0);
 	assert_int_equal(v, 1);
 	store_on_end(s, NULL, NULL);
 	assert_int_equal(store_begin(s), 0);
