@@ -99,7 +99,7 @@ static void write_build_log(struct agent *a, const struct task *t, const char *c
 }
 
 /* Builds the work tree; on failure fills r and returns -1. */
-int agent_build(struct agent *a, const struct task *t, const char *dir, struct result *r)
+int agent_build(struct result *r, struct agent *a, const struct task *t, const char *dir)
 {
 	struct run_opts o = RUN_OPTS_INIT;
 	struct run_result res;
@@ -165,8 +165,8 @@ int agent_build(struct agent *a, const struct task *t, const char *dir, struct r
  * success *image_dir is the directory kernel_image is relative to.
  * On failure fills r and returns -1.
  */
-int agent_kernel_build(struct agent *a, const struct task *t, const char *dir, struct result *r,
-		       char **image_dir)
+int agent_kernel_build(char **image_dir, struct result *r, struct agent *a, const struct task *t,
+		       const char *dir)
 {
 	struct build_turn bt = { a, t };
 	struct kbuild k = { 0 };

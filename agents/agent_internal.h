@@ -116,9 +116,9 @@ json_t *agent_text_json(const char *s, int keep_lines);
 
 /* agent_build.c: builds */
 void agent_measure_lock(struct agent *a, int op, const struct task *t);
-int agent_build(struct agent *a, const struct task *t, const char *dir, struct result *r);
-int agent_kernel_build(struct agent *a, const struct task *t, const char *dir, struct result *r,
-		       char **image_dir);
+int agent_build(struct result *r, struct agent *a, const struct task *t, const char *dir);
+int agent_kernel_build(char **image_dir, struct result *r, struct agent *a, const struct task *t,
+		       const char *dir);
 
 /* agent_run.c: a task in hand */
 void agent_handle_task(struct agent *a, json_t *reply, int resumed);

@@ -191,7 +191,7 @@ static int run_task(struct agent *a, const struct task *t, struct result *r)
 		rc = ERR_CONFLICT;
 		goto out;
 	}
-	if (kernel ? agent_kernel_build(a, t, dir, r, &image_dir) < 0 : agent_build(a, t, dir, r) < 0) {
+	if (kernel ? agent_kernel_build(&image_dir, r, a, t, dir) < 0 : agent_build(r, a, t, dir) < 0) {
 		agent_measure_lock(a, LOCK_UN, t);
 		goto out;
 	}
