@@ -17,14 +17,10 @@
  * between them leaves stored samples that the next step takes.
  */
 #include <pthread.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "coord_internal.h"
-#include "err.h"
-#include "log.h"
 #include "util.h"
 
 int coord_new(struct coord **out, const struct conf_bisectd *conf, struct store *st)

@@ -10,7 +10,6 @@
 #include <string.h>
 
 #include "coord_internal.h"
-#include "err.h"
 #include "jsonx.h"
 #include "util.h"
 

@@ -5,14 +5,12 @@
  * an upload, outside it.
  */
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "coord_internal.h"
 #include "err.h"
-#include "jsonx.h"
 #include "log.h"
 #include "util.h"
 

@@ -6,13 +6,10 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "coord_internal.h"
 #include "err.h"
-#include "jsonx.h"
 #include "log.h"
-#include "taskwire.h"
 #include "util.h"
 
 int coord_agent_claim(json_t **reply, struct coord *s, const char *name, struct coord_claimer *who)
