@@ -66,8 +66,8 @@ BOOT_SRC := agents/boot/boot.c agents/boot/none.c agents/boot/qemu.c agents/boot
             agents/boot/ssh.c agents/boot/ssh_client.c
 # bisect-agent's own rooms (agent.c holds main()); the rest the test helpers link too.
 AGENT_MAIN := $(addprefix agents/,agent.c agent_wait.c agent_coord.c agent_build.c agent_run.c)
-AG_SRC  := $(AGENT_MAIN) agents/worktree.c agents/initramfs.c agents/qemu.c agents/kbuild.c \
-           agents/kconfig_apply.c $(BOOT_SRC)
+AG_SRC  := $(AGENT_MAIN) agents/worktree.c agents/initramfs.c agents/qemu.c agents/qemu_guest.c \
+           agents/kbuild.c agents/kconfig_apply.c $(BOOT_SRC)
 UNIT    := $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test_*.c))
 
 LIB      := $(BUILD)/libbisect.a
@@ -122,8 +122,8 @@ $(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(LIB)
 $(BUILD)/tests/test_repo: $(call obj,tests/unit/gitsh.c)
 $(BUILD)/tests/test_worktree: $(call obj,tests/unit/gitsh.c agents/worktree.c)
 # (the workloads are in the library; the boot table holds qemu's)
-$(BUILD)/tests/test_workload: $(call obj,$(BOOT_SRC) agents/qemu.c agents/initramfs.c)
-$(BUILD)/tests/test_qemu: $(call obj,agents/qemu.c)
+$(BUILD)/tests/test_workload: $(call obj,$(BOOT_SRC) agents/qemu.c agents/qemu_guest.c agents/initramfs.c)
+$(BUILD)/tests/test_qemu: $(call obj,agents/qemu.c agents/qemu_guest.c)
 $(BUILD)/tests/test_journal: $(call obj,agents/journal.c)
 $(BUILD)/tests/test_initramfs: $(call obj,agents/initramfs.c)
 $(BUILD)/tests/test_kbuild: $(call obj,agents/kbuild.c agents/kconfig_apply.c)
@@ -371,13 +371,13 @@ DEB_FUZZ     := clang-14 libclang-rt-14-dev
 # Each target's entry point: LLVMFuzzerTestOneInput under libFuzzer, else NAME_one.
 $(BUILD)/obj/tests/fuzz/%.o: ALL_CFLAGS += -iquote tests/fuzz \
 	$(if $(FUZZ_ENGINE),,-DFUZZ_ENTRY=$(basename $(notdir $@))_one)
-$(BUILD)/tests/test_fuzz_regress: $(call obj,$(FUZZ_ALL:%=tests/fuzz/%.c) bisectd/daemon/api_req.c agents/qemu.c agents/journal.c)
+$(BUILD)/tests/test_fuzz_regress: $(call obj,$(FUZZ_ALL:%=tests/fuzz/%.c) bisectd/daemon/api_req.c agents/qemu_guest.c agents/journal.c)
 
 $(BUILD)/fuzz/%: $(BUILD)/obj/tests/fuzz/%.o $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -fsanitize=fuzzer -o $@ $(filter %.o,$^) $(LIB) $(LIBS)
 $(BUILD)/fuzz/fuzz_api: $(call obj,bisectd/daemon/api_req.c)
-$(BUILD)/fuzz/fuzz_console: $(call obj,agents/qemu.c)
+$(BUILD)/fuzz/fuzz_console: $(call obj,agents/qemu_guest.c)
 $(BUILD)/fuzz/fuzz_journal: $(call obj,agents/journal.c)
 
 deps-fuzz:

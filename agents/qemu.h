@@ -151,6 +151,11 @@ void qemu_result_release(struct qemu_result *r);
  * is no marker but text. Returns 0, or ERR_INVALID for a bad nruns.
  */
 int qemu_parse_console(struct qemu_console *out, const char *log, size_t len, int nruns);
+/*
+ * Whether the console line (len bytes) starts with the marker mark
+ * followed by its end or a space: what follows it, or NULL.
+ */
+const char *qemu_marker(const char *line, size_t len, const char *mark);
 void qemu_console_release(struct qemu_console *c);
 
 /* --- the /init script ----------------------------------------------------- */
