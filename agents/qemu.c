@@ -285,17 +285,10 @@ static void launched_release(struct launched *L)
 	L->console = NULL;
 }
 
-/* The last non-empty line of s (len bytes), for a one-line reason. */
+/* The last non-empty line of s (len bytes), for a one-line reason: at most 200 characters. */
 static void last_line(char *buf, size_t n, const char *s, size_t len)
 {
-	const char *end = s + len, *start;
-
-	while (end > s && (end[-1] == '\n' || end[-1] == '\r' || end[-1] == ' '))
-		end--;
-	start = end;
-	while (start > s && start[-1] != '\n')
-		start--;
-	snprintf(buf, n, "%.*s", (int)(end - start > 200 ? 200 : end - start), start);
+	str_last_line(buf, n < 201 ? n : 201, s, len);
 }
 
 /* A console line that tells why a kernel stopped, else its last line. */

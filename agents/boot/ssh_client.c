@@ -166,20 +166,12 @@ int ssh_fatal(const char *err)
 	return 0;
 }
 
-/* The last non-empty line of s, for a message. */
+/* The last non-empty line of s (NUL-terminated, NULL: none), for a message. */
 static void last_line(char *buf, size_t n, const char *s)
 {
-	const char *end, *start;
-
 	if (!s)
 		s = "";
-	end = s + strlen(s);
-	while (end > s && (end[-1] == '\n' || end[-1] == '\r' || end[-1] == ' '))
-		end--;
-	start = end;
-	while (start > s && start[-1] != '\n')
-		start--;
-	snprintf(buf, n, "%.*s", (int)(end - start), start);
+	str_last_line(buf, n, s, strlen(s));
 }
 
 /*

@@ -69,19 +69,6 @@ static int argv_of(const char ***argv, json_t *def)
 	return workload_def_argv(argv, def, "command");
 }
 
-/* The last non-empty line of s (len bytes), for an error message. */
-static void last_line(char *buf, size_t n, const char *s, size_t len)
-{
-	const char *end = s + len, *start;
-
-	while (end > s && (end[-1] == '\n' || end[-1] == '\r' || end[-1] == ' '))
-		end--;
-	start = end;
-	while (start > s && start[-1] != '\n')
-		start--;
-	snprintf(buf, n, "%.*s", (int)(end - start), start);
-}
-
 static void parse(struct run_sample *s, json_t *def, const struct run_output *o)
 {
 	const char *pattern = workload_def_str(def, "pattern", NULL);
@@ -96,9 +83,9 @@ static void parse(struct run_sample *s, json_t *def, const struct run_output *o)
 		char line[160];
 
 		if (o->err_len)
-			last_line(line, sizeof(line), o->err, o->err_len);
+			str_last_line(line, sizeof(line), o->err, o->err_len);
 		else
-			last_line(line, sizeof(line), o->out ? o->out : "", o->out ? o->out_len : 0);
+			str_last_line(line, sizeof(line), o->out ? o->out : "", o->out ? o->out_len : 0);
 		if (*line)
 			workload_sample_fail(s, "%s: %s: %s", prog, o->how, line);
 		else

@@ -327,6 +327,18 @@ int path_inside(const char *p)
 	return 1;
 }
 
+void str_last_line(char *buf, size_t n, const char *s, size_t len)
+{
+	const char *end = s + len, *start;
+
+	while (end > s && (end[-1] == '\n' || end[-1] == '\r' || end[-1] == ' '))
+		end--;
+	start = end;
+	while (start > s && start[-1] != '\n')
+		start--;
+	snprintf(buf, n, "%.*s", (int)(end - start), start);
+}
+
 int is_valid_name(const char *name)
 {
 	size_t n = strlen(name);

@@ -53,6 +53,13 @@ int mkdir_p(const char *path, unsigned mode);
 /* rm -rf without a shell; 0 when it did not exist. */
 int remove_tree(const char *path);
 
+/*
+ * The last non-empty line of s (len bytes; the newlines, returns and
+ * spaces at its end dropped) into buf, cut to fit its n bytes: a one-line
+ * reason from a program's output.
+ */
+void str_last_line(char *buf, size_t n, const char *s, size_t len);
+
 /* Is prog an executable in PATH? One with a '/' is taken as given (it may be built yet). */
 int in_path(const char *prog);
 
