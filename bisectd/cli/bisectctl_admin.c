@@ -78,7 +78,7 @@ static int token_create(const struct cmd *c, int argc, char **argv)
 	};
 	const char *role = NULL, *agent = NULL, *note = NULL;
 	json_t *body, *reply = NULL;
-	int opt, rc, done;
+	int opt, rc;
 
 	while ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
 		switch (opt) {
@@ -86,9 +86,8 @@ static int token_create(const struct cmd *c, int argc, char **argv)
 		case 'a': agent = optarg; break;
 		case 'n': note = optarg; break;
 		default:
-			rc = ctl_common_opt(c, opt, argv, &done);
-			if (done || rc != RC_OK)
-				return rc < 0 ? RC_USAGE : rc;
+			if (ctl_common_opt(&rc, c, opt, argv))
+				return rc;
 		}
 	}
 	if (optind < argc)
@@ -152,12 +151,11 @@ static int token_revoke(const struct cmd *c, int argc, char **argv)
 	char path[64];
 	static const struct option longopts[] = { COMMON_LONGOPTS, { NULL, 0, NULL, 0 } };
 	long id;
-	int opt, rc, done;
+	int opt, rc;
 
 	while ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
-		rc = ctl_common_opt(c, opt, argv, &done);
-		if (done || rc != RC_OK)
-			return rc < 0 ? RC_USAGE : rc;
+		if (ctl_common_opt(&rc, c, opt, argv))
+			return rc;
 	}
 	if (optind + 1 != argc)
 		return ctl_usage_error(c, optind >= argc ? "token revoke needs the token's ID (token list shows it)" :

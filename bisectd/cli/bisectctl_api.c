@@ -196,38 +196,46 @@ int ctl_parse_interval(double *out, const struct cmd *c, const char *s)
 	return RC_OK;
 }
 
-/* Handles what getopt_long returned for the common options; -1 when not one. */
-int ctl_common_opt(const struct cmd *c, int opt, char **argv, int *done)
+/*
+ * What getopt_long returned, as one of the common options: 0 to go on
+ * with the next option, 1 to return *status now (RC_OK after --help;
+ * RC_USAGE, its message printed, after a bad or missing value or an
+ * unknown option, and for an option the command does not handle).
+ */
+int ctl_common_opt(int *status, const struct cmd *c, int opt, char **argv)
 {
-	*done = 0;
+	*status = RC_OK;
 	switch (opt) {
 	case 'h':
 		ctl_print_usage(stdout, c);
-		*done = 1;
-		return RC_OK;
+		return 1;
 	case 'J':
 		ctl_json = 1;
-		return RC_OK;
+		return 0;
 	case 'S':
 		ctl_server = optarg;
-		*done = ctl_check_server(ctl_server) != RC_OK;
-		return *done ? RC_USAGE : RC_OK;
+		if (ctl_check_server(ctl_server) == RC_OK)
+			return 0;
+		*status = RC_USAGE;
+		return 1;
 	case OPT_CA_FILE:
 		ctl_ca_file = optarg;
-		return RC_OK;
+		return 0;
 	case 'K':
 		ctl_token_file = optarg;
-		return RC_OK;
+		return 0;
 	case ':':
-		*done = 1;
-		return ctl_usage_error(c, "option '%s' needs a value", argv[optind - 1]);
+		*status = ctl_usage_error(c, "option '%s' needs a value", argv[optind - 1]);
+		return 1;
 	case '?':
-		*done = 1;
 		if (optopt)
-			return ctl_usage_error(c, "unknown option '-%c'", optopt);
-		return ctl_usage_error(c, "unknown option '%s'", argv[optind - 1]);
+			*status = ctl_usage_error(c, "unknown option '-%c'", optopt);
+		else
+			*status = ctl_usage_error(c, "unknown option '%s'", argv[optind - 1]);
+		return 1;
 	default:
-		return -1;
+		*status = RC_USAGE;
+		return 1;
 	}
 }
 
@@ -252,7 +260,7 @@ int ctl_id_command(long *id, double *interval, const struct cmd *c, int argc, ch
 		{ NULL, 0, NULL, 0 }
 	};
 	const struct option *longopts = interval ? with_interval : with_interval + 1;
-	int opt, rc, done;
+	int opt, rc;
 
 	while ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
 		if (opt == 'i') {
@@ -260,11 +268,8 @@ int ctl_id_command(long *id, double *interval, const struct cmd *c, int argc, ch
 				return rc;
 			continue;
 		}
-		rc = ctl_common_opt(c, opt, argv, &done);
-		if (done)
+		if (ctl_common_opt(&rc, c, opt, argv))
 			return rc == RC_OK ? -1 : rc;
-		if (rc != RC_OK)
-			return RC_USAGE;
 	}
 	return ctl_parse_id(id, c, argc, argv);
 }

@@ -99,7 +99,7 @@ int ctl_cmp_idx(const void *a, const void *b);
 int ctl_cmp_time(const void *a, const void *b);
 void ctl_sleep_s(double s);
 int ctl_parse_interval(double *out, const struct cmd *c, const char *s);
-int ctl_common_opt(const struct cmd *c, int opt, char **argv, int *done);
+int ctl_common_opt(int *status, const struct cmd *c, int opt, char **argv);
 int ctl_parse_fraction(double *out, const char *s, double lo, double hi);
 int ctl_id_command(long *id, double *interval, const struct cmd *c, int argc, char **argv);
 int ctl_get_text_out(const char *path, const char *file);

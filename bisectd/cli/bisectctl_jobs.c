@@ -134,7 +134,7 @@ int cmd_submit(const struct cmd *c, int argc, char **argv)
 	double confidence = 0, alpha = 0, min_effect = -1;
 	long runs = 0, id, budget_runs = -1, budget_builds = -1, budget_seconds = -1, end_runs = -1;
 	double interval = 1;
-	int opt, watch = 0, rc, done;
+	int opt, watch = 0, rc;
 	json_t *body = NULL, *reply = NULL;
 	static char config[KCONFIG_JOB_MAX][KCONFIG_JOB_OPT_MAX + 1];
 	size_t nr_config = 0;
@@ -204,8 +204,7 @@ int cmd_submit(const struct cmd *c, int argc, char **argv)
 				return rc;
 			break;
 		default:
-			rc = ctl_common_opt(c, opt, argv, &done);
-			if (done || rc > 0)
+			if (ctl_common_opt(&rc, c, opt, argv))
 				return rc;
 		}
 	}
@@ -290,13 +289,12 @@ int ctl_fetch_list(json_t **reply, json_t **items, const struct cmd *c, int argc
 		   const char *path, const char *key)
 {
 	static const struct option longopts[] = { COMMON_LONGOPTS, { NULL, 0, NULL, 0 } };
-	int opt, rc, done;
+	int opt, rc;
 
 	*reply = *items = NULL;
 	while ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
-		rc = ctl_common_opt(c, opt, argv, &done);
-		if (done || rc != RC_OK)
-			return rc < 0 ? RC_USAGE : rc;
+		if (ctl_common_opt(&rc, c, opt, argv))
+			return rc;
 	}
 	if (optind < argc)
 		return ctl_usage_error(c, "unexpected argument '%s'", argv[optind]);
@@ -392,7 +390,7 @@ int cmd_report(const struct cmd *c, int argc, char **argv)
 	const char *query = "";
 	json_t *job = NULL;
 	char path[96];
-	int opt, rc, done, mail = 0;
+	int opt, rc, mail = 0;
 	long id;
 
 	while ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
@@ -407,11 +405,8 @@ int cmd_report(const struct cmd *c, int argc, char **argv)
 			mail = 1;
 			continue;
 		}
-		rc = ctl_common_opt(c, opt, argv, &done);
-		if (done)
+		if (ctl_common_opt(&rc, c, opt, argv))
 			return rc;
-		if (rc != RC_OK)
-			return RC_USAGE;
 	}
 	if ((rc = ctl_parse_id(&id, c, argc, argv)) != RC_OK)
 		return rc;
@@ -437,7 +432,7 @@ int cmd_export(const struct cmd *c, int argc, char **argv)
 	};
 	const char *file = NULL;
 	char path[96];
-	int opt, rc, done;
+	int opt, rc;
 	long id;
 
 	while ((opt = getopt_long(argc, argv, ":ho:", longopts, NULL)) != -1) {
@@ -447,11 +442,8 @@ int cmd_export(const struct cmd *c, int argc, char **argv)
 			file = optarg;
 			continue;
 		}
-		rc = ctl_common_opt(c, opt, argv, &done);
-		if (done)
+		if (ctl_common_opt(&rc, c, opt, argv))
 			return rc;
-		if (rc != RC_OK)
-			return RC_USAGE;
 	}
 	if ((rc = ctl_parse_id(&id, c, argc, argv)) != RC_OK)
 		return rc;
@@ -497,18 +489,15 @@ int cmd_plot(const struct cmd *c, int argc, char **argv)
 	char *body = NULL, *path = NULL;
 	size_t len = 0;
 	long id, status;
-	int opt, rc, done;
+	int opt, rc;
 
 	while ((opt = getopt_long(argc, argv, ":hc:o:", longopts, NULL)) != -1) {
 		if (opt == 'c' || opt == 'o') {
 			*(opt == 'c' ? &chart : &output) = optarg;
 			continue;
 		}
-		rc = ctl_common_opt(c, opt, argv, &done);
-		if (done)
+		if (ctl_common_opt(&rc, c, opt, argv))
 			return rc;
-		if (rc != RC_OK)
-			return RC_USAGE;
 	}
 	if ((rc = ctl_parse_id(&id, c, argc, argv)) != RC_OK)
 		return rc;
