@@ -4,12 +4,13 @@
 # injected commit exactly when it ends done; on a machine loaded enough
 # that the runs cannot decide it, undecided (printed with its numbers) is
 # allowed, a wrong commit never. How many runs each needed is printed, not
-# asserted: it depends on the load beside the test.
+# asserted: it depends on the load beside the test. The bench is the
+# stand-in that draws its numbers (tests/lib/standin-bench.sh): the engine
+# on a real machine's noise is make demo's, t0001's and bench-lab's.
 . "$(dirname "$0")/lib/tap.sh"
 . "$(dirname "$0")/lib/lab.sh"
 
 command -v sqlite3 > /dev/null || skip_all "sqlite3 CLI missing (make deps)"
-command -v cc > /dev/null || skip_all "no C compiler for the demo project"
 LAB=$TEST_DIR/lab
 trap 'lab_stop; rm -rf "$TEST_DIR"' EXIT
 mkdir -p "$LAB"
@@ -17,7 +18,7 @@ mkdir -p "$LAB"
 sh "$TOP/tests/lib/mkdemo.sh" "$LAB/demo.git" > "$LAB/mkdemo.out"
 expect=$(sed -n 's/^culprit \([0-9a-f]*\) .*/\1/p' "$LAB/mkdemo.out")
 
-lab_config "$LAB/demo.git"
+LAB_STANDIN=1 lab_config "$LAB/demo.git"
 lab_start_bisectd || { echo "Bail out! bisectd did not start"; exit 1; }
 lab_start_agent lab1 0
 lab_start_agent lab2 $(( $(nproc) > 1 ? 1 : 0 ))

@@ -4,12 +4,12 @@
 # bisectd), kept until the job changes; and every bad input refused with
 # the API's JSON error and no file written: a job without samples, an
 # unknown job, chart or format, gnuplot hanging and gnuplot missing.
-# CHARTS_KEEP=DIR keeps the charts drawn.
+# CHARTS_KEEP=DIR keeps the charts drawn. The bench is the stand-in that
+# draws its numbers (tests/lib/standin-bench.sh).
 . "$(dirname "$0")/lib/tap.sh"
 . "$(dirname "$0")/lib/lab.sh"
 
 command -v sqlite3 > /dev/null || skip_all "sqlite3 CLI missing (make deps)"
-command -v cc > /dev/null || skip_all "no C compiler for the demo project"
 command -v gnuplot > /dev/null || skip_all "gnuplot missing (make deps installs gnuplot-nox)"
 command -v file > /dev/null || skip_all "file(1) missing"
 LAB=$TEST_DIR/lab
@@ -17,6 +17,7 @@ OUT=$TEST_DIR/out
 trap 'lab_stop; rm -rf "$TEST_DIR"' EXIT
 mkdir -p "$LAB" "$OUT"
 CTL=$BUILD/bisectctl
+LAB_STANDIN=1
 size() { wc -c < "$1" | tr -d ' '; }
 
 sh "$TOP/tests/lib/mkdemo.sh" "$LAB/demo.git" > "$LAB/mkdemo.out"

@@ -55,11 +55,10 @@ cpu2=$(( $(nproc) > 1 ? 1 : 0 ))
 # it goes on through outages, not how fast a machine is. With the demo's bench,
 # timed, its jobs ran as long as the load beside them made its runs noisy (t0012
 # took 126 s alone and 194-302 s in make check's sanitized pass), and made the
-# tests beside it noisy too (t0001 100 s where it takes 30). standin.sh: 1000
-# ops/s at a CV of 2%, 28% fewer where the tree has the culprit's line in hash.c
-# (tests/lib/mkdemo.sh; every commit from the culprit on has it, none before),
-# each run 0.2 s long (a task of 5 runs is in flight for a second, so part 1
-# finds the agents holding tasks).
+# tests beside it noisy too (t0001 100 s where it takes 30). The stand-in is
+# tests/lib/standin-bench.sh (1000 ops/s at a CV of 2%, 28% fewer from the
+# culprit on), each run here 0.2 s long (a task of 5 runs is in flight for a
+# second, so part 1 finds the agents holding tasks).
 # Job 2's workload sleeps two seconds more a run while $SLOW exists, so that the
 # job is still running when part 3 takes its agents away one by one (with the bench
 # alone it once ended in 10 s, before they were gone; with a second more, lab2
@@ -68,21 +67,11 @@ cpu2=$(( $(nproc) > 1 ? 1 : 0 ))
 # come back are short.
 SLOW=$LAB/slowbench.sleeps
 : > "$SLOW"
-cat > "$LAB/standin.sh" <<'EOS'
-#!/bin/sh
-# standin.sh [SLOWFILE]: a stand-in for the demo's ./bench (see t0012).
-[ -n "${1:-}" ] && [ -e "$1" ] && sleep 2
-sleep 0.2
-v=1000
-grep -qsF 'fold(t->seed ^ key)' hash.c && v=720
-od -An -N24 -tu2 /dev/urandom | awk -v v="$v" '{ for (i = 1; i <= NF; i++) z += $i / 65536 }
-END { printf "throughput: %.2f ops/s\n", v * (1 + 0.02 * (z - 6)) }'
-EOS
 LAB_WORKLOADS='  standin:
     type: command
     boot: none
     build: [true]
-    command: [sh, '"$LAB/standin.sh"']
+    command: [sh, '"$TOP/tests/lib/standin-bench.sh"', '0.2']
     pattern: '"'throughput: ([0-9.]+)'"'
     unit: ops/s
     run_timeout: 30
@@ -90,7 +79,7 @@ LAB_WORKLOADS='  standin:
     type: command
     boot: none
     build: [true]
-    command: [sh, '"$LAB/standin.sh"', '"$SLOW"']
+    command: [sh, '"$TOP/tests/lib/standin-bench.sh"', '0.2', '"$SLOW"']
     pattern: '"'throughput: ([0-9.]+)'"'
     unit: ops/s
     run_timeout: 30'
