@@ -230,9 +230,7 @@ extern const struct policy_ops policy_split;    /* coord_split.c: the walking sk
  */
 int coord_engine_step_unlocked(struct coord *s, struct jobctx *c);
 
-/* coord_steps.c: NULL when no policy has the name. */
-const struct policy_ops *coord_policy_find(const char *name);
-/* One step of a job after anything changed, by the job's policy. */
+/* coord_steps.c: one step of a job after anything changed, by the job's policy. */
 int coord_job_step(struct coord *s, long long id);
 /*
  * The job is stepped soon by the stepper thread, in a transaction of its

@@ -16,7 +16,8 @@
 
 static const struct policy_ops *const policies[] = { &policy_bisectd, &policy_split, NULL };
 
-const struct policy_ops *coord_policy_find(const char *name)
+/* NULL when no policy has the name. */
+static const struct policy_ops *policy_find(const char *name)
 {
 	for (const struct policy_ops *const *p = policies; *p; p++)
 		if (!strcmp((*p)->name, name))
@@ -26,7 +27,7 @@ const struct policy_ops *coord_policy_find(const char *name)
 
 int coord_policy_valid(const char *name)
 {
-	return coord_policy_find(name) != NULL;
+	return policy_find(name) != NULL;
 }
 
 static char policy_names[128];
@@ -62,7 +63,7 @@ int coord_job_step(struct coord *s, long long id)
 		rc = 0;
 	else if ((rc = coord_profile_held(s, id)))
 		rc = rc < 0 ? rc : coord_profile_step(s, &c);
-	else if ((ops = coord_policy_find(c.job.policy)))
+	else if ((ops = policy_find(c.job.policy)))
 		rc = ops->step(s, &c);
 	else
 		rc = policy_bisectd.step(s, &c);
@@ -92,7 +93,7 @@ static int step_pending(struct coord *s, long long id)
 
 	if ((rc = jobctx_load(s, &c, id)))
 		return rc;
-	ops = coord_policy_find(c.job.policy);
+	ops = policy_find(c.job.policy);
 	if (strcmp(c.job.state, "queued") && strcmp(c.job.state, "running")) {
 		rc = 0;
 	} else if ((rc = coord_profile_held(s, id))) {
