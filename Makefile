@@ -306,7 +306,7 @@ SOLO_TESTS := tests/t0001-demo-flow.sh
 # clients, stand-ins' fixed-length runs (tests/lib/standin-bench.sh and
 # others), kexec reboots played by a stand-in, an sshd device under QEMU
 # (under half their wall time on the CPU, measured alone: t0016 3.7 s of
-# 43.6, t0012 25.9 of 128, t0008 7.8 of 10.3). Every pass runs them in
+# 43.6, t0012 25.9 of 128, t0008 7.9 of 10.3). Every pass runs them in
 # two chains, one test at a time each, beside a third chain of all the
 # others, which holds the tests whose runs time a CPU workload (perf's
 # in t0017, the lab's bench in t0023), so that no two of those share the
