@@ -308,9 +308,8 @@ SOLO_TESTS := tests/t0001-demo-flow.sh
 # (under half their wall time on the CPU, measured alone: t0016 3.7 s of
 # 43.6, t0012 25.9 of 128, t0008 7.9 of 10.3). Every pass runs them in
 # two chains, one test at a time each, beside a third chain of all the
-# others, which holds the tests whose runs time a CPU workload (perf's
-# in t0017, the lab's bench in t0023), so that no two of those share the
-# cores. The chains are evened for the sanitized pass, the longer one,
+# others, which holds the tests that time a CPU workload beside t0001
+# (perf's in t0017), so that no two of those share the cores. The chains are evened for the sanitized pass, the longer one,
 # where t0012 and t0103 run first in theirs (docs/TESTING.md has the
 # figures).
 WAIT_A := $(addprefix tests/,t0012-stalls.sh t0003-leases.sh t0004-engine-vs-split.sh t0008-reports.sh \

@@ -39,8 +39,8 @@ lab_free_port() {
 # agents, bisectctl and lab_curl trust); LAB_HOST is the address to
 # listen on and talk to (127.0.0.1; [::1] for IPv6). LAB_STANDIN=1 makes
 # the bench workload tests/lib/standin-bench.sh, which builds nothing and
-# draws its numbers (the culprit's 28% included) instead of timing the
-# demo's loop: for a test whose subject is not the measurement.
+# draws its numbers (the culprit's change included) instead of timing the
+# repository's loop: for a test whose subject is not the measurement.
 lab_config() {
 	mkdir -p "$LAB"
 	if [ -n "${LAB_STANDIN:-}" ]; then

@@ -12,7 +12,7 @@
 # exists.
 #
 # For the tests whose subject is not how fast a machine is (reports,
-# charts, budgets, TLS, outages): with the bench timed, a job ran as long
+# charts, budgets, TLS, outages, a merge's confirmation): with the bench timed, a job ran as long
 # as the load beside it made its runs noisy, and its runs, a CPU loop,
 # made the tests beside it noisy too. make demo, t0001 and bench-lab time
 # the real bench.
