@@ -338,17 +338,13 @@ int trex_rates_compute(struct trex_rates *r, const struct trex_counters *before,
 
 /* --- the client's output -------------------------------------------------- */
 
-/* The last non-empty line of s, as a new string. */
+/* The last non-empty line of s, as a new string: the client's result line may be long. */
 static char *last_line(const char *s, size_t len)
 {
-	const char *end = s + len, *start;
+	size_t n;
+	const char *start = str_last_line_span(s, len, &n);
 
-	while (end > s && (end[-1] == '\n' || end[-1] == '\r' || end[-1] == ' ' || end[-1] == '\t'))
-		end--;
-	start = end;
-	while (start > s && start[-1] != '\n')
-		start--;
-	return xstrndup(start, (size_t)(end - start));
+	return xstrndup(start, n);
 }
 
 static const char *const rate_fields[] = {

@@ -327,16 +327,25 @@ int path_inside(const char *p)
 	return 1;
 }
 
-void str_last_line(char *buf, size_t n, const char *s, size_t len)
+const char *str_last_line_span(const char *s, size_t len, size_t *n)
 {
 	const char *end = s + len, *start;
 
-	while (end > s && (end[-1] == '\n' || end[-1] == '\r' || end[-1] == ' '))
+	while (end > s && (end[-1] == '\n' || end[-1] == '\r' || end[-1] == ' ' || end[-1] == '\t'))
 		end--;
 	start = end;
 	while (start > s && start[-1] != '\n')
 		start--;
-	snprintf(buf, n, "%.*s", (int)(end - start), start);
+	*n = (size_t)(end - start);
+	return start;
+}
+
+void str_last_line(char *buf, size_t n, const char *s, size_t len)
+{
+	size_t k;
+	const char *start = str_last_line_span(s, len, &k);
+
+	snprintf(buf, n, "%.*s", (int)k, start);
 }
 
 int is_valid_name(const char *name)

@@ -54,10 +54,12 @@ int mkdir_p(const char *path, unsigned mode);
 int remove_tree(const char *path);
 
 /*
- * The last non-empty line of s (len bytes; the newlines, returns and
- * spaces at its end dropped) into buf, cut to fit its n bytes: a one-line
- * reason from a program's output.
+ * The last non-empty line of s (len bytes; the newlines, returns, spaces
+ * and tabs at its end dropped): where it starts, its length in *n.
  */
+const char *str_last_line_span(const char *s, size_t len, size_t *n);
+
+/* The same line into buf, cut to fit its n bytes: a one-line reason from a program's output. */
 void str_last_line(char *buf, size_t n, const char *s, size_t len);
 
 /* Is prog an executable in PATH? One with a '/' is taken as given (it may be built yet). */

@@ -72,6 +72,9 @@ static void test_str_last_line(void **state)
 	/* Cut to fit the buffer. */
 	last(buf, 5, "x\nabcdefgh\n");
 	assert_string_equal(buf, "abcd");
+	/* Tabs at the end go too (the trex client's output). */
+	last(buf, sizeof(buf), "{\"ok\": true}\t\n");
+	assert_string_equal(buf, "{\"ok\": true}");
 }
 
 int main(void)
