@@ -131,7 +131,7 @@ out:
  * Runs the task into r. 0 when r is to be uploaded; ERR_CONFLICT when the
  * task was abandoned (cancelled, or the agent is stopping).
  */
-static int run_task(struct agent *a, const struct task *t, struct result *r)
+static int run_task(struct result *r, struct agent *a, const struct task *t)
 {
 	const struct workload_ops *wl = workload_find(t->type);
 	const struct boot_ops *boot = boot_find(t->boot);
@@ -362,7 +362,7 @@ void agent_handle_task(struct agent *a, json_t *reply, int resumed)
 			 t.id, t.attempt, (long long)json_integer_value(json_object_get(reply, "job")),
 			 t.commit, t.runs, t.runs == 1 ? "" : "s",
 			 json_string_value(json_object_get(t.def, "name")) ?: "?");
-		if (run_task(a, &t, &r) < 0)
+		if (run_task(&r, a, &t) < 0)
 			goto out;
 	}
 	/* The work is done: a stop request no longer throws it away, a cancel does. */

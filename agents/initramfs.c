@@ -663,7 +663,7 @@ static void mod_name_of(char *out, size_t len, const char *path, size_t plen)
 }
 
 /* The modules.dep line of module name (normalized), as [line, line + *len); NULL when absent. */
-static const char *mod_dep_line(const char *dep, const char *name, size_t *len)
+static const char *mod_dep_line(size_t *len, const char *dep, const char *name)
 {
 	char got[256];
 
@@ -731,9 +731,9 @@ int initramfs_add_modules(struct initramfs *fs, struct sbuf *load, const char *m
 		const char *colon, *d;
 
 		mod_norm(want, sizeof(want), *n, strlen(*n));
-		l = mod_dep_line(dep, want, &ll);
+		l = mod_dep_line(&ll, dep, want);
 		if (!l) {
-			if (builtin && mod_dep_line(builtin, want, &ll))
+			if (builtin && mod_dep_line(&ll, builtin, want))
 				continue;       /* built in: nothing to load */
 			rc = err_set(ERR_NOTFOUND, "kernel module %s is neither in %s/modules.dep nor "
 				     "built in", *n, moddir);

@@ -241,7 +241,7 @@ static json_t *must(struct client *c, const char *method, json_t *params, int po
 	return res;
 }
 
-static json_t *profile_load(const char *path, size_t *n)
+static json_t *profile_load(size_t *n, const char *path)
 {
 	json_error_t je;
 	char *text = NULL;
@@ -417,7 +417,7 @@ int main(int argc, char **argv)
 	if (trex_rate_parse(&mul, o.rate) < 0)
 		fail_out("--rate: %s", err_msg());
 	step = "profile";
-	streams = profile_load(o.profile, &nstreams);
+	streams = profile_load(&nstreams, o.profile);
 
 	memset(&c, 0, sizeof(c));
 	c.timeout_ms = o.timeout_s * 1000;

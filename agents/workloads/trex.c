@@ -342,7 +342,7 @@ int trex_rates_compute(struct trex_rates *r, const struct trex_counters *before,
 static char *last_line(const char *s, size_t len)
 {
 	size_t n;
-	const char *start = str_last_line_span(s, len, &n);
+	const char *start = str_last_line_span(&n, s, len);
 
 	return xstrndup(start, n);
 }

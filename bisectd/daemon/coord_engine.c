@@ -28,7 +28,7 @@
 #define BUDGET_S_SLACK 2.0
 
 /* Builds the engine from what the store holds for the job. */
-static int engine_load(struct coord *s, struct jobctx *c, struct bisect **out)
+static int engine_load(struct bisect **out, struct coord *s, struct jobctx *c)
 {
 	struct bisect_opts o;
 	struct task_costs cost;
@@ -375,7 +375,7 @@ static int engine_prepare(struct coord *s, struct jobctx *c, struct engine_plan 
 	if ((rc = store_tasks_busy(&taken, s->st, c->id)))
 		return rc;
 	p->k = (pool ? coord_live_agents(s, pool) : 1) - (int)taken;
-	return engine_load(s, c, &p->b);
+	return engine_load(&p->b, s, c);
 }
 
 /* The engine's work, on the plan's own engine: needs no lock. */

@@ -9,7 +9,7 @@ static double bits_per_run(const struct bisect *b)
 {
 	struct bisect_query q;
 
-	bisect_best_batch(b, 0.5, 1, 0, &q);
+	bisect_best_batch(&q, b, 0.5, 1, 0);
 	return q.gain / q.runs;
 }
 

@@ -113,7 +113,7 @@ static double paired_p(const double *d, int n, double unit1_var)
 }
 
 /* Sums of every sign assignment of v[0..n), n <= 12, into out[0..2^n), sorted. */
-static void flip_sums(const double *v, int n, double *out)
+static void flip_sums(double *out, const double *v, int n)
 {
 	size_t m = 1;
 
@@ -141,8 +141,8 @@ double bisect_pairs_flip_p(const double *d, int n)
 	}
 	tol = 1e-9 * (fabs(t) + 1e-12);
 	h = n / 2;
-	flip_sums(v, h, a);
-	flip_sums(v + h, n - h, c);
+	flip_sums(a, v, h);
+	flip_sums(c, v + h, n - h);
 	na = 1 << h;
 	nc = 1 << (n - h);
 	/* Pairs (i, j) with a[i] + c[j] >= t: as a[i] grows, the least j that does falls. */

@@ -205,7 +205,7 @@ double bisect_rate_info(double p, int r, double qg, double qb);
 
 /* bisect_search.c: what to measure next */
 double bisect_task_sigmas(const struct bisect *b, int r, int n0);
-void bisect_best_batch(const struct bisect *b, double p, int built, int n0, struct bisect_query *q);
+void bisect_best_batch(struct bisect_query *q, const struct bisect *b, double p, int built, int n0);
 int bisect_choose_search(struct bisect_query *out, struct bisect *b, int k, const unsigned char *busy);
 
 /* bisect_confirm.c: the confirmation's interleaved pairs */

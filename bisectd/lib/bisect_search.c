@@ -86,7 +86,7 @@ double bisect_task_sigmas(const struct bisect *b, int r, int n0)
  * the size of the unit the runs would extend (the last runs the lab took
  * were at this commit), 0 when they start one.
  */
-void bisect_best_batch(const struct bisect *b, double p, int built, int n0, struct bisect_query *q)
+void bisect_best_batch(struct bisect_query *q, const struct bisect *b, double p, int built, int n0)
 {
 	double best = -1;
 
@@ -175,7 +175,7 @@ int bisect_choose_search(struct bisect_query *out, struct bisect *b, int k, cons
 		int c = ev[i].commit;
 
 		ev[i].mass = bisect_anc_mass(b, c);
-		bisect_best_batch(b, ev[i].mass, b->c[c].nx + b->c[c].failures > 0, extends_unit(b, c, k), &ev[i]);
+		bisect_best_batch(&ev[i], b, ev[i].mass, b->c[c].nx + b->c[c].failures > 0, extends_unit(b, c, k));
 		ev[i].confirm = BISECT_Q_SEARCH;
 		ev[i].chain = 0;
 	}

@@ -327,7 +327,7 @@ int path_inside(const char *p)
 	return 1;
 }
 
-const char *str_last_line_span(const char *s, size_t len, size_t *n)
+const char *str_last_line_span(size_t *n, const char *s, size_t len)
 {
 	const char *end = s + len, *start;
 
@@ -343,7 +343,7 @@ const char *str_last_line_span(const char *s, size_t len, size_t *n)
 void str_last_line(char *buf, size_t n, const char *s, size_t len)
 {
 	size_t k;
-	const char *start = str_last_line_span(s, len, &k);
+	const char *start = str_last_line_span(&k, s, len);
 
 	snprintf(buf, n, "%.*s", (int)k, start);
 }

@@ -55,9 +55,9 @@ int remove_tree(const char *path);
 
 /*
  * The last non-empty line of s (len bytes; the newlines, returns, spaces
- * and tabs at its end dropped): where it starts, its length in *n.
+ * and tabs at its end dropped): where it starts, and its length in *n.
  */
-const char *str_last_line_span(const char *s, size_t len, size_t *n);
+const char *str_last_line_span(size_t *n, const char *s, size_t len);
 
 /* The same line into buf, cut to fit its n bytes: a one-line reason from a program's output. */
 void str_last_line(char *buf, size_t n, const char *s, size_t len);
