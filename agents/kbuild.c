@@ -148,7 +148,7 @@ static int cmp_used(const void *a, const void *b)
  * removed is only a rebuild, mostly from ccache. What it removed goes
  * into the build log.
  */
-static void cache_trim(const struct kbuild *k, const char *keep, struct sbuf *log)
+static void cache_trim(struct sbuf *log, const struct kbuild *k, const char *keep)
 {
 	struct centry *es = NULL;
 	size_t n = 0, cap = 0, removed = 0;
@@ -499,7 +499,7 @@ int kbuild_run(struct kbuild_result *r, const struct kbuild *k)
 		    built, err_msg());
 		goto out;
 	}
-	cache_trim(k, r->key, &log);
+	cache_trim(&log, k, r->key);
 	r->image_dir = entry;
 	entry = NULL;
 	r->status = "ok";

@@ -241,7 +241,7 @@ static int command(const char *const *argv, int *denied)
 }
 
 /* kexec -l IMAGE --command-line=LINE [--initrd=INITRD] */
-static int kexec_load(const char *image, const char *line, const char *initrd, int *denied)
+static int kexec_load(int *denied, const char *image, const char *line, const char *initrd)
 {
 	char *cl = xasprintf("--command-line=%s", line), *ir = initrd ? xasprintf("--initrd=%s", initrd) : NULL;
 	const char *argv[] = { "kexec", "-l", image, cl, ir, NULL };
@@ -447,7 +447,7 @@ static int go(struct boot_result *r, const struct boot_task *t, const struct set
 	}
 	log_info("kexec: task %lld: loading %s (release %s) with '%s'", w.task, abs, release[0] ? release : "?",
 		 line.buf);
-	if (kexec_load(abs, line.buf, initrd, &denied) < 0) {
+	if (kexec_load(&denied, abs, line.buf, initrd) < 0) {
 		/* Not allowed to kexec is this agent's problem; an image kexec cannot load is the commit's. */
 		boot_fail(r, denied ? "failed" : "skipped", "kexec -l refused the built kernel: %s", err_msg());
 		journal_clear(path);
@@ -704,7 +704,7 @@ static int go_back(json_t *def, const char *good_cmdline)
 	if (s.good_kernel) {
 		log_info("kexec: back to the known-good kernel %s", s.good_kernel);
 		/* A built kernel without CONFIG_KEXEC cannot kexec: the firmware's default is good too. */
-		if (kexec_load(s.good_kernel, good_cmdline, s.good_initrd, NULL) == 0)
+		if (kexec_load(NULL, s.good_kernel, good_cmdline, s.good_initrd) == 0)
 			kexec_exec();
 		log_warn("kexec: cannot go back to %s (%s); rebooting instead", s.good_kernel, err_msg());
 	}

@@ -17,7 +17,7 @@
 #define MAX_ARG_LEN 4096
 #define MAX_STR 4096
 
-static int key_type_ok(const struct workload_key *k, json_t *v, struct workload_bad *bad)
+static int key_type_ok(struct workload_bad *bad, const struct workload_key *k, json_t *v)
 {
 	size_t i;
 	json_t *item;
@@ -67,7 +67,7 @@ static int key_type_ok(const struct workload_key *k, json_t *v, struct workload_
 	return err_set(ERR_INVALID, " has no known type");
 }
 
-int workload_check(const struct workload_ops *ops, json_t *def, struct workload_bad *bad)
+int workload_check(struct workload_bad *bad, const struct workload_ops *ops, json_t *def)
 {
 	memset(bad, 0, sizeof(*bad));
 	bad->item = -1;
@@ -78,7 +78,7 @@ int workload_check(const struct workload_ops *ops, json_t *def, struct workload_
 	for (const struct workload_key *k = ops->keys; k->name; k++) {
 		json_t *v = json_object_get(def, k->name);
 
-		if (v && !json_is_null(v) && key_type_ok(k, v, bad) < 0)
+		if (v && !json_is_null(v) && key_type_ok(bad, k, v) < 0)
 			return ERR_INVALID;
 	}
 	bad->key = NULL;
@@ -88,7 +88,7 @@ int workload_check(const struct workload_ops *ops, json_t *def, struct workload_
 int workload_check_msg(const struct workload_ops *ops, json_t *def)
 {
 	struct workload_bad bad;
-	int rc = workload_check(ops, def, &bad);
+	int rc = workload_check(&bad, ops, def);
 	char *msg;
 
 	if (!rc)

@@ -129,7 +129,7 @@ const struct workload_ops *const *workload_all(size_t *n);
  * ops->check(). Refuses a key of another kind's that ops does not own.
  * As ops->check for *bad and err_msg().
  */
-int workload_check(const struct workload_ops *ops, json_t *def, struct workload_bad *bad);
+int workload_check(struct workload_bad *bad, const struct workload_ops *ops, json_t *def);
 
 /* The same with one message ("'metric' must be ...") for the agent's reports. */
 int workload_check_msg(const struct workload_ops *ops, json_t *def);

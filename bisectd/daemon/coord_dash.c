@@ -83,7 +83,7 @@ void coord_dash_job(struct coord *s, json_t *job, long long id, int full)
 	    jobctx_load(s, &c, id) == 0) {
 		unsigned char *in_c = xcalloc((size_t)c.n, 1);
 
-		json_object_set_new(progress, "candidates", json_integer(policy_candidates(c.pol, c.cls, in_c)));
+		json_object_set_new(progress, "candidates", json_integer(policy_candidates(in_c, c.pol, c.cls)));
 		free(in_c);
 		jobctx_release(&c);
 	}

@@ -183,7 +183,7 @@ json_t *coord_job_json(struct coord *s, long long id, int full)
 			unsigned char *in_c = xcalloc((size_t)c.n, 1);
 
 			json_object_set_new(json_object_get(j, "progress"), "candidates",
-					    json_integer(policy_candidates(c.pol, c.cls, in_c)));
+					    json_integer(policy_candidates(in_c, c.pol, c.cls)));
 			free(in_c);
 			jobctx_release(&c);
 		}

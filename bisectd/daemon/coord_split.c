@@ -154,7 +154,7 @@ static int split_step(struct coord *s, struct jobctx *c)
 	if ((rc = classify_step(s, c)))
 		goto out;
 	in_c = xcalloc((size_t)c->n, 1);
-	nr_c = policy_candidates(c->pol, c->cls, in_c);
+	nr_c = policy_candidates(in_c, c->pol, c->cls);
 	if (nr_c == 0) {
 		rc = coord_fail_job(s, c, "the measurements contradict each other: no commit can be the culprit");
 		goto out;

@@ -266,7 +266,7 @@ void bisect_add_run(struct bisect *b, int i, double value, long task, int agent,
 	}
 	if (!c->anc) {
 		c->anc = xmalloc(b->words * sizeof(uint64_t));
-		bisect_ancestors(b, i, c->anc);
+		bisect_ancestors(c->anc, b, i);
 		c->v = xcalloc(AGENT_SLOTS * NV, sizeof(double));
 		b->measured[b->nr_measured++] = i;
 	}

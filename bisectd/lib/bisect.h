@@ -206,7 +206,7 @@ void bisect_result(struct bisect_result *r, const struct bisect *b);
  * prior are read at their own variance. Returns 1 when a look passes; *p
  * is the least p of the looks made.
  */
-int bisect_pairs_pass(const double *d, int np, int last, double unit1_var, double *p);
+int bisect_pairs_pass(double *p, const double *d, int np, int last, double unit1_var);
 
 /*
  * The one-sided p of an exact sign-flip test of d[0..n) (n <= 24): the

@@ -18,7 +18,7 @@
  * went into d (room for the fewer runs of the two); *aside, when not
  * NULL, is how many were left out.
  */
-int bisect_neighbour_pairs(const struct bisect *b, int a, int c, int confirm, double *d, int *aside)
+int bisect_neighbour_pairs(double *d, int *aside, const struct bisect *b, int a, int c, int confirm)
 {
 	const struct cdata *side[2] = { &b->c[a], &b->c[c] };
 	double lo = bisect_slow_cut(b), hi = fmax(b->mu_g, b->mu_b) + FAR_SIGMAS * b->sigma, px[AGENT_SLOTS];
@@ -169,7 +169,7 @@ double bisect_pairs_boundary(int n, int last)
  */
 #define PAIRS_SIGN 2
 
-static int pairs_pass(const double *d, int np, int last, double unit1_var, int flip, double *p)
+static int pairs_pass(double *p, const double *d, int np, int last, double unit1_var, int flip)
 {
 	int passed = 0;
 
@@ -184,9 +184,9 @@ static int pairs_pass(const double *d, int np, int last, double unit1_var, int f
 	return passed;
 }
 
-int bisect_pairs_pass(const double *d, int np, int last, double unit1_var, double *p)
+int bisect_pairs_pass(double *p, const double *d, int np, int last, double unit1_var)
 {
-	return pairs_pass(d, np, last, unit1_var, 0, p);
+	return pairs_pass(p, d, np, last, unit1_var, 0);
 }
 
 /*
@@ -291,8 +291,8 @@ int bisect_confirm_step(struct bisect_query *out, struct bisect *b, int k, const
 				pj = -1;
 		if (pj < 0)
 			continue;
-		nj = bisect_neighbour_pairs(b, pj, top, 1, d, &sj);
-		if (pairs_pass(d, nj, maxp, b->unit1_var, b->rate ? PAIRS_SIGN : mixed, &pv) &&
+		nj = bisect_neighbour_pairs(d, &sj, b, pj, top, 1);
+		if (pairs_pass(&pv, d, nj, maxp, b->unit1_var, b->rate ? PAIRS_SIGN : mixed) &&
 		    (!b->rate || bisect_rate_in_band(b, top))) {
 			if (j == 0)
 				np = nj;

@@ -35,7 +35,7 @@ static double t_below(const double *x, int n, double beyond)
  * bad) lies that lies further than FAR_SIGMAS of its robust sds, below it
  * or above it. Into depth[]; returns how many.
  */
-static int end_far(const struct bisect *b, int e, int below, double *depth)
+static int end_far(double *depth, const struct bisect *b, int e, int below)
 {
 	const struct cdata *g = &b->c[e];
 	double *x = xmalloc(((size_t)g->nx + 1) * sizeof(double)), med, mad;
@@ -65,9 +65,9 @@ static int end_far(const struct bisect *b, int e, int below, double *depth)
  */
 static int lab_answers(const struct bisect *b, double *depth)
 {
-	int n = end_far(b, 0, 1, depth);
+	int n = end_far(depth, b, 0, 1);
 
-	return n + end_far(b, b->n - 1, 0, depth + n);
+	return n + end_far(depth + n, b, b->n - 1, 0);
 }
 
 /*
@@ -159,7 +159,7 @@ static int ends_paired(const struct bisect *b, double beyond, double *delta, dou
 	const struct cdata *g = &b->c[0], *x = &b->c[b->n - 1];
 	double *d = xmalloc((size_t)(g->nx < x->nx ? g->nx : x->nx) * sizeof(double) + 1), *w, *ans;
 	double med, mad, m, se;
-	int n = bisect_neighbour_pairs(b, 0, b->n - 1, 0, d, NULL), kept = 0;
+	int n = bisect_neighbour_pairs(d, NULL, b, 0, b->n - 1, 0), kept = 0;
 
 	if (n < ENDS_MIN_PAIRS)
 		goto out;

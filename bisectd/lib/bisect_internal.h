@@ -178,12 +178,12 @@ struct bisect {
 enum { ENDS_UNCLEAR, ENDS_DIFFER, ENDS_EQUAL };
 
 /* bisect_model.c: the model of the runs and the posterior over culprits */
-void bisect_ancestors(const struct bisect *b, int i, uint64_t *bits);
+void bisect_ancestors(uint64_t *bits, const struct bisect *b, int i);
 double bisect_median(const double *x, int n);
 double bisect_robust_sd(const double *x, int n, double med);
 double bisect_upper_centre(const double *x, int n);
 void bisect_agent_offsets(struct bisect *b, int map);
-int bisect_kept_runs(const struct bisect *b, const struct cdata *c, double sigma, unsigned char *keep);
+int bisect_kept_runs(unsigned char *keep, const struct bisect *b, const struct cdata *c, double sigma);
 void bisect_add_task(struct totals *T, const struct task *tk, double *v);
 void bisect_task_sums(struct bisect *b, double sigma, int only_ends, struct totals *T);
 double bisect_shift_of(struct bisect *b, const struct totals *T, const double *vb, const double *xs, int nx,
@@ -209,7 +209,7 @@ void bisect_best_batch(struct bisect_query *q, const struct bisect *b, double p,
 int bisect_choose_search(struct bisect_query *out, struct bisect *b, int k, const unsigned char *busy);
 
 /* bisect_confirm.c: the confirmation's interleaved pairs */
-int bisect_neighbour_pairs(const struct bisect *b, int a, int c, int confirm, double *d, int *aside);
+int bisect_neighbour_pairs(double *d, int *aside, const struct bisect *b, int a, int c, int confirm);
 int bisect_pairs_needed(const struct bisect *b);
 int bisect_confirm_last(const struct bisect *b);
 int bisect_confirm_step(struct bisect_query *out, struct bisect *b, int k, const unsigned char *busy, int top,

@@ -18,7 +18,7 @@ static const double drift_taus[] = { 0, 0.005, 0.025 };
 static const double lambdas[] = { 0, 0.5, 3, 20 };
 
 /* Ancestors-or-self of i into bits, by a walk over the parents. */
-void bisect_ancestors(const struct bisect *b, int i, uint64_t *bits)
+void bisect_ancestors(uint64_t *bits, const struct bisect *b, int i)
 {
 	int *stack = xmalloc((size_t)b->n * sizeof(int)), top = 0;
 
@@ -183,7 +183,7 @@ void bisect_agent_offsets(struct bisect *b, int map)
  * fell between them, and every run of the commit, clean or slow, was set
  * aside (test_commit_half_hogged_still_counts).
  */
-int bisect_kept_runs(const struct bisect *b, const struct cdata *c, double sigma, unsigned char *keep)
+int bisect_kept_runs(unsigned char *keep, const struct bisect *b, const struct cdata *c, double sigma)
 {
 	double lo = fmin(b->mu_g, b->mu_b) - FAR_SIGMAS * sigma;
 	double hi = fmax(b->mu_g, b->mu_b) + FAR_SIGMAS * sigma;
@@ -235,7 +235,7 @@ static int ends_in_levels(const struct bisect *b)
 		const struct cdata *c = &b->c[e ? b->n - 1 : 0];
 		unsigned char *keep = xmalloc((size_t)c->nx + 1);
 
-		lv = bisect_kept_runs(b, c, -1, keep);
+		lv = bisect_kept_runs(keep, b, c, -1);
 		free(keep);
 	}
 	return lv;
@@ -295,7 +295,7 @@ void bisect_task_sums(struct bisect *b, double sigma, int only_ends, struct tota
 			cap = c->nx;
 			keep = xrealloc(keep, (size_t)cap);
 		}
-		if (bisect_kept_runs(b, c, sigma, keep) || levels)
+		if (bisect_kept_runs(keep, b, c, sigma) || levels)
 			memset(keep, 1, (size_t)c->nx);
 		for (int r = 0; r < c->nx; r++) {
 			struct task *tk = &b->tasks[c->task[r]];
@@ -340,7 +340,7 @@ void bisect_task_sums(struct bisect *b, double sigma, int only_ends, struct tota
  * a constant shared by every split and lambda; -INFINITY when the data
  * say nothing about delta (every agent saw one side only).
  */
-static void lambda_fit(const struct totals *T, int nslots, int l, const double *vb, double P, struct lfit *f)
+static void lambda_fit(struct lfit *f, const struct totals *T, int nslots, int l, const double *vb, double P)
 {
 	double syy = 0, stt = 0, sty = 0, sxx = 0, sxy = 0, sxt = 0, logdet = 0, wall = 0, ss, m00, ldet;
 
@@ -413,7 +413,7 @@ static double split_loglik(const struct totals *T, int nslots, const double *vb,
 			double tau = drift_taus[m], P = tau > 0 ? 1 / (tau * tau * (1 + lambdas[li])) : 0;
 			struct lfit f;
 
-			lambda_fit(T, nslots, li, vb, P, &f);
+			lambda_fit(&f, T, nslots, li, vb, P);
 			if (!isfinite(f.lm))
 				continue;
 			/* The bad group must be the worse one: P(delta < 0 | data). */
@@ -427,7 +427,7 @@ static double split_loglik(const struct totals *T, int nslots, const double *vb,
  * The bad group's sums at split j into vb (nslots * NV): those of every
  * measured commit that has j among its ancestors, in measured order.
  */
-static void bad_sums(const struct bisect *b, int j, int nslots, double *vb)
+static void bad_sums(double *vb, const struct bisect *b, int j, int nslots)
 {
 	memset(vb, 0, (size_t)nslots * NV * sizeof(double));
 	for (int k = 0; k < b->nr_measured; k++) {
@@ -526,7 +526,7 @@ static int split_posterior(struct bisect *b)
 			l = raw[seen[h] - 1];
 		} else {
 			seen[h] = j + 1;
-			bad_sums(b, j, nslots, vb);
+			bad_sums(vb, b, j, nslots);
 			l = raw[j] = split_loglik(T, nslots, vb, w0, drift);
 		}
 		if (!isfinite(l)) {
@@ -547,7 +547,7 @@ static int split_posterior(struct bisect *b)
 	for (int j = 1; j < b->n; j++)
 		b->post[j] = z > 0 ? b->post[j] / z : 1.0 / (b->n - 1);
 	if (map > 0)
-		bad_sums(b, map, nslots, b->sp);
+		bad_sums(b->sp, b, map, nslots);
 	free(seen);
 	free(raw);
 	free(vb);
@@ -570,7 +570,7 @@ double bisect_shift_of(struct bisect *b, const struct totals *T, const double *v
 	int nslots = b->nr_slots ? b->nr_slots : 1;
 
 	for (int l = 0; l < NR_LAMBDA; l++) {
-		lambda_fit(T, nslots, l, vb, 0, &f[l]);
+		lambda_fit(&f[l], T, nslots, l, vb, 0);
 		top = fmax(top, f[l].lm);
 	}
 	for (int i = 0; i < nx; i++)
@@ -770,7 +770,7 @@ double bisect_anc_mass(struct bisect *b, int q)
 	double m = 0;
 
 	if (!bits) {
-		bisect_ancestors(b, q, b->scratch);
+		bisect_ancestors(b->scratch, b, q);
 		bits = b->scratch;
 	}
 	for (size_t w = 0; w < b->words; w++) {

@@ -21,7 +21,7 @@ static int agent_resids(const struct bisect *b, const struct cdata *c, int all, 
 	int n[AGENT_SLOTS] = { 0 }, m = 0, na = 0, nk = 0;
 	unsigned char *keep = xmalloc((size_t)c->nx + 1);
 
-	if (all || bisect_kept_runs(b, c, -1, keep))
+	if (all || bisect_kept_runs(keep, b, c, -1))
 		memset(keep, 1, (size_t)c->nx);  /* in two levels: a fifth or more set aside is a mode, not a few */
 	for (int r = 0; r < c->nx; r++)
 		if (keep[r]) {

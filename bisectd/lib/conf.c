@@ -51,7 +51,7 @@ static int check_log_level(const struct ctx *x, const struct ynode *map, const c
  * retire agents that are only late. Without the keys: a grace of one
  * lease, and a day or three leases, whichever is longer.
  */
-static int check_retire(const struct ctx *x, const struct ynode *map, struct conf_bisectd *c)
+static int check_retire(struct conf_bisectd *c, const struct ctx *x, const struct ynode *map)
 {
 	long long min = 3LL * c->lease_seconds;
 
@@ -223,7 +223,7 @@ int conf_bisectd_parse(struct conf_bisectd *c, const char *name, const char *tex
 	    (rc = conf_get_int(&c->lease_seconds, &x, root, "lease_seconds", "", 1, 86400)) < 0 ||
 	    (rc = conf_get_int(&c->lease_grace_seconds, &x, root, "lease_grace_seconds", "", 0, 86400)) < 0 ||
 	    (rc = conf_get_int(&c->agent_retire_seconds, &x, root, "agent_retire_seconds", "", 3, 31536000)) < 0 ||
-	    (rc = check_retire(&x, root, c)) < 0 ||
+	    (rc = check_retire(c, &x, root)) < 0 ||
 	    (rc = conf_get_ll(&max_body, &x, root, "max_body", "", 1024, 1 << 30)) < 0 ||
 	    (rc = conf_get_int(&c->default_runs, &x, root, "default_runs", "", 1, 100)) < 0 ||
 	    (rc = conf_get_str(&c->charts, &x, root, "charts", "", 0)) < 0 ||

@@ -143,7 +143,7 @@ static int check_params(struct conf_workload *w, const struct workload_ops *ops,
 	char *msg;
 	int rc;
 
-	if (workload_check(ops, w->params, &bad) == 0) {
+	if (workload_check(&bad, ops, w->params) == 0) {
 		free(w->unit);
 		w->unit = xstrdup(json_string_value(json_object_get(w->params, "unit")) ?: "ops/s");
 		return 0;

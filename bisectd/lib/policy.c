@@ -87,7 +87,7 @@ static int count_and(const uint64_t *a, const uint64_t *b, size_t words)
 	return c;
 }
 
-static void candidate_bits(const struct policy *p, const enum commit_class *cls, uint64_t *c)
+static void candidate_bits(uint64_t *c, const struct policy *p, const enum commit_class *cls)
 {
 	/* Start from every commit but the good end, then cut. */
 	for (size_t w = 0; w < p->words; w++)
@@ -107,12 +107,12 @@ static void candidate_bits(const struct policy *p, const enum commit_class *cls,
 	}
 }
 
-int policy_candidates(const struct policy *p, const enum commit_class *cls, unsigned char *in_c)
+int policy_candidates(unsigned char *in_c, const struct policy *p, const enum commit_class *cls)
 {
 	uint64_t *c = xcalloc(p->words, sizeof(uint64_t));
 	int count = 0;
 
-	candidate_bits(p, cls, c);
+	candidate_bits(c, p, cls);
 	for (int i = 0; i < p->n; i++) {
 		in_c[i] = (c[i / 64] >> (i % 64)) & 1;
 		count += in_c[i];
@@ -129,7 +129,7 @@ int policy_next(int *out, const struct policy *p, const enum commit_class *cls,
 	unsigned char *taken = xcalloc((size_t)p->n, 1);
 	int total, picked = 0;
 
-	candidate_bits(p, cls, c);
+	candidate_bits(c, p, cls);
 	total = count_and(c, c, p->words);
 	for (int m = 0; m < p->n; m++) {
 		mass[m] = -1;

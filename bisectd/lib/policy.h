@@ -32,7 +32,7 @@ void policy_free(struct policy *p);
  * Marks in in_c (n bytes) the commits that can still be the culprit given
  * the classes; returns how many. Commit 0 is never a candidate.
  */
-int policy_candidates(const struct policy *p, const enum commit_class *cls, unsigned char *in_c);
+int policy_candidates(unsigned char *in_c, const struct policy *p, const enum commit_class *cls);
 
 /*
  * Chooses up to k commits to measure: unclassified, not busy (busy may be

@@ -32,7 +32,7 @@ static int mark_col(const yaml_mark_t *m)
 }
 
 /* Reader errors carry a byte offset only: turn it into a line and column. */
-static void offset_pos(const struct builder *b, size_t off, int *line, int *col)
+static void offset_pos(int *line, int *col, const struct builder *b, size_t off)
 {
 	*line = 1;
 	*col = 1;
@@ -56,7 +56,7 @@ static int parser_error(struct builder *b)
 	case YAML_MEMORY_ERROR:
 		return err_set(ERR_FAIL, "%s: out of memory while parsing YAML", b->name);
 	case YAML_READER_ERROR:
-		offset_pos(b, p->problem_offset, &line, &col);
+		offset_pos(&line, &col, b, p->problem_offset);
 		if (p->problem_value != -1)
 			return err_set(ERR_INVALID, "%s:%d:%d: %s (byte 0x%02x)", b->name, line, col,
 				       problem, (unsigned)p->problem_value & 0xff);

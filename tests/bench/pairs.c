@@ -184,7 +184,7 @@ static void trace_rows(const char *dir)
 					for (int k = 0; k < 2; k++)
 						for (int np = 4; np <= TRACE_LAST; np += 2) {
 							int ok = k ? welch_pass(xa, xc, np, TRACE_LAST, u, &p)
-								   : bisect_pairs_pass(d, np, TRACE_LAST, u, &p);
+								   : bisect_pairs_pass(&p, d, np, TRACE_LAST, u);
 
 							if (ok || np == TRACE_LAST) {
 								pass[k] += ok;
@@ -244,7 +244,7 @@ int bench_pairs(int trials, uint64_t seed, const char *traces)
 			for (int n = BISECT_PAIRS_FIRST_LOOK; n <= w->last; n += 2) {
 				/* The model's variance of a difference is 1: unit1_var 0.5. */
 				int ok[4] = {
-					bisect_pairs_pass(d, n, w->last, 0.5, &p),
+					bisect_pairs_pass(&p, d, n, w->last, 0.5),
 					welch_pass(a, c, n, w->last, 0.5, &p),
 					mix(seq_t_llr(d, n, w->th1), seq_t_llr(d, n, w->th1 / 2)) >= stop,
 					mix(bf_llr(d, n, w->th1, 1, BISECT_PAIRS_PRIOR_DOF),

@@ -691,7 +691,7 @@ int sim_policy_selftest(void)
 		cls[g->n - 1] = CLASS_BAD;
 		for (;;) {
 			int a[8], b[8], na, nb;
-			int total = policy_candidates(p, cls, in_c);
+			int total = policy_candidates(in_c, p, cls);
 
 			na = split_next(&s, k, a);
 			nb = policy_next(b, p, cls, NULL, k);

@@ -2117,11 +2117,11 @@ static void test_pairs_noisier_than_the_model(void **state)
 	double v = 0.0285 * 0.0285;
 
 	(void)state;
-	assert_false(bisect_pairs_pass(noisy, 4, 12, v, &p));
+	assert_false(bisect_pairs_pass(&p, noisy, 4, 12, v));
 	assert_true(p > 0.003 && p < 0.01);
-	assert_true(bisect_pairs_pass(tight, 4, 12, v, &p));
+	assert_true(bisect_pairs_pass(&p, tight, 4, 12, v));
 	/* Four identical pairs 3% apart: their own variance is 0, the prior's 0.04^2 keeps them from passing. */
-	assert_false(bisect_pairs_pass(calm, 4, 12, v, &p));
+	assert_false(bisect_pairs_pass(&p, calm, 4, 12, v));
 }
 
 /*
@@ -2147,12 +2147,12 @@ static void test_pairs_test_error_and_power(void **state)
 	for (int t = 0; t < T; t++) {
 		for (int i = 0; i < 24; i++)
 			d[i] = rng_normal(&rng);
-		nul += bisect_pairs_pass(d, 24, 24, 0.5, &p);
+		nul += bisect_pairs_pass(&p, d, 24, 24, 0.5);
 		for (int i = 0; i < 18; i++)
 			d[i] = 1.237 + rng_normal(&rng);
-		alt += bisect_pairs_pass(d, 18, 18, 0.5, &p);
+		alt += bisect_pairs_pass(&p, d, 18, 18, 0.5);
 		for (int n = 4; n <= 18; n += 2)
-			if (bisect_pairs_pass(d, n, 18, 0.5, &p) || n == 18) {
+			if (bisect_pairs_pass(&p, d, n, 18, 0.5) || n == 18) {
 				pairs += n;
 				break;
 			}
@@ -2166,10 +2166,10 @@ static void test_pairs_test_error_and_power(void **state)
 	/* Fewer than four pairs are no test; a mean at or below 0 never passes. */
 	for (int i = 0; i < 24; i++)
 		d[i] = 5;
-	assert_false(bisect_pairs_pass(d, 3, 24, 0.5, &p));
+	assert_false(bisect_pairs_pass(&p, d, 3, 24, 0.5));
 	for (int i = 0; i < 24; i++)
 		d[i] = -0.1 * (i % 3);
-	assert_false(bisect_pairs_pass(d, 24, 24, 0.5, &p));
+	assert_false(bisect_pairs_pass(&p, d, 24, 24, 0.5));
 }
 
 /*
@@ -2197,7 +2197,7 @@ static void test_pairs_of_two_intermittent_commits(void **state)
 			c += rng_uniform(&rng) < 0.5 ? log(0.76) : 0;
 			d[i] = a - c;
 		}
-		nul += bisect_pairs_pass(d, 12, 12, 0.04 * 0.04, &p);
+		nul += bisect_pairs_pass(&p, d, 12, 12, 0.04 * 0.04);
 	}
 	if (nul > 0.025 * T)
 		fail_msg("two equal intermittent commits passed %d of %d times", nul, T);
@@ -2265,7 +2265,7 @@ static void test_pairs_flip_p(void **state)
 			d[i] = a - c;
 		}
 		flip += bisect_pairs_flip_p(d, 12) < 0.01;
-		t += bisect_pairs_pass(d, 12, 12, 0.01 * 0.01, &p) && p < 0.01;
+		t += bisect_pairs_pass(&p, d, 12, 12, 0.01 * 0.01) && p < 0.01;
 	}
 	print_message("two equal intermittent commits, 12 pairs below 0.01: sign-flip %d, t test %d of %d\n", flip,
 		      t, T);

@@ -38,7 +38,7 @@ static int bisect(struct policy *p, int n, int culprit, int k)
 
 	cls[0] = CLASS_GOOD;
 	cls[n - 1] = CLASS_BAD;
-	while (policy_candidates(p, cls, in) > 1) {
+	while (policy_candidates(in, p, cls) > 1) {
 		int got = policy_next(picks, p, cls, NULL, k);
 
 		assert_true(got > 0 && got <= k);
@@ -86,8 +86,8 @@ static void test_merge_branch_culprit(void **state)
 	assert_int_equal(policy_new(&p, 8, par, nr), 0);
 	assert_true(policy_is_ancestor(p, 4, 6));
 	assert_false(policy_is_ancestor(p, 2, 5));
-	assert_int_equal(policy_candidates(p, cls, in), 7);
-	while (policy_candidates(p, cls, in) > 1) {
+	assert_int_equal(policy_candidates(in, p, cls), 7);
+	while (policy_candidates(in, p, cls) > 1) {
 		int got = policy_next(picks, p, cls, NULL, 1);
 
 		assert_int_equal(got, 1);
@@ -108,7 +108,7 @@ static void test_skipped_neighbours_leave_a_range(void **state)
 
 	(void)state;
 	cls[4] = CLASS_BAD;
-	assert_int_equal(policy_candidates(p, cls, in), 3);
+	assert_int_equal(policy_candidates(in, p, cls), 3);
 	assert_true(in[2] && in[3] && in[4]);
 	assert_int_equal(policy_next(picks, p, cls, NULL, 2), 0);
 	policy_free(p);

@@ -377,7 +377,7 @@ static void test_guest_kinds_check(void **state)
 	const char *tools[4];
 
 	(void)state;
-	assert_int_equal(workload_check(pg, def, &bad), 0);
+	assert_int_equal(workload_check(&bad, pg, def), 0);
 	assert_string_equal(json_string_value(json_object_get(def, "metric")), "pps");
 	assert_string_equal(json_string_value(json_object_get(def, "unit")), "pps");
 	assert_int_equal(json_integer_value(json_object_get(def, "count")), 200000);
@@ -395,27 +395,27 @@ static void test_guest_kinds_check(void **state)
 	assert_string_equal(tools[3], "cls_bpf");
 	assert_int_equal(pg->modules(tools, 3, def), ERR_INVALID);
 	/* Idempotent: the agent checks again what the coordinator sent. */
-	assert_int_equal(workload_check(pg, def, &bad), 0);
+	assert_int_equal(workload_check(&bad, pg, def), 0);
 	json_object_set_new(def, "pkt_size", json_integer(59));
-	assert_int_equal(workload_check(pg, def, &bad), ERR_INVALID);
+	assert_int_equal(workload_check(&bad, pg, def), ERR_INVALID);
 	assert_string_equal(bad.key, "pkt_size");
 	json_object_set_new(def, "pkt_size", json_integer(64));
 	json_object_set_new(def, "metric", json_string("KBytes/s"));
-	assert_int_equal(workload_check(pg, def, &bad), ERR_INVALID);
+	assert_int_equal(workload_check(&bad, pg, def), ERR_INVALID);
 	assert_string_equal(bad.key, "metric");
 	json_decref(def);
 
 	def = json_pack("{s:[s,s,s]}", "iperf3", "-u", "-P", "64");
-	assert_int_equal(workload_check(ip, def, &bad), 0);
+	assert_int_equal(workload_check(&bad, ip, def), 0);
 	assert_string_equal(json_string_value(json_object_get(def, "unit")), "KBytes/s");
 	json_object_set_new(def, "iperf3", json_pack("[s,s]", "-u", "--bidir"));
-	assert_int_equal(workload_check(ip, def, &bad), ERR_INVALID);
+	assert_int_equal(workload_check(&bad, ip, def), ERR_INVALID);
 	assert_string_equal(bad.key, "iperf3");
 	assert_int_equal(bad.item, 1);
 	assert_int_equal(workload_check_msg(ip, def), ERR_INVALID);
 	assert_non_null(strstr(err_msg(), "'iperf3'[1]: iperf3 option '--bidir'"));
 	json_object_set_new(def, "iperf3", json_pack("[s,i]", "-u", 1));
-	assert_int_equal(workload_check(ip, def, &bad), ERR_INVALID);
+	assert_int_equal(workload_check(&bad, ip, def), ERR_INVALID);
 	json_decref(def);
 }
 

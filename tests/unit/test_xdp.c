@@ -459,7 +459,7 @@ static void test_check_defaults(void **state)
 	char *once, *twice;
 
 	(void)state;
-	assert_int_equal(workload_check(kind(), def, &bad), 0);
+	assert_int_equal(workload_check(&bad, kind(), def), 0);
 	assert_string_equal(json_string_value(json_object_get(def, "interface")), "xdp0");
 	assert_string_equal(json_string_value(json_object_get(def, "interface_out")), "xdp1");
 	assert_int_equal(json_integer_value(json_object_get(def, "duration")), 10);
@@ -470,7 +470,7 @@ static void test_check_defaults(void **state)
 	assert_string_equal(json_string_value(json_object_get(def, "unit")), "Mpps");
 	/* Idempotent: the agent checks again what the coordinator sent. */
 	once = json_dumps(def, JSON_SORT_KEYS);
-	assert_int_equal(workload_check(kind(), def, &bad), 0);
+	assert_int_equal(workload_check(&bad, kind(), def), 0);
 	twice = json_dumps(def, JSON_SORT_KEYS);
 	assert_string_equal(once, twice);
 	free(once);
@@ -479,13 +479,13 @@ static void test_check_defaults(void **state)
 
 	/* redir_pps turns -s on; interface_out steps aside from a chosen interface. */
 	def = json_pack("{s:s, s:s, s:s}", "mode", "redirect-map", "metric", "redir_pps", "interface", "xdp1");
-	assert_int_equal(workload_check(kind(), def, &bad), 0);
+	assert_int_equal(workload_check(&bad, kind(), def), 0);
 	assert_true(json_is_true(json_object_get(def, "stats")));
 	assert_string_equal(json_string_value(json_object_get(def, "interface_out")), "xdp0");
 	json_decref(def);
 
 	def = json_pack("{s:s}", "mode", "drop");
-	assert_int_equal(workload_check(kind(), def, &bad), 0);
+	assert_int_equal(workload_check(&bad, kind(), def), 0);
 	assert_null(json_object_get(def, "interface_out"));
 	json_decref(def);
 }
@@ -522,7 +522,7 @@ static void test_check_refuses(void **state)
 		struct workload_bad bad;
 
 		assert_non_null(def);
-		assert_int_equal(workload_check(kind(), def, &bad), ERR_INVALID);
+		assert_int_equal(workload_check(&bad, kind(), def), ERR_INVALID);
 		if (!bad.key || strcmp(bad.key, cases[i].key)) {
 			print_error("case %zu: key %s, want %s\n", i, bad.key ? bad.key : "(null)", cases[i].key);
 			fail();
@@ -582,7 +582,7 @@ static void test_script(void **state)
 	struct sbuf sb = SBUF_INIT;
 
 	(void)state;
-	assert_int_equal(workload_check(w, def, &bad), 0);
+	assert_int_equal(workload_check(&bad, w, def), 0);
 	assert_int_equal(w->script(&sb, def, paths), 0);
 	assert_contains(sb.buf, "run_once() {");
 	assert_contains(sb.buf, "'/usr/bin/ip' link add xdpsrc0 type veth peer name xdp0 ||");
@@ -602,7 +602,7 @@ static void test_script(void **state)
 	json_decref(def);
 
 	def = json_pack("{s:s, s:s, s:i}", "mode", "drop", "interface", "eth_x", "interval", 2);
-	assert_int_equal(workload_check(w, def, &bad), 0);
+	assert_int_equal(workload_check(&bad, w, def), 0);
 	assert_int_equal(w->script(&sb, def, paths), 0);
 	assert_contains(sb.buf, "'/usr/sbin/xdp-bench' drop -i 2 eth_x >");
 	assert_null(strstr(sb.buf, "xdp-loader"));
@@ -645,7 +645,7 @@ static void test_parse_op(void **state)
 	struct run_output o = { text, len, NULL, 0, 1, 0, "" };
 
 	(void)state;
-	assert_int_equal(workload_check(kind(), def, &bad), 0);
+	assert_int_equal(workload_check(&bad, kind(), def), 0);
 	kind()->parse(&s, def, &o);
 	assert_true(fabs(s.value - 20898e-6) < 1e-15);
 	assert_string_equal(s.unit, "Mpps");
