@@ -62,6 +62,12 @@ DIR/NAME.trace (format: tests/bench/traces/README).
   --workload W       demo: the demo repository's bench at main, built once
                      (tests/lib/mkdemo.sh; about 0.2 s a run; the default)
                      loop: a fixed CPU loop of about 0.1 s printing throughput
+                     guest: the kernel lab's udp-rx, one run a boot: --kernel's
+                       bzImage booted under QEMU (TCG), iperf3 --udp -4 -b 0
+                       -l 8920 -t 3 -P 4 in the guest (build/tests/qemu-boot),
+                       KBytes/s; about 6 s a run (use --runs 1: a task is a boot)
+  --kernel FILE      the bzImage for --workload guest (e.g. one the kernel lab
+                     built: /var/tmp/bisectd-klab/lab/agents/*/kcache/*/arch/x86/boot/bzImage)
   --out DIR          where the traces go (default tests/bench/traces)
   --suffix S         trace names NAME-S.trace (e.g. --suffix short)
   --keep             keep the scratch directory (each agent's raw lines, logs)
@@ -74,13 +80,14 @@ SECONDS_PER=120
 RUNS=5
 SEED=1
 WORKLOAD=demo
+KERNEL=""
 OUT=$TOP/tests/bench/traces
 SUFFIX=""
 KEEP=0
 
 while [ $# -gt 0 ]; do
 	case $1 in
-	--conditions | --seconds | --runs | --seed | --workload | --out | --suffix)
+	--conditions | --seconds | --runs | --seed | --workload | --kernel | --out | --suffix)
 		[ $# -ge 2 ] || { echo "record-noise: $1 needs a value" >&2; exit 2; } ;;
 	esac
 	case $1 in
@@ -89,6 +96,7 @@ while [ $# -gt 0 ]; do
 	--runs) RUNS=$2; shift ;;
 	--seed) SEED=$2; shift ;;
 	--workload) WORKLOAD=$2; shift ;;
+	--kernel) KERNEL=$2; shift ;;
 	--out) OUT=$2; shift ;;
 	--suffix) SUFFIX=-$2; shift ;;
 	--keep) KEEP=1 ;;
@@ -100,7 +108,12 @@ done
 case $SECONDS_PER in '' | *[!0-9]* | 0) echo "record-noise: bad --seconds '$SECONDS_PER'" >&2; exit 2 ;; esac
 case $SEED in '' | *[!0-9]*) echo "record-noise: bad --seed '$SEED'" >&2; exit 2 ;; esac
 case $RUNS in random | [1-9] | [1-9][0-9]) ;; *) echo "record-noise: bad --runs '$RUNS'" >&2; exit 2 ;; esac
-case $WORKLOAD in demo | loop) ;; *) echo "record-noise: bad --workload '$WORKLOAD'" >&2; exit 2 ;; esac
+case $WORKLOAD in demo | loop | guest) ;; *) echo "record-noise: bad --workload '$WORKLOAD'" >&2; exit 2 ;; esac
+if [ "$WORKLOAD" = guest ]; then
+	[ -f "$KERNEL" ] || { echo "record-noise: --workload guest needs --kernel BZIMAGE (not a file: '$KERNEL')" >&2; exit 2; }
+	[ -x "$BUILD/tests/qemu-boot" ] || { echo "record-noise: $BUILD/tests/qemu-boot missing (make $BUILD/tests/qemu-boot)" >&2; exit 2; }
+	command -v qemu-system-x86_64 > /dev/null || { echo "record-noise: qemu-system-x86_64 missing (make deps)" >&2; exit 2; }
+fi
 for c in $(echo "$CONDITIONS" | tr ',' ' '); do
 	case $c in
 	idle | hog1 | hog2 | bursts | kbuild) ;;
@@ -155,6 +168,21 @@ if [ "$WORKLOAD" = demo ]; then
 	make -s -C "$SCRATCH/demo" bench > /dev/null || exit 1
 	BENCH=$SCRATCH/demo/bench
 	WDESC="demo bench: tests/lib/mkdemo.sh at main ($(git -C "$SCRATCH/demo" rev-parse --short=12 HEAD)), built once with cc -O2; 30M chased hash lookups, about 0.2 s a run; ops/s, higher is better"
+elif [ "$WORKLOAD" = guest ]; then
+	# One boot and one run, as a kernel lab udp-rx task of one run
+	# (tests/kernel/klab.sh); TCG, since this machine has no nested KVM.
+	{
+		printf '%s\n' '#!/bin/sh' \
+			"d=\$(mktemp -d '$SCRATCH/guest.XXXXXX') || exit 1" \
+			"bps=\$('$BUILD/tests/qemu-boot' run --kernel '$KERNEL' --dir \"\$d\" --accel tcg --runs 1 --udp \\" \
+			'	--streams 4 --time 3 --bitrate 0 --length 8920 2> /dev/null |' \
+			"	sed -n 's/^run 1 present=1 rc=0 bps=\\([0-9]*\\).*/\\1/p')" \
+			'rm -rf "$d"' \
+			'[ -n "$bps" ] && awk -v b="$bps" '"'"'BEGIN { printf "throughput: %.1f KBytes/s\n", b / 8 / 1024 }'"'"
+	} > "$SCRATCH/guest"
+	chmod +x "$SCRATCH/guest"
+	BENCH=$SCRATCH/guest
+	WDESC="guest: the kernel lab's udp-rx, one boot of $KERNEL under QEMU (TCG, 512 MB, 1 vCPU) and one iperf3 --udp -4 -b 0 -l 8920 -t 3 -P 4 in it, about 6 s a run; KBytes/s, higher is better"
 else
 	cat > "$SCRATCH/loop.c" <<'EOF'
 #include <stdint.h>
