@@ -169,19 +169,10 @@ if [ "$WORKLOAD" = demo ]; then
 	BENCH=$SCRATCH/demo/bench
 	WDESC="demo bench: tests/lib/mkdemo.sh at main ($(git -C "$SCRATCH/demo" rev-parse --short=12 HEAD)), built once with cc -O2; 30M chased hash lookups, about 0.2 s a run; ops/s, higher is better"
 elif [ "$WORKLOAD" = guest ]; then
-	# One boot and one run, as a kernel lab udp-rx task of one run
-	# (tests/kernel/klab.sh); TCG, since this machine has no nested KVM.
-	{
-		printf '%s\n' '#!/bin/sh' \
-			"d=\$(mktemp -d '$SCRATCH/guest.XXXXXX') || exit 1" \
-			"bps=\$('$BUILD/tests/qemu-boot' run --kernel '$KERNEL' --dir \"\$d\" --accel tcg --runs 1 --udp \\" \
-			'	--streams 4 --time 3 --bitrate 0 --length 8920 2> /dev/null |' \
-			"	sed -n 's/^run 1 present=1 rc=0 bps=\\([0-9]*\\).*/\\1/p')" \
-			'rm -rf "$d"' \
-			'[ -n "$bps" ] && awk -v b="$bps" '"'"'BEGIN { printf "throughput: %.1f KBytes/s\n", b / 8 / 1024 }'"'"
-	} > "$SCRATCH/guest"
-	chmod +x "$SCRATCH/guest"
-	BENCH=$SCRATCH/guest
+	# tests/bench/guest-run.sh: one boot and one run, as a kernel lab task.
+	GUEST_KERNEL=$KERNEL GUEST_QEMU_BOOT=$BUILD/tests/qemu-boot GUEST_TMP=$SCRATCH
+	export GUEST_KERNEL GUEST_QEMU_BOOT GUEST_TMP
+	BENCH=$TOP/tests/bench/guest-run.sh
 	WDESC="guest: the kernel lab's udp-rx, one boot of $KERNEL under QEMU (TCG, 512 MB, 1 vCPU) and one iperf3 --udp -4 -b 0 -l 8920 -t 3 -P 4 in it, about 6 s a run; KBytes/s, higher is better"
 else
 	cat > "$SCRATCH/loop.c" <<'EOF'
