@@ -310,7 +310,7 @@ SOLO_TESTS := tests/t0001-demo-flow.sh
 # two chains, one test at a time each, beside a third chain of all the
 # others, which holds the tests that time a CPU workload beside t0001
 # (perf's in t0017), so that no two of those share the cores. The chains are evened for the sanitized pass, the longer one,
-# where t0012 and t0103 run first in theirs (docs/TESTING.md has the
+# where t0012 and t0103 run first in theirs (docs/HISTORY.md has the
 # figures).
 WAIT_A := $(addprefix tests/,t0012-stalls.sh t0003-leases.sh t0004-engine-vs-split.sh t0008-reports.sh \
 	t0009-auth.sh t0010-tls.sh t0011-connections.sh t0021-claim-handoff.sh)

@@ -401,7 +401,7 @@ int bisect_next(struct bisect_query *out, struct bisect *b, int k, const unsigne
 	 * job on the share of slow runs: there pairs that passed with the
 	 * posterior short of the stop sent the search on, and a job that
 	 * counted a lab's slow runs as evidence ran 1,039 runs on the local
-	 * lab with no change to find (docs/TESTING.md, "An intermittent
+	 * lab with no change to find (docs/HISTORY.md, "An intermittent
 	 * culprit").
 	 */
 	if (bisect_budget_spent(b) && !(b->o.budget_runs == 0 && p_top >= CONFIRM_START && !b->rate)) {
