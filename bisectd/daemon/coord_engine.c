@@ -273,7 +273,7 @@ static int queue_queries(struct coord *s, struct jobctx *c, const struct bisect_
 			rc = coord_queue_runs(NULL, s, c, q[i].commit, q[i].runs, q[i].confirm, 0);
 	}
 	for (int i = 0; i < nq && rc == 0; i++) {
-		int member[8], left[8], m = 0, kind = q[i].confirm, more = 1;
+		int member[8], left[8], m = 0, kind = q[i].confirm, more = 1, distinct = 0;
 		long long after = 0;
 		struct sbuf what = SBUF_INIT;
 
@@ -285,13 +285,19 @@ static int queue_queries(struct coord *s, struct jobctx *c, const struct bisect_
 				member[m] = j;
 				left[m++] = q[j].runs;
 			}
-		for (int e = 0; e < m; e++)
-			sbuf_addf(&what, "%s%d", e ? " and " : "", q[member[e]].commit);
+		for (int e = 0; e < m; e++) {
+			int seen = 0;
+
+			for (int f = 0; f < e; f++)
+				seen |= q[member[f]].commit == q[member[e]].commit;
+			distinct += !seen;
+			sbuf_addf(&what, "%s%d", e == 0 ? "" : e == m - 1 ? " and " : ", ", q[member[e]].commit);
+		}
 		for (int e = 0; e < m; e++)
 			sbuf_addf(&what, "%s%d", e ? "+" : ": ", left[e]);
 		rc = coord_event(s, c->id, kind == BISECT_Q_CONFIRM ? "confirm" : kind == BISECT_Q_EARLY ? "pair" : "next",
-			   "commit%s %s runs, interleaved on one agent%s", m > 1 ? "s" : "", what.buf,
-			   kind == BISECT_Q_CONFIRM ? (m > 2 ? " (the confirmation of a merge against its parents)" :
+			   "commit%s %s runs, in turn on one agent%s", m > 1 ? "s" : "", what.buf,
+			   kind == BISECT_Q_CONFIRM ? (distinct > 2 ? " (the confirmation of a merge against its parents)" :
 						       " (the confirmation against its parent)") :
 			   kind == BISECT_Q_EARLY ? " (early, while others search)" : "");
 		sbuf_release(&what);

@@ -141,22 +141,23 @@ struct bisect_query {
 	double gain;            /* expected information, bits */
 	double cost;            /* expected seconds */
 	int chain;              /* 0: a task of its own, any agent. > 0: the queries of one bisect_next()
-				   with the same chain go to one agent, their runs interleaved one run a
-				   task (A B A B ...), so that the agent's level and the lab's level at
-				   the time cancel between them: the ends, and every pair */
+				   with the same chain go to one agent, one run a task, the queries
+				   in turn (A B A B ..., or A B B A where a commit comes twice), so
+				   that the agent's level and the lab's level at the time cancel
+				   between them: the ends, and every pair */
 };
 
 /*
  * Updates the posterior and chooses up to k queries (k idle agents),
  * skipping commits marked in busy (n bytes, may be NULL: commits being
  * measured now). Returns how many it wrote to out (which has room for
- * BISECT_MAX_QUERIES(k)); a chain of two queries takes one agent. 0 with the state DONE
+ * BISECT_MAX_QUERIES(k)); a chain of queries takes one agent. 0 with the state DONE
  * means the job is over; 0 otherwise means wait for the busy ones.
  */
 int bisect_next(struct bisect_query *out, struct bisect *b, int k, const unsigned char *busy);
 
 /* The most queries one bisect_next() with k agents may write: out needs this much room. */
-#define BISECT_MAX_QUERIES(k) (2 * (k) + 2)
+#define BISECT_MAX_QUERIES(k) (2 * (k) + 6)
 
 struct bisect_result {
 	enum bisect_state state;

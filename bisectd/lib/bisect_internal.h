@@ -39,8 +39,8 @@
 #define CONFIRM_START 0.9 /* confirm the most probable commit from here on */
 #define CONFIRM_TWO_CHAINS 2 /* with this many agents or more the pairs come in two chains, one an agent */
 #define CONFIRM_ALPHA 0.02 /* the paired test of the confirmation, over all its looks */
-#define CONFIRM_MIN_PAIRS BISECT_PAIRS_FIRST_LOOK /* one A B A B and one B A B A round: a level moving
-						   within pairs cancels */
+#define CONFIRM_MIN_PAIRS BISECT_PAIRS_FIRST_LOOK /* two rounds of A B B A or B A A B: a level
+						   moving within pairs cancels */
 #define CONFIRM_MAX_PAIRS 24
 #define FLIP_HALF (CONFIRM_MAX_PAIRS / 2) /* the sign-flip test enumerates 2^FLIP_HALF sums a half */
 #define LEVELS_APART 6.0    /* two groups this many sigmas apart: a commit with runs near each is in both */

@@ -31,10 +31,13 @@
  * the mean pairs taken, and the pairs over bisectd's.
  *
  * Then the recorded traces (tests/bench/traces/): every window of 36 runs
- * of an agent, in the order the confirmation takes them (A B A B, then B A
- * B A), is a sequence of 18 pairs of two equal commits, and with the
- * culprit's runs 7% lower, of a culprit; unit1_var is the trace's task
- * noise squared. The windows overlap, so their shares are rough.
+ * of an agent, in the order the confirmation takes them (rounds of A B B
+ * A or B A A B, a coin a round), is a sequence of 18 pairs of two equal
+ * commits, and with the culprit's runs 7% lower, of a culprit; unit1_var
+ * is the trace's task noise squared. The engine's test is also read in
+ * the order it took before 2026-12-06 (A B A B, then B A B A), which a
+ * lab with a rhythm can line up with. The windows overlap, so their
+ * shares are rough.
  */
 #include <math.h>
 #include <stdio.h>
@@ -153,9 +156,11 @@ static void trace_rows(const char *dir)
 		printf("# traces: %s\n", err_msg());
 		return;
 	}
-	printf("\n# the recorded traces (%s): windows of %d runs of one agent, A B A B then B A B A\n"
-	       "%-8s %-6s %8s   %-8s %6s %6s   %-8s %6s %6s %9s\n", dir, 2 * TRACE_LAST, "trace", "change",
-	       "windows", "bisectd", "pass", "pairs", "welch", "pass", "pairs", "/bisectd");
+	printf("\n# the recorded traces (%s): windows of %d runs of one agent, rounds of A B B A or B A A B\n"
+	       "# (fixed: the order before 2026-12-06, A B A B then B A B A)\n"
+	       "%-12s %-6s %8s   %-8s %6s %6s   %-8s %6s %6s   %-8s %6s %6s %9s\n", dir, 2 * TRACE_LAST, "trace",
+	       "change", "windows", "bisectd", "pass", "pairs", "fixed", "pass", "pairs", "welch", "pass", "pairs",
+	       "/bisectd");
 	for (int f = 0; f < n; f++) {
 		struct trace *tr;
 
@@ -165,26 +170,39 @@ static void trace_rows(const char *dir)
 			continue;
 		}
 		for (int e = 0; e < 2; e++) {
-			double eff = e ? log(1.07) : 0, xa[TRACE_LAST], xc[TRACE_LAST], d[TRACE_LAST], p, u = tr->task_noise * tr->task_noise;
-			long wins = 0, pass[2] = { 0 }, pairs[2] = { 0 };
+			double eff = e ? log(1.07) : 0, xa[2][TRACE_LAST], xc[2][TRACE_LAST], d[2][TRACE_LAST], p;
+			double u = tr->task_noise * tr->task_noise;
+			long wins = 0, pass[3] = { 0 }, pairs[3] = { 0 };
+			struct rng rng;
 
+			rng_seed(&rng, 0x5eed + (uint64_t)f);
 			for (int a = 0; a < tr->nr_agents; a++)
 				for (int s = 0; s + 2 * TRACE_LAST <= tr->n[a]; s++) {
 					const double *v = tr->v[a] + s;
+					int coin = 0;
 
 					for (int i = 0; i < TRACE_LAST; i++) {
-						/* Pair i is runs 2i and 2i+1: the parent first in even rounds of two pairs. */
-						int first_a = (i / 2) % 2 == 0;
+						/*
+						 * Pair i is runs 2i and 2i+1. Drawn (o = 0): the parent
+						 * first in a round's first pair and second in its other,
+						 * or the reverse, by a coin a round. Fixed (o = 1): the
+						 * parent first in even rounds of two pairs.
+						 */
+						if (i % 2 == 0)
+							coin = (int)rng_below(&rng, 2);
+						for (int o = 0; o < 2; o++) {
+							int first_a = o ? (i / 2) % 2 == 0 : (i % 2 == 0) == coin;
 
-						xa[i] = log(v[2 * i + !first_a]);
-						xc[i] = log(v[2 * i + first_a]) - eff;
-						d[i] = xa[i] - xc[i];
+							xa[o][i] = log(v[2 * i + !first_a]);
+							xc[o][i] = log(v[2 * i + first_a]) - eff;
+							d[o][i] = xa[o][i] - xc[o][i];
+						}
 					}
 					wins++;
-					for (int k = 0; k < 2; k++)
+					for (int k = 0; k < 3; k++)
 						for (int np = 4; np <= TRACE_LAST; np += 2) {
-							int ok = k ? welch_pass(xa, xc, np, TRACE_LAST, u, &p)
-								   : bisect_pairs_pass(&p, d, np, TRACE_LAST, u);
+							int ok = k == 2 ? welch_pass(xa[0], xc[0], np, TRACE_LAST, u, &p)
+								   : bisect_pairs_pass(&p, d[k], np, TRACE_LAST, u);
 
 							if (ok || np == TRACE_LAST) {
 								pass[k] += ok;
@@ -194,9 +212,10 @@ static void trace_rows(const char *dir)
 						}
 				}
 			if (wins)
-				printf("%-8s %-6s %8ld   %-8s %6.4f %6.2f   %-8s %6.4f %6.2f %9.2f\n", tr->name, e ? "7%" : "none",
-				       wins, "", (double)pass[0] / wins, (double)pairs[0] / wins, "", (double)pass[1] / wins,
-				       (double)pairs[1] / wins, (double)pairs[1] / (double)pairs[0]);
+				printf("%-12s %-6s %8ld   %-8s %6.4f %6.2f   %-8s %6.4f %6.2f   %-8s %6.4f %6.2f %9.2f\n",
+				       tr->name, e ? "7%" : "none", wins, "", (double)pass[0] / wins,
+				       (double)pairs[0] / wins, "", (double)pass[1] / wins, (double)pairs[1] / wins, "",
+				       (double)pass[2] / wins, (double)pairs[2] / wins, (double)pairs[2] / (double)pairs[0]);
 		}
 		trace_free(tr);
 		free(paths[f]);
