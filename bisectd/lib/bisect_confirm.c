@@ -394,13 +394,16 @@ int bisect_confirm_step(struct bisect_query *out, struct bisect *b, int k, const
 		 * lab whose level moves within a pair (a burst coming on) cancels
 		 * in every round: on the recorded bursts trace, always parent
 		 * first, a good commit was confirmed against its good parent on
-		 * 12 pairs at p = 0.002. And no order is fixed for a lab whose
-		 * level comes and goes in a rhythm to line up with: on the
-		 * kernel lab's guest under a kernel build (kbuild-guest.trace),
-		 * whose runs fall low and high again every few runs, the order A
-		 * B A B then B A B A put a good commit's runs in the low ones on
-		 * four pairs of four, and the engine named it (p = 0.0014) in 89
-		 * of 16,000 trials, 79 at a claimed 0.999 or more.
+		 * 12 pairs at p = 0.002. A rhythm of two runs cancels too, and no
+		 * other lines up with a commit but by the coin: on the kernel
+		 * lab's guest beside a kernel build (kbuild-guest.trace), whose
+		 * runs drop 35-40% every few runs, the fixed order A B A B then
+		 * B A B A put a good commit's runs in the low ones on its first
+		 * four pairs (p = 0.0003-0.0017), and the engine named a wrong
+		 * commit in 89 of 16,000 trials, 79 at a claimed 0.999 or more;
+		 * now 4, 1 (docs/TESTING.md, the guest traces). A coin for each
+		 * pair on its own had 10 in the 8,000 at 30% and 40%, where
+		 * these rounds have none.
 		 * A merge with two parents open comes as a chain of three, each
 		 * parent beside it (P T Q, then Q T P): a pair against each for
 		 * three runs, not four. With CONFIRM_TWO_CHAINS agents or more
