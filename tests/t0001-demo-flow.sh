@@ -39,7 +39,12 @@ done)
 	like "$report" "culprit: $expect" "the report names the culprit's id"
 	like "$report" "culprit +[0-9a-f]{12} +[0-9.]+ \(0\.[0-9]{4}\)" "... with its hmean (CV)"
 	like "$report" "parent +[0-9a-f]{12} +[0-9.]+ \(0\.[0-9]{4}\)" "... next to its parent's"
-	like "$report" "confidence: [01]\.[0-9]{4} \(posterior probability" "... and its posterior as the confidence"
+	# The claim is the posterior, or, where this machine's runs showed two
+	# modes (a slow spell at the parent, CV 11% on 18 runs, in a fresh
+	# clone's .ci/run on 2026-12-06), the asked confidence with the
+	# posterior beside it: which one is the lab's noise, not the engine's.
+	like "$report" "confidence: [01]\.[0-9]{4} \((posterior probability|the asked confidence: the runs show two modes, so the posterior's [01]\.[0-9]{4} is not claimed)" \
+		"... and its posterior as the confidence (or beside it, where the runs show two modes)"
 	# Where the runs show two modes the engine caps its claim at the asked
 	# confidence and the report keeps the model's posterior beside it
 	# (test_intermittent_culprit_not_misnamed makes such claims): the

@@ -136,6 +136,28 @@ static int feed(struct bisect *b, const struct bisect_query *q, int nq, double (
 	return feed_agents(b, q, nq, 0, commit_value, &x);
 }
 
+/*
+ * A job on d driven to its end with k agents, each run value(ctx, commit)
+ * (feed()), the costs 1 and a budget of budget runs (0: derived). *out
+ * keeps the engine for the result's borrowed sentence; free it.
+ */
+static struct bisect_result drive_job(struct bisect **out, const struct dag *d, int k, long budget,
+				      double (*value)(void *, int), void *ctx)
+{
+	struct bisect_opts o = BISECT_OPTS_INIT;
+	struct bisect_query q[BISECT_MAX_QUERIES(8)];
+	struct bisect_result r;
+	int nq;
+
+	o.build_cost = o.run_cost = 1;
+	o.budget_runs = budget;
+	assert_int_equal(bisect_new(out, d->n, d->par, d->npar, &o), 0);
+	while ((nq = bisect_next(q, *out, k, NULL)) > 0)
+		feed(*out, q, nq, value, ctx);
+	bisect_result(&r, *out);
+	return r;
+}
+
 struct sim {
 	double change, cv;     /* relative regression, noise */
 	int culprit;           /* -1: no regression */
@@ -883,21 +905,13 @@ static void test_lab_with_a_rhythm_never_names_a_good_commit(void **state)
 	for (int period = 2; period <= 4; period++)
 		for (int phase = 0; phase < period; phase++)
 			for (uint64_t seed = 1; seed <= 3; seed++) {
-				struct bisect_opts o = BISECT_OPTS_INIT;
-				struct bisect_query q[BISECT_MAX_QUERIES(1)];
-				struct bisect_result r;
 				struct bisect *b;
 				struct rng rng;
 				struct rhythmctx x = { 20 + 9 * (int)seed, period, phase, 0.62, 0.40, 0, &rng };
-				int nq;
+				struct bisect_result r;
 
 				rng_seed(&rng, seed);
-				o.build_cost = o.run_cost = 1;
-				o.budget_runs = 400;
-				assert_int_equal(bisect_new(&b, d->n, d->par, d->npar, &o), 0);
-				while ((nq = bisect_next(q, b, 1, NULL)) > 0)
-					feed(b, q, nq, rhythm_value, &x);
-				bisect_result(&r, b);
+				r = drive_job(&b, d, 1, 400, rhythm_value, &x);
 				named += r.verdict == VERDICT_CULPRIT;
 				if ((r.verdict == VERDICT_CULPRIT && r.culprit != x.culprit) || r.verdict == VERDICT_RANGE) {
 					print_message("period %d phase %d seed %d: named %d (culprit %d) at %.4f: %s\n",
@@ -956,21 +970,13 @@ static void test_bursty_lab_right_or_undecided(void **state)
 	(void)state;
 	for (uint64_t seed = 1; seed <= 4; seed++)
 		for (int big = 0; big < 2; big++) {
-			struct bisect_opts o = BISECT_OPTS_INIT;
-			struct bisect_query q[BISECT_MAX_QUERIES(2)];
-			struct bisect_result r;
 			struct bisect *b;
 			struct rng rng;
 			struct burstctx x = { 20 + 7 * (int)seed, 0, big ? 0.30 : 0.03, &rng, 0 };
-			int nq;
+			struct bisect_result r;
 
 			rng_seed(&rng, seed);
-			o.build_cost = o.run_cost = 1;
-			o.budget_runs = 300;
-			assert_int_equal(bisect_new(&b, d->n, d->par, d->npar, &o), 0);
-			while ((nq = bisect_next(q, b, 2, NULL)) > 0)
-				feed(b, q, nq, burst_value, &x);
-			bisect_result(&r, b);
+			r = drive_job(&b, d, 2, 300, burst_value, &x);
 			if (big && ((r.verdict == VERDICT_CULPRIT && r.culprit != x.culprit) ||
 				    (r.verdict != VERDICT_CULPRIT && r.verdict != VERDICT_UNDECIDED)))
 				fail_msg("30%%, seed %d: verdict %d, %d for %d: %s", (int)seed, r.verdict, r.culprit,
@@ -1006,20 +1012,13 @@ static void test_bursts_cancel_in_the_ends_pairs(void **state)
 
 	(void)state;
 	for (uint64_t seed = 1; seed <= 4; seed++) {
-		struct bisect_opts o = BISECT_OPTS_INIT;
-		struct bisect_query q[BISECT_MAX_QUERIES(1)];
-		struct bisect_result r;
 		struct bisect *b;
 		struct rng rng;
 		struct burstctx x = { 1000, 0, 0, &rng, 0.005 };
-		int nq;
+		struct bisect_result r;
 
 		rng_seed(&rng, seed);
-		o.build_cost = o.run_cost = 1;
-		assert_int_equal(bisect_new(&b, d->n, d->par, d->npar, &o), 0);
-		while ((nq = bisect_next(q, b, 1, NULL)) > 0)
-			feed(b, q, nq, burst_value, &x);
-		bisect_result(&r, b);
+		r = drive_job(&b, d, 1, 0, burst_value, &x);
 		if (r.verdict != VERDICT_NOT_REPRODUCED)
 			fail_msg("seed %d: verdict %d after %d runs: %s", (int)seed, r.verdict, r.runs, r.why);
 		bisect_free(b);
