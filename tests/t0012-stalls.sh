@@ -191,9 +191,11 @@ searched
 ok $? "job $J searches (submitted $try time(s))"
 q1=$(most_queries "$J")
 echo "# most queries in one step: $q0 without ghosts, $q1 with 200"
-# Two agents: at most 2 k + 2 queries a step (bisect.h), as without ghosts.
-[ "$q1" -le 6 ] && [ "$q0" -le 6 ]
-ok $? "200 ghosts do not change what a step asks for (at most 6 queries, with 2 agents: $q1; without: $q0)"
+# Two agents: at most BISECT_MAX_QUERIES(2) = 2 k + 6 queries a step
+# (bisect.h: two confirmation chains of four one-run links), as without
+# ghosts; counted with the ghosts, 202 agents, it would be hundreds.
+[ "$q1" -le 10 ] && [ "$q0" -le 10 ]
+ok $? "200 ghosts do not change what a step asks for (at most 10 queries, with 2 agents: $q1; without: $q0)"
 
 # --- 3. an agent killed mid-task, then the pool away -------------------------
 lab1_task() {
