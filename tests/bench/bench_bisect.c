@@ -348,14 +348,11 @@ static int wanted_int(const struct filter *f, int v)
 static void check_ints(const struct filter *f, const int *vals, int nr, const char *opt)
 {
 	for (int i = 0; i < f->nr; i++) {
+		struct filter one = { .nr = 1, .item = { f->item[i] } };
 		int found = 0;
 
-		for (int j = 0; j < nr; j++) {
-			char buf[32];
-
-			snprintf(buf, sizeof(buf), "%d", vals[j]);
-			found |= !strcmp(buf, f->item[i]);
-		}
+		for (int j = 0; j < nr; j++)
+			found |= wanted_int(&one, vals[j]);
 		if (!found) {
 			fprintf(stderr, "bench-bisect: %s %s is not on the grid (--help lists the values)\n", opt,
 				f->item[i]);
