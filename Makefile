@@ -278,7 +278,7 @@ integration: $(PROGS) $(QEMU_HELPER) $(SSH_HELPER) $(BUILD)/bench-api $(TREX_STA
 # TESTS picks the integration tests (all by default).
 INT_TESTS := $(sort $(wildcard tests/t[0-9]*.sh))
 TESTS     ?= $(INT_TESTS)
-TEST_BINS := $(UNIT_BIN) $(PROGS) $(QEMU_HELPER) $(SSH_HELPER) $(BUILD)/bench-api $(BUILD)/replay-job $(TREX_STANDIN)
+TEST_BINS := $(UNIT_BIN) $(PROGS) $(QEMU_HELPER) $(SSH_HELPER) $(BUILD)/bench-api $(BUILD)/replay-job $(BUILD)/bench-bisect $(TREX_STANDIN)
 test-bins: $(TEST_BINS)
 # PROVE_JOBS=N runs N tests at once; PROVE_RULES, prove's --rules (each
 # a seq= or par= glob), which of them may run beside which.

@@ -361,6 +361,21 @@ static void check_ints(const struct filter *f, const int *vals, int nr, const ch
 	}
 }
 
+/* A name in --shape or --policy that none matches would run no case: say so. */
+static void check_names(const struct filter *f, const char *const *names, const char *opt)
+{
+	for (int i = 0; i < f->nr; i++) {
+		int found = 0;
+
+		for (int j = 0; names[j]; j++)
+			found |= !strcmp(f->item[i], names[j]);
+		if (!found) {
+			fprintf(stderr, "bench-bisect: unknown %s '%s' (--help lists them)\n", opt, f->item[i]);
+			exit(2);
+		}
+	}
+}
+
 static int parse_int(const char *s, int min)
 {
 	char *end;
@@ -375,8 +390,36 @@ static int parse_int(const char *s, int min)
 	return (int)v;
 }
 
+static int takes_value(const char *opt)
+{
+	static const char *const opts[] = { "--trials", "--trials-big", "--threads", "--agents", "--seed", "--noise",
+					    "--n", "--shape", "--change", "--cv", "--policy", "--traces", NULL };
+
+	for (int i = 0; opts[i]; i++)
+		if (!strcmp(opt, opts[i]))
+			return 1;
+	return 0;
+}
+
+static uint64_t parse_seed(const char *s)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (errno || *end || !*s || *s == '-') {
+		fprintf(stderr, "bench-bisect: bad seed '%s' (a number, decimal or 0x hex)\n", s);
+		exit(2);
+	}
+	return v;
+}
+
 static void parse_args(struct opts *o, int argc, char **argv)
 {
+	const char *shapes[SHAPE_MAX + 1], *policies[16];
+	int np = 0;
+
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 
 	memset(o, 0, sizeof(*o));
@@ -403,8 +446,18 @@ static void parse_args(struct opts *o, int argc, char **argv)
 			o->pairs = 1;
 			continue;
 		}
-		if (!v)
+		if (strncmp(a, "--", 2) || !strcmp(a, "--")) {
+			fprintf(stderr, "bench-bisect: unexpected argument '%s'\n", a);
 			usage(2);
+		}
+		if (!takes_value(a)) {
+			fprintf(stderr, "bench-bisect: unknown option '%s'\n", a);
+			usage(2);
+		}
+		if (!v) {
+			fprintf(stderr, "bench-bisect: %s needs a value\n", a);
+			usage(2);
+		}
 		i++;
 		if (!strcmp(a, "--trials")) {
 			o->trials = parse_int(v, 1);
@@ -419,7 +472,7 @@ static void parse_args(struct opts *o, int argc, char **argv)
 		else if (!strcmp(a, "--agents"))
 			o->agents = parse_int(v, 2);
 		else if (!strcmp(a, "--seed"))
-			o->seed = strtoull(v, NULL, 0);
+			o->seed = parse_seed(v);
 		else if (!strcmp(a, "--noise"))
 			split_list(&o->noise, v);
 		else if (!strcmp(a, "--n"))
@@ -434,14 +487,20 @@ static void parse_args(struct opts *o, int argc, char **argv)
 			split_list(&o->policy, v);
 		else if (!strcmp(a, "--traces"))
 			o->traces = v;
-		else
-			usage(2);
 	}
 	if (o->agents > 16)
 		o->agents = 16;
 	check_ints(&o->n, all_n, 3, "--n");
 	check_ints(&o->change, all_change, NR_CHANGE, "--change");
 	check_ints(&o->cv, all_cv, 3, "--cv");
+	for (int sh = 0; sh < SHAPE_MAX; sh++)
+		shapes[sh] = sim_shape_name(sh);
+	shapes[SHAPE_MAX] = NULL;
+	check_names(&o->shape, shapes, "--shape");
+	for (int p = 0; sim_policies[p] && np < 15; p++)
+		policies[np++] = sim_policies[p]->name;
+	policies[np] = NULL;
+	check_names(&o->policy, policies, "--policy");
 }
 
 /* --- cases -------------------------------------------------------------- */
