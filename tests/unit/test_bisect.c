@@ -526,14 +526,23 @@ static double big_effect_value(void *arg, int c)
  * (bisect_slow_cut() then lies 5 sigmas below the worse group, and keeps it)
  * made 8 pairs say "no change" at p 0.02-0.04, and a true culprit at
  * 1.0000 end undecided (bimodal noise at N = 16384: 2 of 100 jobs). The
- * last look is now at 12 pairs at least.
+ * last look is now at 12 pairs at least. It still happens where the other
+ * pairs show the change weakly: in 4-5 jobs of 100 (9 of 200 seeds), where a
+ * last look at 8 pairs leaves 70 of 100 undecided. So the test counts,
+ * over 100 seeds: at most 12 undecided, and never another commit. (With
+ * 8 seeds and none allowed it passed or failed by the order the
+ * confirmation's coin drew.)
  */
+#define SLOW_PARENT_SEEDS 100
+#define SLOW_PARENT_UNDECIDED_MOST 12
+
 static void test_slow_parent_run_at_a_large_effect(void **state)
 {
 	struct dag *d = linear(65);
+	int undecided = 0;
 
 	(void)state;
-	for (uint64_t seed = 1; seed <= 8; seed++) {
+	for (uint64_t seed = 1; seed <= SLOW_PARENT_SEEDS; seed++) {
 		struct bisect_opts o = BISECT_OPTS_INIT;
 		struct bisect_query q[BISECT_MAX_QUERIES(1)];
 		struct bisect_result r;
@@ -548,11 +557,14 @@ static void test_slow_parent_run_at_a_large_effect(void **state)
 		while ((nq = bisect_next(q, b, 1, NULL)) > 0)
 			feed(b, q, nq, big_effect_value, &x);
 		bisect_result(&r, b);
-		if (r.verdict != VERDICT_CULPRIT || r.culprit != 40)
+		undecided += r.verdict == VERDICT_UNDECIDED;
+		if (r.verdict != VERDICT_UNDECIDED && (r.verdict != VERDICT_CULPRIT || r.culprit != 40))
 			fail_msg("seed %d: verdict %d, culprit %d after %d runs of the parent: %s", (int)seed, r.verdict,
 				 r.culprit, x.parent_runs, r.why);
 		bisect_free(b);
 	}
+	print_message("one slow run of the parent: %d undecided of %d\n", undecided, SLOW_PARENT_SEEDS);
+	assert_in_range(undecided, 0, SLOW_PARENT_UNDECIDED_MOST);
 	dag_free(d);
 }
 
@@ -794,15 +806,23 @@ static double equal_pair_value(void *arg, int c)
  * holding 40 and its parent 39 measuring exactly like it, the
  * interleaved pairs must not name 40. (Below 3 sigmas the old check
  * passed when the parent's mean of at most four runs was above the
- * culprit's, which two equal commits do half the time.)
+ * culprit's, which two equal commits do half the time.) The paired test
+ * errs at CONFIRM_ALPHA (0.02), and here names 40 in 1-2 jobs of 100
+ * (4 of 300 seeds with one coin for the pairs' order, 5 with another):
+ * so at most 5 of 100, where a direction check names dozens (62 with
+ * the test's boundaries at p 0.5). (With 20 seeds and none allowed, the
+ * test passed or failed by the coin.)
  */
+#define EQUAL_PAIR_SEEDS 100
+#define EQUAL_PAIR_NAMED_MOST 5
+
 static void test_confirmation_rejects_equal_commits(void **state)
 {
 	struct dag *d = linear(65);
 	int named = 0, undecided = 0;
 
 	(void)state;
-	for (uint64_t seed = 1; seed <= 20; seed++) {
+	for (uint64_t seed = 1; seed <= EQUAL_PAIR_SEEDS; seed++) {
 		struct bisect_opts o = BISECT_OPTS_INIT;
 		struct bisect_query q[BISECT_MAX_QUERIES(1)];
 		struct bisect_result r;
@@ -820,8 +840,8 @@ static void test_confirmation_rejects_equal_commits(void **state)
 		undecided += r.verdict == VERDICT_UNDECIDED;
 		bisect_free(b);
 	}
-	print_message("40 named %d times in 20, undecided %d\n", named, undecided);
-	assert_int_equal(named, 0);
+	print_message("40 named %d times in %d, undecided %d\n", named, EQUAL_PAIR_SEEDS, undecided);
+	assert_in_range(named, 0, EQUAL_PAIR_NAMED_MOST);
 	dag_free(d);
 }
 
