@@ -53,6 +53,7 @@
 #define FLIP_WHY ", t and sign-flip tests: the runs show two modes"
 #define CONFIRM_ASIDE_FACTOR 4 /* the confirmation ends when its pairs, kept and left out, reach this many times its last look */
 #define CONFIRM_LAST_MIN 12  /* the last look at no fewer pairs: one slow run must not decide eight */
+#define CONFIRM_OWN_MIN 4    /* a side's confirmation runs before one FAR_SIGMAS below their median is set aside */
 /*
  * The confirmation looks at its pairs after every round (4, 6, ... pairs)
  * and passes at the first look whose one-sided p is below
@@ -209,6 +210,7 @@ void bisect_best_batch(struct bisect_query *q, const struct bisect *b, double p,
 int bisect_choose_search(struct bisect_query *out, struct bisect *b, int k, const unsigned char *busy);
 
 /* bisect_confirm.c: the confirmation's interleaved pairs */
+#define PAIRS_OWN_CUT 2 /* bisect_neighbour_pairs()'s confirm: the confirmation's pairs, own_cuts() too */
 int bisect_neighbour_pairs(double *d, int *aside, const struct bisect *b, int a, int c, int confirm);
 int bisect_pairs_needed(const struct bisect *b);
 int bisect_confirm_last(const struct bisect *b);
