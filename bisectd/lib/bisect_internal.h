@@ -17,6 +17,7 @@
 
 #include "bisect.h"
 #include "err.h"
+#include "rng.h"
 #include "stats.h"
 #include "util.h"
 

@@ -454,15 +454,6 @@ static int same_bad_group(const struct bisect *b, int i, int j)
 	return 1;
 }
 
-/* splitmix64's finaliser: a 64-bit value of its own for each measured commit. */
-static uint64_t mix64(uint64_t x)
-{
-	x += 0x9e3779b97f4a7c15ull;
-	x = (x ^ x >> 30) * 0xbf58476d1ce4e5b9ull;
-	x = (x ^ x >> 27) * 0x94d049bb133111ebull;
-	return x ^ x >> 31;
-}
-
 /*
  * Log marginal likelihood of every split into b->logl (and the posterior
  * into b->post), averaged over lambda and the drift's scale; returns the
@@ -492,7 +483,7 @@ static int split_posterior(struct bisect *b)
 	vb = xmalloc(stride * sizeof(double));
 	for (int k = 0; k < b->nr_measured; k++) {
 		const struct cdata *c = &b->c[b->measured[k]];
-		uint64_t m = mix64((uint64_t)k);
+		uint64_t m = rng_mix64((uint64_t)k);
 
 		if (c->kept == 0)
 			continue;
@@ -519,7 +510,7 @@ static int split_posterior(struct bisect *b)
 			b->logl[j] = -INFINITY;
 			continue;
 		}
-		for (h = mix64(key[j]) & (hsize - 1); seen[h]; h = (h + 1) & (hsize - 1))
+		for (h = rng_mix64(key[j]) & (hsize - 1); seen[h]; h = (h + 1) & (hsize - 1))
 			if (key[seen[h] - 1] == key[j] && same_bad_group(b, seen[h] - 1, j))
 				break;
 		if (seen[h]) {

@@ -3,9 +3,9 @@
 
 #include "rng.h"
 
-static uint64_t splitmix64(uint64_t *x)
+uint64_t rng_mix64(uint64_t x)
 {
-	uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
+	uint64_t z = x + 0x9e3779b97f4a7c15ULL;
 
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
 	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
@@ -14,8 +14,8 @@ static uint64_t splitmix64(uint64_t *x)
 
 void rng_seed(struct rng *r, uint64_t seed)
 {
-	for (int i = 0; i < 4; i++)
-		r->s[i] = splitmix64(&seed);
+	for (int i = 0; i < 4; i++, seed += 0x9e3779b97f4a7c15ULL)
+		r->s[i] = rng_mix64(seed);
 }
 
 static uint64_t rotl(uint64_t x, int k)

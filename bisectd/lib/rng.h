@@ -12,6 +12,11 @@ struct rng {
 };
 
 void rng_seed(struct rng *r, uint64_t seed);
+/*
+ * splitmix64's step and finaliser: a well-mixed 64-bit value of x, the
+ * same for the same x (hashes, and a coin drawn from a job's state).
+ */
+uint64_t rng_mix64(uint64_t x);
 uint64_t rng_next(struct rng *r);
 /* Uniform in [0, 1). */
 double rng_uniform(struct rng *r);
