@@ -19,7 +19,7 @@ refused() {
 	is "$(wc -c < "$TEST_DIR/out")" 0 "$what: no table on stdout"
 }
 
-tap_plan 42
+tap_plan 46
 "$B" --help > "$TEST_DIR/out" 2> "$TEST_DIR/err"
 is "$?" 0 "--help: exit 0"
 like "$(head -1 "$TEST_DIR/out")" '^usage: bench-bisect' "--help: the usage on stdout"
@@ -32,6 +32,7 @@ refused "unknown noise 'nope'" "an unknown noise" --noise normal,nope
 refused "no trace for 'trace:nope'" "a trace that is not there" --noise trace:nope
 refused "bad number '0'" "zero trials" --trials 0
 refused "bad seed 'abc'" "a seed that is not a number" --seed abc
+refused "bad seed 'x'" "a coin seed that is not a number" --coin-seed x
 refused "--trials needs a value" "an option without its value" --trials
 refused "unknown option '--bogus'" "an unknown option" --bogus 1
 refused "unexpected argument 'stray'" "a stray argument" stray
@@ -44,4 +45,7 @@ like "$row" '^normal +64 linear +30 +4 .* bisectd +[01]\.[0-9]{3} +[01]\.[0-9]{3
 	"one case: its row, accuracy with 1 and 4 agents"
 is "$(printf '%s\n' "$row" | grep -c .)" 1 "one case: one row"
 like "$(cat "$TEST_DIR/out")" 'of 6 trials in 1 cases' "one case: its 3 trials with 1 and with 4 agents in the calibration"
+"$B" --noise normal --n 64 --shape linear --change 30 --cv 4 --trials 3 --policy bisectd \
+	--threads 1 --coin-seed 3 > "$TEST_DIR/out" 2> "$TEST_DIR/err"
+like "$(head -1 "$TEST_DIR/out")" 'seed [0-9]+, 3 trials .*coin seed 3' "--coin-seed: named in the header"
 tap_done

@@ -40,8 +40,11 @@ struct bisect_opts {
 	int equal_runs;      /* not-reproduced on no fewer runs of each end than this (0: the engine's
 				own, 8 at 0.99): a change that shows in some runs only must have had
 				the chance to show (bisect_result().rare_share) */
+	unsigned long long coin_seed; /* the confirmation's coin for the order of its pairs (0: the
+				engine's own draws; bench-bisect --coin-seed turns it, to tell a
+				figure from the coin's luck) */
 };
-#define BISECT_OPTS_INIT { 0.99, 0.01, 0.01, 1, 1, 10, 5, 30, 0, 0, 60.0, 10.0, 1, 0 }
+#define BISECT_OPTS_INIT { 0.99, 0.01, 0.01, 1, 1, 10, 5, 30, 0, 0, 60.0, 10.0, 1, 0, 0 }
 
 /*
  * The options a job of these settings runs the engine with (bisectd, and

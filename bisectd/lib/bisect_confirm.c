@@ -292,7 +292,8 @@ int bisect_confirm_last(const struct bisect *b)
  */
 static int pair_order_coin(const struct bisect *b, int np, int ch)
 {
-	uint64_t h = (uint64_t)b->runs * 0x9e3779b97f4a7c15ULL + (uint64_t)np * 0xbf58476d1ce4e5b9ULL + (uint64_t)ch;
+	uint64_t h = (uint64_t)b->runs * 0x9e3779b97f4a7c15ULL + (uint64_t)np * 0xbf58476d1ce4e5b9ULL + (uint64_t)ch +
+		     (uint64_t)b->o.coin_seed * 0xd1b54a32d192ed03ULL;
 
 	h ^= h >> 31;
 	h *= 0x94d049bb133111ebULL;

@@ -76,7 +76,7 @@ struct filter {
 
 struct opts {
 	int trials, trials_set, trials_big, trials_big_set, threads, agents, quick, selftest, pairs;
-	uint64_t seed;
+	uint64_t seed, coin_seed;
 	struct filter noise, n, shape, change, cv, policy;
 	const char *traces;         /* --traces DIR, NULL: TRACE_DIR when traces are wanted */
 };
@@ -299,7 +299,7 @@ static void *worker(void *arg)
 static void usage(int status)
 {
 	fprintf(status ? stderr : stdout,
-		"usage: bench-bisect [--quick] [--trials N] [--trials-big N] [--seed S] [--threads T]\n"
+		"usage: bench-bisect [--quick] [--trials N] [--trials-big N] [--seed S] [--coin-seed C] [--threads T]\n"
 		"                    [--agents K] [--noise LIST] [--n LIST] [--shape LIST]\n"
 		"                    [--change LIST] [--cv LIST] [--policy LIST] [--traces DIR] [--selftest]\n"
 		"       bench-bisect --pairs [--trials N] [--seed S] [--traces DIR]\n"
@@ -308,6 +308,8 @@ static void usage(int status)
 		"  --noise: normal lognormal bimodal drift (independent runs), ar1 bursts shift agents\n"
 		"           percommit tasks (a real lab's structure), intermittent (a culprit that shows in\n"
 		"           half its runs), trace (every " TRACE_DIR "/*.trace, or --traces DIR's), trace:NAME\n"
+		"  --coin-seed: bisectd's confirmation draws the order of its pairs with this (0, the default:\n"
+		"           the engine's own draws); another value tells a figure from that coin's luck\n"
 		"  --policy: git-bisect-1run fixed-5 pinpoint bisectd (the default: all four), and oracle\n"
 		"           (probabilistic bisection told the true levels and noise; only when named)\n"
 		"  --quick: a smoke run of about a minute: normal and bimodal at four pairs, and N=64, linear,\n"
@@ -392,7 +394,7 @@ static int parse_int(const char *s, int min)
 
 static int takes_value(const char *opt)
 {
-	static const char *const opts[] = { "--trials", "--trials-big", "--threads", "--agents", "--seed", "--noise",
+	static const char *const opts[] = { "--trials", "--trials-big", "--threads", "--agents", "--seed", "--coin-seed", "--noise",
 					    "--n", "--shape", "--change", "--cv", "--policy", "--traces", NULL };
 
 	for (int i = 0; opts[i]; i++)
@@ -473,6 +475,8 @@ static void parse_args(struct opts *o, int argc, char **argv)
 			o->agents = parse_int(v, 2);
 		else if (!strcmp(a, "--seed"))
 			o->seed = parse_seed(v);
+		else if (!strcmp(a, "--coin-seed"))
+			o->coin_seed = parse_seed(v);
 		else if (!strcmp(a, "--noise"))
 			split_list(&o->noise, v);
 		else if (!strcmp(a, "--n"))
@@ -514,7 +518,7 @@ static void parse_args(struct opts *o, int argc, char **argv)
  * otherwise take most of the run time for figures nobody acts on: their
  * accuracy reads "within 600 runs".
  */
-static void case_limits(struct sim_case *c)
+static void case_limits(struct sim_case *c, uint64_t coin_seed)
 {
 	double cap = fmin(fmax(300, 4 * c->bound), 600);
 
@@ -529,6 +533,7 @@ static void case_limits(struct sim_case *c)
 	 */
 	c->lim.build_cost = 1.0;
 	c->lim.run_cost = 10.0;
+	c->lim.coin_seed = coin_seed;
 }
 
 /*
@@ -617,7 +622,7 @@ static void add_case(struct bench *B, struct sim_dag *dags[][SHAPE_MAX], enum si
 	if (o->quick && !o->trials_set)
 		c->trials = sim_noise_independent(noise) ? QUICK_TRIALS : QUICK_TRIALS_NEW;
 	c->bound = bound_runs(c->n_cand, c->change / 100.0, c->tau, DELTA);
-	case_limits(c);
+	case_limits(c, o->coin_seed);
 	if (!dags[ni][sh])
 		dags[ni][sh] = sim_dag_new(all_n[ni], sh, mix(o->seed, (uint64_t)all_n[ni]));
 	c->dag = dags[ni][sh];
@@ -740,6 +745,8 @@ static void print_header(const struct bench *B)
 	for (int i = 0; i < B->nr_cases; i++)
 		big |= B->cases[i].n_cand >= 16384;
 	printf("# bench-bisect: seed %" PRIu64 ", %d trials per case and agent count", o->seed, o->trials);
+	if (o->coin_seed)
+		printf(", coin seed %" PRIu64, o->coin_seed);
 	if (big && o->trials_big > 0 && o->trials_big != o->trials)
 		printf(" (N=16384: %d trials%s)", o->trials_big,
 		       o->trials_big_set ? "" : ", fewer for the engine's cost there; --trials-big 500 for the spec");

@@ -480,6 +480,7 @@ static int trial_bisectd(struct sim_answer *ans, struct sim_lab *lab, int k, con
 	opts.build_cost = lim->build_cost;
 	opts.run_cost = lim->run_cost;
 	opts.budget_runs = lim->max_runs;
+	opts.coin_seed = lim->coin_seed;
 	rc = bisect_new(&b, lab->dag->n, lab->dag->parents, lab->dag->nr_parents, &opts);
 	if (rc < 0)
 		return rc;

@@ -207,6 +207,7 @@ struct sim_limits {
 	long max_runs;
 	int max_rounds;
 	double build_cost, run_cost;   /* for bisectd's engine */
+	uint64_t coin_seed;            /* ... and its confirmation's coin (bisect_opts.coin_seed) */
 };
 
 /* What a policy names at the end of a trial. */

@@ -497,7 +497,7 @@ static void test_oracle(void **state)
 	static const struct { enum sim_shape shape; double d; int most_wrong; } cases[] = {
 		{ SHAPE_LINEAR, 0.30, 0 }, { SHAPE_MERGES, 0.30, 0 }, { SHAPE_LINEAR, 0.07, 2 }, { SHAPE_MERGES, 0.07, 2 },
 	};
-	struct sim_limits lim = { 600, 600, 1, 10 };
+	struct sim_limits lim = { 600, 600, 1, 10, 0 };
 	double runs[4] = { 0 };
 
 	(void)state;
