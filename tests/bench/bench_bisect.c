@@ -22,6 +22,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -392,17 +393,6 @@ static int parse_int(const char *s, int min)
 	return (int)v;
 }
 
-static int takes_value(const char *opt)
-{
-	static const char *const opts[] = { "--trials", "--trials-big", "--threads", "--agents", "--seed", "--coin-seed", "--noise",
-					    "--n", "--shape", "--change", "--cv", "--policy", "--traces", NULL };
-
-	for (int i = 0; opts[i]; i++)
-		if (!strcmp(opt, opts[i]))
-			return 1;
-	return 0;
-}
-
 static uint64_t parse_seed(const char *s)
 {
 	char *end;
@@ -415,6 +405,68 @@ static uint64_t parse_seed(const char *s)
 		exit(2);
 	}
 	return v;
+}
+
+/*
+ * The options, one row each: a flag sets its int to 1; the others take
+ * the next argument as an int of at least min (and set set_off's int to
+ * 1 where set_off is not 0), a seed, a list or a string.
+ */
+enum opt_kind { OPT_FLAG, OPT_INT, OPT_SEED, OPT_LIST, OPT_STR };
+
+struct optdef {
+	const char *name;
+	enum opt_kind kind;
+	size_t off, set_off;
+	int min;
+};
+
+#define OPT(name, kind, field) { name, kind, offsetof(struct opts, field), 0, 0 }
+#define OPT_MIN(name, field, min) { name, OPT_INT, offsetof(struct opts, field), 0, min }
+#define OPT_COUNTED(name, field, set) { name, OPT_INT, offsetof(struct opts, field), offsetof(struct opts, set), 1 }
+
+static const struct optdef optdefs[] = {
+	OPT("--quick", OPT_FLAG, quick),
+	OPT("--selftest", OPT_FLAG, selftest),
+	OPT("--pairs", OPT_FLAG, pairs),
+	OPT_COUNTED("--trials", trials, trials_set),
+	OPT_COUNTED("--trials-big", trials_big, trials_big_set),
+	OPT_MIN("--threads", threads, 1),
+	OPT_MIN("--agents", agents, 2),
+	OPT("--seed", OPT_SEED, seed),
+	OPT("--coin-seed", OPT_SEED, coin_seed),
+	OPT("--noise", OPT_LIST, noise),
+	OPT("--n", OPT_LIST, n),
+	OPT("--shape", OPT_LIST, shape),
+	OPT("--change", OPT_LIST, change),
+	OPT("--cv", OPT_LIST, cv),
+	OPT("--policy", OPT_LIST, policy),
+	OPT("--traces", OPT_STR, traces),
+};
+
+static void set_option(struct opts *o, const struct optdef *d, char *v)
+{
+	char *at = (char *)o + d->off;
+
+	switch (d->kind) {
+	case OPT_FLAG:
+		*(int *)at = 1;
+		break;
+	case OPT_INT:
+		*(int *)at = parse_int(v, d->min);
+		if (d->set_off)
+			*(int *)((char *)o + d->set_off) = 1;
+		break;
+	case OPT_SEED:
+		*(uint64_t *)at = parse_seed(v);
+		break;
+	case OPT_LIST:
+		split_list((struct filter *)at, v);
+		break;
+	case OPT_STR:
+		*(const char **)at = v;
+		break;
+	}
 }
 
 static void parse_args(struct opts *o, int argc, char **argv)
@@ -433,64 +485,29 @@ static void parse_args(struct opts *o, int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		char *v = i + 1 < argc ? argv[i + 1] : NULL;
+		const struct optdef *d = NULL;
 
 		if (!strcmp(a, "--help") || !strcmp(a, "-h"))
 			usage(0);
-		if (!strcmp(a, "--quick")) {
-			o->quick = 1;
-			continue;
-		}
-		if (!strcmp(a, "--selftest")) {
-			o->selftest = 1;
-			continue;
-		}
-		if (!strcmp(a, "--pairs")) {
-			o->pairs = 1;
-			continue;
-		}
 		if (strncmp(a, "--", 2) || !strcmp(a, "--")) {
 			fprintf(stderr, "bench-bisect: unexpected argument '%s'\n", a);
 			usage(2);
 		}
-		if (!takes_value(a)) {
+		for (size_t k = 0; k < sizeof(optdefs) / sizeof(optdefs[0]) && !d; k++)
+			if (!strcmp(a, optdefs[k].name))
+				d = &optdefs[k];
+		if (!d) {
 			fprintf(stderr, "bench-bisect: unknown option '%s'\n", a);
 			usage(2);
 		}
-		if (!v) {
-			fprintf(stderr, "bench-bisect: %s needs a value\n", a);
-			usage(2);
+		if (d->kind != OPT_FLAG) {
+			if (!v) {
+				fprintf(stderr, "bench-bisect: %s needs a value\n", a);
+				usage(2);
+			}
+			i++;
 		}
-		i++;
-		if (!strcmp(a, "--trials")) {
-			o->trials = parse_int(v, 1);
-			o->trials_set = 1;
-		}
-		else if (!strcmp(a, "--trials-big")) {
-			o->trials_big = parse_int(v, 1);
-			o->trials_big_set = 1;
-		}
-		else if (!strcmp(a, "--threads"))
-			o->threads = parse_int(v, 1);
-		else if (!strcmp(a, "--agents"))
-			o->agents = parse_int(v, 2);
-		else if (!strcmp(a, "--seed"))
-			o->seed = parse_seed(v);
-		else if (!strcmp(a, "--coin-seed"))
-			o->coin_seed = parse_seed(v);
-		else if (!strcmp(a, "--noise"))
-			split_list(&o->noise, v);
-		else if (!strcmp(a, "--n"))
-			split_list(&o->n, v);
-		else if (!strcmp(a, "--shape"))
-			split_list(&o->shape, v);
-		else if (!strcmp(a, "--change"))
-			split_list(&o->change, v);
-		else if (!strcmp(a, "--cv"))
-			split_list(&o->cv, v);
-		else if (!strcmp(a, "--policy"))
-			split_list(&o->policy, v);
-		else if (!strcmp(a, "--traces"))
-			o->traces = v;
+		set_option(o, d, v);
 	}
 	if (o->agents > 16)
 		o->agents = 16;
