@@ -47,6 +47,7 @@
 #define LEVELS_APART 6.0    /* two groups this many sigmas apart: a commit with runs near each is in both */
 #define FLIP_STRICT 4.0     /* ... at this fraction of each look's boundary */
 #define MIXED_BAD 0.99      /* ... a commit at least this likely to measure bad */
+#define MIXED_TWICE_APART 3.5 /* ... or any commit with two runs near each of two groups this many sigmas apart */
 #define NOISIER_P 0.001     /* the bad end's runs spread beyond the good end's at this p: the sign-flip test too */
 #define NOISIER_DOF 5
 #define MODES_APART 4.5   /* the bad end's two modes this many sds apart: the sign-flip test too, */
