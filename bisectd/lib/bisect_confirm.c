@@ -326,20 +326,21 @@ int bisect_confirm_step(struct bisect_query *out, struct bisect *b, int k, const
 	int last = bisect_confirm_last(b), maxp = last;
 	int open[2], nopen = 0, nch = 1, aside = 0;
 	int mixed = b->rate ? 0 : bisect_levels_mixed(b) || bisect_bad_end_noisier(b) || bisect_bad_end_two_modes(b);
-	/*
-	 * Where the runs show two modes, the last look at CONFIRM_MAX_PAIRS:
-	 * there each look must pass the sign-flip test too, which no fewer
-	 * than 10 pairs can, and at a last look of 12 one pair or two against
-	 * the change left a true culprit undecided (kbuild-guest at 30%: 26
-	 * to 56 of 1,000 trials a cell at 12, N = 64 and 1024; 3 and 4 of
-	 * N = 64's at 24).
-	 */
-	if (mixed)
-		maxp = CONFIRM_MAX_PAIRS;
 	const struct cdata *cc = &b->c[top];
 	double *d = xmalloc(((size_t)cc->nconfirm + 1) * sizeof(double));
 	double p = 1, pmax = 0;
 	char why[320], how[112];
+
+	/*
+	 * Where the runs show two modes, the last look at CONFIRM_MAX_PAIRS:
+	 * there each look must pass the sign-flip test too, which passes no
+	 * look before the last on fewer than 12 pairs, and at a last look of
+	 * 12 one pair or two against the change left a true culprit undecided
+	 * (kbuild-guest at 30%: 26 to 56 of 1,000 trials a cell at 12, N = 64
+	 * and 1024; 3 and 4 of N = 64's at 24).
+	 */
+	if (mixed)
+		maxp = CONFIRM_MAX_PAIRS;
 
 	b->culprit = top;
 	if (b->rate)
