@@ -978,29 +978,40 @@ static const double modes_job[][5] = {
 	{ 9, 1, 52, 1, 626.16 }, { 9, 0, 53, 1, 1217.43 }, { 8, 1, 54, 1, 1000.34 },
 };
 
-static void test_recorded_modes_job(void **state)
+/*
+ * Replays a job's recorded runs ({ commit, agent, task, kind, value }) on
+ * linear(65) with k agents, as the benchmark ran it (build cost 1, run
+ * cost 10, a budget of 300 runs), and asks for the next step: whatever
+ * it is, no commit but the culprit is named, and no range.
+ */
+static void replay_recorded_job(const double (*runs)[5], size_t nr, int k, int culprit)
 {
 	struct dag *d = linear(65);
 	struct bisect_opts o = BISECT_OPTS_INIT;
 	struct bisect_query q[BISECT_MAX_QUERIES(4)];
 	struct bisect_result r;
 	struct bisect *b;
+	int got;
 
-	(void)state;
 	o.build_cost = 1;
 	o.run_cost = 10;
 	o.budget_runs = 300;
 	assert_int_equal(bisect_new(&b, d->n, d->par, d->npar, &o), 0);
-	for (size_t i = 0; i < sizeof(modes_job) / sizeof(modes_job[0]); i++)
-		bisect_add_run(b, (int)modes_job[i][0], modes_job[i][4], (long)modes_job[i][2], (int)modes_job[i][1],
-			       (int)modes_job[i][3]);
-	bisect_next(q, b, 4, NULL);
+	for (size_t i = 0; i < nr; i++)
+		bisect_add_run(b, (int)runs[i][0], runs[i][4], (long)runs[i][2], (int)runs[i][1], (int)runs[i][3]);
+	got = bisect_next(q, b, k, NULL);
 	bisect_result(&r, b);
-	print_message("%s\n", r.why);
-	assert_false(r.verdict == VERDICT_CULPRIT && r.culprit != 10);
+	print_message("%d queries: %s\n", got, r.why);
+	assert_false(r.verdict == VERDICT_CULPRIT && r.culprit != culprit);
 	assert_false(r.verdict == VERDICT_RANGE);
 	bisect_free(b);
 	dag_free(d);
+}
+
+static void test_recorded_modes_job(void **state)
+{
+	(void)state;
+	replay_recorded_job(modes_job, sizeof(modes_job) / sizeof(modes_job[0]), 4, 10);
 }
 
 /*
@@ -1008,10 +1019,10 @@ static void test_recorded_modes_job(void **state)
  * agent, --coin-seed 8; the culprit 48, and 39 and 63 replay the same
  * window): commit 32, good, ran in the low mode in six of its seven runs
  * (five of its six in the confirmation, the lab's dips lining up with the
- * middle of its rounds), and its parent 31 once. That run of the parent lay 6 of the model's sds below 31's
- * other confirmation runs, so own_cuts() set its pair aside as a lone
- * slow run, and the five pairs left passed at p = 0.0000: commit 32 named
- * at 1.0000. But 32's one high run lies as far above its own others: the
+ * middle of its rounds), and its parent 31 once. That run of the parent
+ * lay 6 of the model's sds below 31's other confirmation runs, so
+ * own_cuts() set its pair aside as a lone slow run, and the five pairs
+ * left passed at p = 0.0000: commit 32 named at 1.0000. But 32's one high run lies as far above its own others: the
  * two commits' runs overlap in modes, and no run is set aside. With all
  * six pairs no look passes, and the confirmation goes on.
  */
@@ -1027,28 +1038,8 @@ static const double overlap_job[][5] = {
 
 static void test_recorded_overlap_job(void **state)
 {
-	struct dag *d = linear(65);
-	struct bisect_opts o = BISECT_OPTS_INIT;
-	struct bisect_query q[BISECT_MAX_QUERIES(1)];
-	struct bisect_result r;
-	struct bisect *b;
-	int got;
-
 	(void)state;
-	o.build_cost = 1;
-	o.run_cost = 10;
-	o.budget_runs = 300;
-	assert_int_equal(bisect_new(&b, d->n, d->par, d->npar, &o), 0);
-	for (size_t i = 0; i < sizeof(overlap_job) / sizeof(overlap_job[0]); i++)
-		bisect_add_run(b, (int)overlap_job[i][0], overlap_job[i][4], (long)overlap_job[i][2],
-			       (int)overlap_job[i][1], (int)overlap_job[i][3]);
-	got = bisect_next(q, b, 1, NULL);
-	bisect_result(&r, b);
-	print_message("%d queries: %s\n", got, r.why);
-	assert_false(r.verdict == VERDICT_CULPRIT && r.culprit != 48);
-	assert_false(r.verdict == VERDICT_RANGE);
-	bisect_free(b);
-	dag_free(d);
+	replay_recorded_job(overlap_job, sizeof(overlap_job) / sizeof(overlap_job[0]), 1, 48);
 }
 
 /* A two-state lab: slow periods 25% down, entered with 3% a run, left with 8%, for every agent at once. */
