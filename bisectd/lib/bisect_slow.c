@@ -74,6 +74,7 @@ int bisect_levels_mixed(struct bisect *b)
 {
 	const struct cdata *g = &b->c[0];
 	double lo = fmin(b->mu_g, b->mu_b), hi = fmax(b->mu_g, b->mu_b), gap = hi - lo, sd = b->sigma;
+	int wide;
 
 	/*
 	 * The sigmas are the good end's own where it has runs enough and they
@@ -102,10 +103,10 @@ int bisect_levels_mixed(struct bisect *b)
 	}
 	if (b->map <= 0 || !(sd > 0) || gap < MIXED_TWICE_APART * sd)
 		return 0;
+	wide = gap >= LEVELS_APART * sd;
 	for (int k = 0; k < b->nr_measured; k++) {
-		const struct cdata *c = &b->c[b->measured[k]];
-		int near[2] = { 0, 0 }, once = gap >= LEVELS_APART * sd &&
-			(b->measured[k] == b->n - 1 || bisect_anc_mass(b, b->measured[k]) >= MIXED_BAD);
+		int i = b->measured[k], near[2] = { 0, 0 };
+		const struct cdata *c = &b->c[i];
 
 		for (int r = 0; r < c->nx; r++) {
 			double x = ax(b, c, r);
@@ -113,7 +114,10 @@ int bisect_levels_mixed(struct bisect *b)
 			near[0] += fabs(x - lo) < gap / 4;
 			near[1] += fabs(x - hi) < gap / 4;
 		}
-		if ((once && near[0] && near[1]) || (near[0] >= 2 && near[1] >= 2))
+		if (!near[0] || !near[1])
+			continue;
+		/* Two runs near each level, or one where the groups are wide apart and the commit likely bad. */
+		if ((near[0] >= 2 && near[1] >= 2) || (wide && (i == b->n - 1 || bisect_anc_mass(b, i) >= MIXED_BAD)))
 			return 1;
 	}
 	return 0;
