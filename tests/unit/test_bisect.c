@@ -1022,9 +1022,10 @@ static void test_recorded_modes_job(void **state)
  * middle of its rounds), and its parent 31 once. That run of the parent
  * lay 6 of the model's sds below 31's other confirmation runs, so
  * own_cuts() set its pair aside as a lone slow run, and the five pairs
- * left passed at p = 0.0000: commit 32 named at 1.0000. But 32's one high run lies as far above its own others: the
- * two commits' runs overlap in modes, and no run is set aside. With all
- * six pairs no look passes, and the confirmation goes on.
+ * left passed at p = 0.0000: commit 32 named at 1.0000. But 32's one
+ * high run lies as far above its own others: the two commits' runs
+ * overlap in modes, and no run is set aside. With all six pairs no look
+ * passes, and the confirmation goes on.
  */
 static const double overlap_job[][5] = {
 	{ 0, 0, 0, 0, 1078.59 }, { 64, 0, 1, 0, 591.91 }, { 0, 0, 2, 0, 1217.43 }, { 64, 0, 3, 0, 617.08 },
