@@ -72,7 +72,7 @@ static void print_numbers(struct sbuf *out, const json_t *report)
 {
 	const char *verdict = ctl_jstr_or(report, "verdict", "?");
 	json_t *top = json_object_get(report, "top"), *x;
-	double e, lo, hi, tcv, rcv, lc, me, rare, sb_, sg;
+	double e, lo, hi, tcv, rcv, me, rare, sb_, sg;
 	char sha[13];
 	size_t i;
 
@@ -106,8 +106,6 @@ static void print_numbers(struct sbuf *out, const json_t *report)
 		sbuf_addf(out, "  effect %+.2f%% (95%% interval %+.2f%% to %+.2f%%)\n", e, lo, hi);
 	if (ctl_jnum(&tcv, report, "task_cv") && ctl_jnum(&rcv, report, "run_cv") && rcv > 0)
 		sbuf_addf(out, "  noise %.2f%% per task, %.2f%% per run\n", 100 * tcv, 100 * rcv);
-	if (ctl_jnum(&lc, report, "lab_corr") && lc > 0)
-		sbuf_addf(out, "  the lab's level moves in time: consecutive tasks of an agent correlate at %.2f\n", lc);
 	if (strcmp(verdict, "undecided"))
 		return;
 	if (json_is_integer(json_object_get(report, "more_runs")))

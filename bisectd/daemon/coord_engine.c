@@ -202,7 +202,6 @@ static json_t *engine_report(struct coord *s, struct jobctx *c, struct bisect *b
 	set_num(rep, "effect_hi_pct", 100 * res->effect_hi);
 	set_num(rep, "task_cv", res->task_cv);
 	set_num(rep, "run_cv", res->run_cv);
-	set_num(rep, "lab_corr", res->lab_corr);
 	if (budget_runs_of(c, res) > 0)
 		json_object_set_new(rep, "budget_runs", json_integer(budget_runs_of(c, res)));
 	if (budget_seconds_of(c, res) > 0)

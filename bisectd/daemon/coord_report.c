@@ -126,9 +126,6 @@ static void text_numbers(struct sbuf *sb, json_t *j, json_t *rep)
 	if (rcv > 0)
 		sbuf_addf(sb, "noise: %.2f%% between the tasks of a commit%s, %.2f%% between the runs of a task\n",
 			  100 * tcv, tcv > 0 ? "" : " (not seen yet: two tasks of a commit needed)", 100 * rcv);
-	if (json_number_value(json_object_get(rep, "lab_corr")) > 0)
-		sbuf_addf(sb, "the lab's level moves in time: an agent's consecutive tasks correlate at %.2f, "
-			  "and the posterior models it\n", json_number_value(json_object_get(rep, "lab_corr")));
 	sbuf_addf(sb, "budget: %lld runs used", json_integer_value(json_object_get(p, "samples")));
 	if (json_is_integer(json_object_get(rep, "budget_runs")))
 		sbuf_addf(sb, " of %lld%s", json_integer_value(json_object_get(rep, "budget_runs")),

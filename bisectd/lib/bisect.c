@@ -595,7 +595,6 @@ void bisect_result(struct bisect_result *r, const struct bisect *b)
 	r->effect_hi = fmax(lo, hi);
 	r->run_cv = expm1(sqrt(b->scale2));
 	r->task_cv = expm1(sqrt(b->task_var));
-	r->lab_corr = b->phi;
 	r->budget_runs = b->budget;
 	r->more_runs = b->more_runs;
 	r->failed_confirm = b->failed_confirm;

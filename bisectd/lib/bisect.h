@@ -185,8 +185,6 @@ struct bisect_result {
 	double task_cv;         /* noise of one task's mean between tasks of a commit (level and runs), as
 				   a fraction; 0 until two tasks of a commit were seen */
 	double run_cv;          /* noise between the runs of one task, as a fraction */
-	double lab_corr;        /* the lab's level in time: the correlation of an agent's consecutive tasks
-				   that the posterior models, 0 where the runs show none */
 	long budget_runs;       /* the budget in force: the job's, or the one derived; 0 none yet */
 	long more_runs;         /* undecided: about how many more runs at this noise would decide it
 				   (-1: no estimate: the effect does not show at all) */

@@ -161,7 +161,6 @@ struct bisect {
 	double scale2, unit1_var;  /* the model's s^2, and the variance of a one-run task's mean */
 	double task_var;           /* ... and of a task of runs_max runs */
 	double lambda;             /* posterior mean of lambda at the most probable split */
-	double phi;                /* the lab's level in time: correlation of an agent's consecutive units, 0 none */
 	double delta, delta_sd;    /* the bad group's shift there, log units (lower is worse) */
 	double slow_rate, slow_depth; /* the lab's slow runs: how often, how deep (see bisect_slow_cut()) */
 	int rate;                  /* the change is in the slow runs, whose share it bisects (bisect_rate_mode()) */

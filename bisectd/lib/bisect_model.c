@@ -1,7 +1,7 @@
 /*
  * bisect_model: the engine's model of the runs. A task's runs share a
- * level, each agent has its own, and the lab may drift, or wander in time
- * where its runs show it; from them the marginal likelihood of every split, the posterior over culprits, the
+ * level, each agent has its own, and the lab may drift; from them the
+ * marginal likelihood of every split, the posterior over culprits, the
  * fit of the most probable split (levels, noise, shift, the slow runs' cut).
  */
 #include "bisect_internal.h"
@@ -9,10 +9,6 @@
 /* Drift scales averaged over (sd of the drift per run, in task sigmas): none, one over 200 runs, over 40. */
 static const double drift_taus[] = { 0, 0.005, 0.025 };
 #define NR_TAUS 3
-/* The lab's level in time (lab_phi()): how far its correlation must stand out, on how many pairs, and its most. */
-#define LAB_AR_Z 3.0
-#define LAB_AR_MIN_PAIRS 10
-#define LAB_AR_MAX 0.5
 /*
  * The ratio lambda = (between-task variance) / (within-task variance)
  * is not known: the marginal is averaged over these, with equal prior
@@ -342,12 +338,9 @@ void bisect_task_sums(struct bisect *b, double sigma, int only_ends, struct tota
  * and, with P > 0, a drift over time with prior precision P; the common
  * scale integrated out with Jeffreys' prior. lm is the log marginal up to
  * a constant shared by every split and lambda; -INFINITY when the data
- * say nothing about delta (every agent saw one side only). With the lab's
- * level in time (T a lab_ar's totals), edge is the bad group's weight
- * next in time to the good group's, per agent and lambda ([slot][NR_LAMBDA]).
+ * say nothing about delta (every agent saw one side only).
  */
-static void lambda_fit(struct lfit *f, const struct totals *T, int nslots, int l, const double *vb, const double *edge,
-		       double P)
+static void lambda_fit(struct lfit *f, const struct totals *T, int nslots, int l, const double *vb, double P)
 {
 	double syy = 0, stt = 0, sty = 0, sxx = 0, sxy = 0, sxt = 0, logdet = 0, wall = 0, ss, m00, ldet;
 
@@ -362,7 +355,7 @@ static void lambda_fit(struct lfit *f, const struct totals *T, int nslots, int l
 		syy += t[2] - t[1] * t[1] / W;
 		stt += t[4] - t[3] * t[3] / W;
 		sty += t[5] - t[3] * t[1] / W;
-		sxx += x[0] + (edge ? edge[a * NR_LAMBDA + l] : 0) - x[0] * x[0] / W;
+		sxx += x[0] - x[0] * x[0] / W;
 		sxy += x[1] - x[0] * t[1] / W;
 		sxt += x[2] - x[0] * t[3] / W;
 		logdet += log(W);
@@ -403,19 +396,24 @@ static double logaddexp(double a, double b)
 }
 
 /*
- * The log marginal of the split whose bad group's sums are vb (and, in
- * time, edge), averaged over lambda and (with drift) the drift's scale.
+ * The log marginal of the split whose bad group's sums are vb, averaged
+ * over lambda and (with drift) the drift's scale; -INFINITY when either
+ * group is empty.
  */
-static double split_loglik(const struct totals *T, int nslots, const double *vb, const double *edge, int drift)
+static double split_loglik(const struct totals *T, int nslots, const double *vb, double w0, int drift)
 {
-	double l = -INFINITY;
+	double nb = 0, l = -INFINITY;
 
+	for (int a = 0; a < nslots; a++)
+		nb += vb[a * NV];
+	if (nb <= 0.5 || w0 - nb <= 0.5)
+		return -INFINITY;
 	for (int li = 0; li < NR_LAMBDA; li++)
 		for (int m = 0; m < (drift ? NR_TAUS : 1); m++) {
 			double tau = drift_taus[m], P = tau > 0 ? 1 / (tau * tau * (1 + lambdas[li])) : 0;
 			struct lfit f;
 
-			lambda_fit(&f, T, nslots, li, vb, edge, P);
+			lambda_fit(&f, T, nslots, li, vb, P);
 			if (!isfinite(f.lm))
 				continue;
 			/* The bad group must be the worse one: P(delta < 0 | data). */
@@ -427,136 +425,21 @@ static double split_loglik(const struct totals *T, int nslots, const double *vb,
 
 /*
  * The bad group's sums at split j into vb (nslots * NV): those of every
- * measured commit that has j among its ancestors, in measured order;
- * the commits' own (c->v), or with per_k their lab_ar sums.
+ * measured commit that has j among its ancestors, in measured order.
  */
-static void bad_sums(double *vb, const struct bisect *b, int j, int nslots, const double *per_k)
+static void bad_sums(double *vb, const struct bisect *b, int j, int nslots)
 {
 	memset(vb, 0, (size_t)nslots * NV * sizeof(double));
 	for (int k = 0; k < b->nr_measured; k++) {
 		const struct cdata *c = &b->c[b->measured[k]];
-		const double *v = per_k ? per_k + (size_t)k * AGENT_SLOTS * NV : c->v;
 
 		if (c->kept == 0 || !has_anc(c, j))
 			continue;
 		for (int a = 0; a < nslots; a++)
 			if (c->agents >> a & 1)
 				for (int q = 0; q < NV; q++)
-					vb[a * NV + q] += v[a * NV + q];
+					vb[a * NV + q] += c->v[a * NV + q];
 	}
-}
-
-/*
- * The lab's level in time (b->phi > 0): an agent's consecutive units (in
- * the order they were taken) share it with correlation phi, an AR(1)
- * over the units of each agent on top of the units' own noise, so
- * V = D^1/2 R D^1/2 with D the units' variances (1 / w) and R the AR's.
- * Its precision Q is tridiagonal, so everything the fit needs is sums
- * again: totals of Q (its 1'Q1, 1'Qy, y'Qy, ... per agent, into T), each
- * unit's row of Q summed into its commit (per_k, laid out as c->v), and
- * for each split the weight of Q between the bad group's units and the
- * good group's next to them in time (edge): z'Qz = z'Q1 + edge.
- */
-struct lab_ar {
-	struct totals T;
-	double *per_k;     /* [nr_measured][AGENT_SLOTS][NV] */
-	int npair, cap;
-	int *pair;         /* [npair][3]: the two units' commits and their slot */
-	double *pq;        /* [npair][NR_LAMBDA]: -Q between them */
-};
-
-static void lab_ar_pair(struct lab_ar *A, const struct task *t0, const struct task *t1, double phi)
-{
-	if (A->npair == A->cap) {
-		A->cap = A->cap ? 2 * A->cap : 64;
-		A->pair = xrealloc(A->pair, (size_t)A->cap * 3 * sizeof(int));
-		A->pq = xrealloc(A->pq, (size_t)A->cap * NR_LAMBDA * sizeof(double));
-	}
-	A->pair[3 * A->npair] = t0->commit;
-	A->pair[3 * A->npair + 1] = t1->commit;
-	A->pair[3 * A->npair + 2] = t0->agent;
-	for (int l = 0; l < NR_LAMBDA; l++)
-		A->pq[A->npair * NR_LAMBDA + l] = phi / (1 - phi * phi) * sqrt(t0->n / (1 + lambdas[l] * t0->n) *
-									       t1->n / (1 + lambdas[l] * t1->n));
-	A->npair++;
-}
-
-static void lab_ar_build(struct lab_ar *A, const struct bisect *b, int nslots)
-{
-	double phi = b->phi, off = -phi / (1 - phi * phi);
-	int *units = xmalloc(((size_t)b->nr_tasks + 1) * sizeof(int)), *kof = xmalloc((size_t)b->n * sizeof(int));
-
-	memset(A, 0, sizeof(*A));
-	A->T.ssw = b->tot.ssw;
-	A->T.dofw = b->tot.dofw;
-	A->T.m = b->tot.m;
-	A->T.nagents = b->tot.nagents;
-	A->per_k = xcalloc((size_t)(b->nr_measured ? b->nr_measured : 1) * AGENT_SLOTS * NV, sizeof(double));
-	for (int k = 0; k < b->nr_measured; k++)
-		kof[b->measured[k]] = k;
-	for (int a = 0; a < nslots; a++) {
-		int nu = 0;
-
-		for (int k = 0; k < b->nr_tasks; k++)
-			if (b->tasks[k].n > 0 && b->tasks[k].agent == a)
-				units[nu++] = k;
-		for (int e = 0; e + 1 < nu; e++)
-			if (b->tasks[units[e]].commit != b->tasks[units[e + 1]].commit)
-				lab_ar_pair(A, &b->tasks[units[e]], &b->tasks[units[e + 1]], phi);
-		for (int l = 0; l < NR_LAMBDA; l++) {
-			double *T = A->T.a[a][l];
-
-			if (nu > 0)
-				A->T.logw[l] -= 0.5 * (nu - 1) * log(1 - phi * phi);
-			for (int e = 0; e < nu; e++) {
-				const struct task *tk = &b->tasks[units[e]];
-				double w = tk->n / (1 + lambdas[l] * tk->n), y = tk->s / tk->n, t = tk->t / tk->n;
-				double d = nu == 1 ? 1 : (e == 0 || e == nu - 1 ? 1 : 1 + phi * phi) / (1 - phi * phi);
-				double q1 = w * d, qy = q1 * y, qt = q1 * t, *v;
-
-				/* The unit's row of Q: its own weight, and its neighbours' in time. */
-				for (int f = e - 1; f <= e + 1; f += 2)
-					if (f >= 0 && f < nu) {
-						const struct task *tf = &b->tasks[units[f]];
-						double q = off * sqrt(w * tf->n / (1 + lambdas[l] * tf->n));
-
-						q1 += q;
-						qy += q * tf->s / tf->n;
-						qt += q * tf->t / tf->n;
-					}
-				T[0] += q1;
-				T[1] += qy;
-				T[2] += y * qy;
-				T[3] += qt;
-				T[4] += t * qt;
-				T[5] += y * qt;
-				A->T.logw[l] += 0.5 * log(w);
-				v = A->per_k + (size_t)kof[tk->commit] * AGENT_SLOTS * NV + a * NV + 3 * l;
-				v[0] += q1;
-				v[1] += qy;
-				v[2] += qt;
-			}
-		}
-	}
-	free(units);
-	free(kof);
-}
-
-/* The edge of split j (see struct lab_ar) into edge, [slot][NR_LAMBDA]. */
-static void lab_ar_edge(double *edge, const struct lab_ar *A, const struct bisect *b, int j, int nslots)
-{
-	memset(edge, 0, (size_t)nslots * NR_LAMBDA * sizeof(double));
-	for (int p = 0; p < A->npair; p++)
-		if (has_anc(&b->c[A->pair[3 * p]], j) != has_anc(&b->c[A->pair[3 * p + 1]], j))
-			for (int l = 0; l < NR_LAMBDA; l++)
-				edge[A->pair[3 * p + 2] * NR_LAMBDA + l] += A->pq[p * NR_LAMBDA + l];
-}
-
-static void lab_ar_free(struct lab_ar *A)
-{
-	free(A->per_k);
-	free(A->pair);
-	free(A->pq);
 }
 
 /* Whether splits i and j put the same measured commits in the bad group. */
@@ -573,9 +456,8 @@ static int same_bad_group(const struct bisect *b, int i, int j)
 
 /*
  * Log marginal likelihood of every split into b->logl (and the posterior
- * into b->post), averaged over lambda and the drift's scale, with the
- * lab's level in time where b->phi > 0 (struct lab_ar); returns the most
- * probable split, whose bad group's sums are left in b->sp.
+ * into b->post), averaged over lambda and the drift's scale; returns the
+ * most probable split, whose bad group's sums are left in b->sp.
  *
  * Splits with the same measured commits in their bad group have the same
  * sums, bit for bit, and so the same likelihood: it is computed once for
@@ -589,10 +471,9 @@ static int split_posterior(struct bisect *b)
 	const struct totals *T = &b->tot;
 	int nslots = b->nr_slots ? b->nr_slots : 1, map = -1, drift = b->o.drift;
 	size_t stride = (size_t)nslots * NV, hsize = 64;
-	double best = -INFINITY, z = 0, w0 = 0, stt0 = 0, *raw, *vb, *edge = NULL;
+	double best = -INFINITY, z = 0, w0 = 0, stt0 = 0, *raw, *vb;
 	uint64_t *key = xcalloc((size_t)b->n, sizeof(uint64_t));
 	int *seen;  /* open addressing over the keys: the first split of a bad group, + 1 */
-	struct lab_ar A;
 
 	if (b->sp_cap < stride) {
 		free(b->sp);
@@ -621,10 +502,6 @@ static int split_posterior(struct bisect *b)
 		hsize <<= 1;
 	seen = xcalloc(hsize, sizeof(int));
 	raw = xmalloc((size_t)b->n * sizeof(double));
-	if (b->phi > 0) {
-		lab_ar_build(&A, b, nslots);
-		edge = xmalloc((size_t)nslots * NR_LAMBDA * sizeof(double));
-	}
 	for (int j = 1; j < b->n; j++) {
 		double l;
 		size_t h;
@@ -639,22 +516,9 @@ static int split_posterior(struct bisect *b)
 		if (seen[h]) {
 			l = raw[seen[h] - 1];
 		} else {
-			double nb = 0;
-
 			seen[h] = j + 1;
-			bad_sums(vb, b, j, nslots, NULL);
-			for (int a = 0; a < nslots; a++)
-				nb += vb[a * NV];
-			if (nb <= 0.5 || w0 - nb <= 0.5) {
-				l = -INFINITY;  /* either group empty */
-			} else if (edge) {
-				bad_sums(vb, b, j, nslots, A.per_k);
-				lab_ar_edge(edge, &A, b, j, nslots);
-				l = split_loglik(&A.T, nslots, vb, edge, drift);
-			} else {
-				l = split_loglik(T, nslots, vb, NULL, drift);
-			}
-			raw[j] = l;
+			bad_sums(vb, b, j, nslots);
+			l = raw[j] = split_loglik(T, nslots, vb, w0, drift);
 		}
 		if (!isfinite(l)) {
 			b->logl[j] = -INFINITY;
@@ -674,11 +538,7 @@ static int split_posterior(struct bisect *b)
 	for (int j = 1; j < b->n; j++)
 		b->post[j] = z > 0 ? b->post[j] / z : 1.0 / (b->n - 1);
 	if (map > 0)
-		bad_sums(b->sp, b, map, nslots, NULL);
-	if (edge) {
-		lab_ar_free(&A);
-		free(edge);
-	}
+		bad_sums(b->sp, b, map, nslots);
 	free(seen);
 	free(raw);
 	free(vb);
@@ -701,7 +561,7 @@ double bisect_shift_of(struct bisect *b, const struct totals *T, const double *v
 	int nslots = b->nr_slots ? b->nr_slots : 1;
 
 	for (int l = 0; l < NR_LAMBDA; l++) {
-		lambda_fit(&f[l], T, nslots, l, vb, NULL, 0);
+		lambda_fit(&f[l], T, nslots, l, vb, 0);
 		top = fmax(top, f[l].lm);
 	}
 	for (int i = 0; i < nx; i++)
@@ -826,51 +686,6 @@ double bisect_slow_cut(const struct bisect *b)
 }
 
 /*
- * The lab's level in time: the correlation of each agent's consecutive
- * units about the most probable split's fit (its groups' centres and the
- * agents' levels), pooled over the agents, where it stands LAB_AR_Z
- * standard errors (1 / sqrt(pairs)) or more above what independent units
- * give; else 0, and the model is the independent units' alone. At most
- * LAB_AR_MAX: a lab of two levels (bursts of load) jumps between them,
- * and at 0.85 a jump between two neighbouring units lies 3 of the AR's
- * innovation sds wide, which the model reads as the change where a split
- * falls there (the recorded bursts-guest trace at 30% and 40%, ten coins
- * of the confirmation: 80 wrong in 20,000 trials at 0.9, 66 without the
- * model in time); at 0.5 the variance of two neighbours' difference is
- * half of two independent units', not a tenth. Drawn from the fit of the
- * split and not averaged over per split: averaged
- * over phi in {0, 0.5, 0.85} split by split, a lab of independent runs
- * paid with a wrong answer (N = 64, 7% / 4%: the culprit 1, commit 18
- * named at 0.9983 after thirty rounds that measured 16 and 17 by turns;
- * a model whose level wanders explains a stretch of bad runs away), where
- * the estimate leaves such a lab's answers as they were.
- */
-static double lab_phi(const struct bisect *b, int map)
-{
-	double num = 0, den = 0, prev[AGENT_SLOTS];
-	int have[AGENT_SLOTS] = { 0 }, np = 0;
-
-	for (int k = 0; k < b->nr_tasks; k++) {
-		const struct task *tk = &b->tasks[k];
-		double e;
-
-		if (tk->n == 0)
-			continue;
-		e = tk->s / tk->n - b->off[tk->agent] - (has_anc(&b->c[tk->commit], map) ? b->mu_b : b->mu_g);
-		den += e * e;
-		if (have[tk->agent]) {
-			num += e * prev[tk->agent];
-			np++;
-		}
-		prev[tk->agent] = e;
-		have[tk->agent] = 1;
-	}
-	if (np < LAB_AR_MIN_PAIRS || !(den > 0) || num / den * sqrt(np) < LAB_AR_Z)
-		return 0;
-	return fmin(num / den, LAB_AR_MAX);
-}
-
-/*
  * Fits the model: the posterior over all runs, then again without the runs
  * that lie far from both groups of the most probable split, with sigma
  * taken from the median absolute residual so those runs cannot inflate it.
@@ -880,7 +695,6 @@ void bisect_update_posterior(struct bisect *b)
 	double *res, *gx, *bx;
 	int map, m = 0, ng = 0, nb = 0;
 
-	b->phi = 0;
 	bisect_task_sums(b, 0, 0, &b->tot);
 	map = split_posterior(b);
 	if (map <= 0) {
@@ -933,18 +747,6 @@ void bisect_update_posterior(struct bisect *b)
 	if (map <= 0) {
 		b->map = map;
 		return;
-	}
-	/* The lab's level in time, where the fit's residuals show it: the posterior again with it. */
-	b->phi = lab_phi(b, map);
-	if (b->phi > 0) {
-		int ar_map = split_posterior(b);
-
-		if (ar_map > 0) {
-			map = ar_map;
-		} else {  /* no split the model in time can weigh: the posterior without it, as it was */
-			b->phi = 0;
-			split_posterior(b);
-		}
 	}
 	group_means(b, map);
 	b->map = map;

@@ -1117,75 +1117,6 @@ static void test_bursty_lab_right_or_undecided(void **state)
 	dag_free(d);
 }
 
-/* A lab whose level wanders: an AR(1) over its runs in time (phi 0: independent runs), at a CV of 4%. */
-struct arctx {
-	int culprit;
-	double change, phi, level;
-	struct rng *rng;
-	long at_candidates;  /* runs at commits other than the ends (0 and 64) */
-};
-
-static double ar_value(void *arg, int c)
-{
-	struct arctx *x = arg;
-
-	x->level = x->phi * x->level + sqrt(1 - x->phi * x->phi) * 0.04 * rng_normal(x->rng);
-	x->at_candidates += c != 0 && c != 64;
-	return (c >= x->culprit ? 1000 * (1 - x->change) : 1000) * (1 + x->level);
-}
-
-/*
- * On that lab (phi 0.85) a run's neighbours in time share most of its
- * level: a stretch of runs of good commits can read as bad, and two
- * commits measured by turns differ by far less noise than the CV says.
- * The engine reads the correlation from its fit's residuals (lab_phi())
- * and then fits the lab's level in time. 7% / 4%, one agent, 20 seeded
- * jobs: none may name another commit, 19 or more must name the culprit,
- * 16 or more read the correlation at 0.4 or more (18 do, most at the cap
- * of 0.5), and in fewer than 50 runs at candidates on average: 43.0 now,
- * 59.6 with the model of independent units alone (bench-bisect's ar1
- * cells at 7% / 4%, N = 64: 53 runs and 1 wrong answer in 1,000 trials
- * then, 32.5 and none). The same jobs on independent runs read no
- * correlation, so they are decided as before.
- */
-static void test_lab_level_in_time(void **state)
-{
-	struct dag *d = linear(65);
-
-	(void)state;
-	for (int ar = 1; ar >= 0; ar--) {
-		int found = 0, read = 0;
-		long runs = 0;
-
-		for (uint64_t seed = 1; seed <= 20; seed++) {
-			struct bisect *b;
-			struct rng rng;
-			struct arctx x = { 10 + 2 * (int)seed, 0.07, ar ? 0.85 : 0, 0, &rng, 0 };
-			struct bisect_result r;
-
-			rng_seed(&rng, seed);
-			r = drive_job(&b, d, 1, 0, ar_value, &x);
-			if (r.verdict == VERDICT_CULPRIT && r.culprit != x.culprit)
-				fail_msg("phi %.2f, seed %d: named %d (culprit %d) at %.4f: %s", x.phi, (int)seed, r.culprit,
-					 x.culprit, r.confidence, r.why);
-			found += r.verdict == VERDICT_CULPRIT;
-			runs += x.at_candidates;
-			read += ar ? r.lab_corr >= 0.4 : r.lab_corr > 0;
-			bisect_free(b);
-		}
-		print_message("phi %.2f: %d of 20 named the culprit, %.1f runs at candidates on average, %d read a "
-			      "correlation\n", ar ? 0.85 : 0, found, runs / 20.0, read);
-		assert_true(found >= 19);
-		if (ar) {
-			assert_true(read >= 16);
-			assert_true(runs < 50 * 20);
-		} else {
-			assert_true(read <= 1);
-		}
-	}
-	dag_free(d);
-}
-
 /*
  * Bursts of load that last longer than a run: the ends' chains pair a good
  * run with the bad run next to it, so two equal ends are shown equal on a
@@ -2784,7 +2715,6 @@ int main(void)
 		cmocka_unit_test(test_recorded_modes_job),
 		cmocka_unit_test(test_recorded_overlap_job),
 		cmocka_unit_test(test_bursty_lab_right_or_undecided),
-		cmocka_unit_test(test_lab_level_in_time),
 		cmocka_unit_test(test_bursts_cancel_in_the_ends_pairs),
 		cmocka_unit_test(test_derived_budget_ends_undecided),
 		cmocka_unit_test(test_agent_at_two_levels_at_the_ends),
