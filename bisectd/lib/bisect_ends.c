@@ -159,7 +159,7 @@ static int ends_paired(const struct bisect *b, double beyond, double *delta, dou
 	const struct cdata *g = &b->c[0], *x = &b->c[b->n - 1];
 	double *d = xmalloc((size_t)(g->nx < x->nx ? g->nx : x->nx) * sizeof(double) + 1), *w, *ans;
 	double med, mad, m, se;
-	int n = bisect_neighbour_pairs(d, NULL, b, 0, b->n - 1, 0), kept = 0;
+	int n = bisect_neighbour_pairs(d, NULL, NULL, b, 0, b->n - 1, 0), kept = 0;
 
 	if (n < ENDS_MIN_PAIRS)
 		goto out;

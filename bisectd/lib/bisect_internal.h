@@ -213,7 +213,7 @@ int bisect_choose_search(struct bisect_query *out, struct bisect *b, int k, cons
 
 /* bisect_confirm.c: the confirmation's interleaved pairs */
 #define PAIRS_OWN_CUT 2 /* bisect_neighbour_pairs()'s confirm: the confirmation's pairs, own_cuts() too */
-int bisect_neighbour_pairs(double *d, int *aside, const struct bisect *b, int a, int c, int confirm);
+int bisect_neighbour_pairs(double *d, int *aside, int *agent, const struct bisect *b, int a, int c, int confirm);
 int bisect_pairs_needed(const struct bisect *b);
 int bisect_confirm_last(const struct bisect *b);
 int bisect_confirm_step(struct bisect_query *out, struct bisect *b, int k, const unsigned char *busy, int top,

@@ -1043,6 +1043,34 @@ static void test_recorded_overlap_job(void **state)
 	replay_recorded_job(overlap_job, sizeof(overlap_job) / sizeof(overlap_job[0]), 1, 48);
 }
 
+/*
+ * A third job of that lab (kbuild-guest.trace, N = 64, 40%, four agents,
+ * --coin-seed 3; the culprit 31). The confirmation's first round came in
+ * two chains: on agent 0, 29 30 30 29, commit 30 (good) low in the
+ * middle (592, 652 against 993, 964); on agent 1, 30 29 29 30, its parent
+ * high in the middle (1302, 1343 against 1001, 930). Four pairs in one
+ * stretch of the lab's time passed the first look at p = 0.0024, and
+ * commit 30 was named at 0.9943. Now two chains' first round is no look
+ * (first_look()): the job asks for a round more, on one chain.
+ */
+static const double round_job[][5] = {
+	{ 23, 2, 0, 0, 992.80 }, { 45, 3, 1, 0, 382.65 }, { 0, 0, 2, 0, 643.99 }, { 0, 1, 3, 0, 952.48 },
+	{ 64, 0, 4, 0, 627.85 }, { 64, 1, 5, 0, 701.88 }, { 0, 0, 6, 0, 974.89 }, { 0, 1, 7, 0, 1206.39 },
+	{ 64, 0, 8, 0, 605.16 }, { 64, 1, 9, 0, 553.14 }, { 0, 0, 10, 0, 964.32 }, { 0, 1, 11, 0, 903.61 },
+	{ 64, 0, 12, 0, 585.76 }, { 64, 1, 13, 0, 590.35 }, { 13, 0, 14, 0, 957.03 }, { 26, 1, 15, 0, 1281.92 },
+	{ 38, 2, 16, 0, 355.04 }, { 51, 3, 17, 0, 579.68 }, { 28, 0, 18, 0, 991.94 }, { 29, 1, 19, 0, 1262.71 },
+	{ 31, 2, 20, 0, 391.27 }, { 33, 3, 21, 0, 604.65 }, { 30, 0, 22, 0, 530.85 }, { 29, 1, 23, 0, 1288.70 },
+	{ 31, 2, 24, 0, 578.50 }, { 32, 3, 25, 0, 608.92 }, { 28, 2, 26, 0, 646.68 }, { 31, 3, 27, 0, 414.13 },
+	{ 29, 0, 28, 1, 992.80 }, { 30, 1, 29, 1, 1000.50 }, { 30, 0, 30, 1, 591.73 }, { 29, 1, 31, 1, 1302.08 },
+	{ 30, 0, 32, 1, 652.12 }, { 29, 1, 33, 1, 1342.68 }, { 29, 0, 34, 1, 964.17 }, { 30, 1, 35, 1, 929.69 },
+};
+
+static void test_recorded_round_job(void **state)
+{
+	(void)state;
+	replay_recorded_job(round_job, sizeof(round_job) / sizeof(round_job[0]), 4, 31);
+}
+
 /* A two-state lab: slow periods 25% down, entered with 3% a run, left with 8%, for every agent at once. */
 struct burstctx {
 	int culprit, slow;
@@ -2714,6 +2742,7 @@ int main(void)
 		cmocka_unit_test(test_lab_with_a_rhythm_never_names_a_good_commit),
 		cmocka_unit_test(test_recorded_modes_job),
 		cmocka_unit_test(test_recorded_overlap_job),
+		cmocka_unit_test(test_recorded_round_job),
 		cmocka_unit_test(test_bursty_lab_right_or_undecided),
 		cmocka_unit_test(test_bursts_cancel_in_the_ends_pairs),
 		cmocka_unit_test(test_derived_budget_ends_undecided),
