@@ -891,6 +891,59 @@ static void test_confirmation_in_two_chains(void **state)
 	dag_free(d);
 }
 
+/* A 30% change at 40, at 1%. */
+static double step_at_40_value(void *arg, int c)
+{
+	struct rng *rng = arg;
+
+	return (c >= 40 ? 700 : 1000) * (1 + 0.01 * rng_normal(rng));
+}
+
+/*
+ * Four pairs of two chains' one round are one stretch of the lab's time
+ * and no look (first_look()), however plain the change: with two agents
+ * the round after them is one chain's, and the commit is named on six
+ * pairs. With one agent the four pairs are two rounds, and are a look.
+ */
+static void test_two_chains_round_is_no_look(void **state)
+{
+	struct dag *d = linear(65);
+
+	(void)state;
+	for (int k = 1; k <= 2; k++) {
+		struct bisect_opts o = BISECT_OPTS_INIT;
+		struct bisect_query q[BISECT_MAX_QUERIES(2)];
+		struct bisect_result r;
+		struct bisect *b;
+		struct rng rng;
+		int nq, rounds = 0, chains[3];
+
+		rng_seed(&rng, 11);
+		assert_int_equal(bisect_new(&b, d->n, d->par, d->npar, &o), 0);
+		runs_around_40(b, &rng, 700, 0);
+		while ((nq = bisect_next(q, b, k, NULL)) > 0) {
+			chains[1] = chains[2] = 0;
+			for (int i = 0; i < nq; i++) {
+				assert_int_equal(q[i].confirm, BISECT_Q_CONFIRM);
+				chains[q[i].chain]++;
+			}
+			/* two chains first, then one; one agent, one chain a round */
+			assert_int_equal(chains[1], 4);
+			assert_int_equal(chains[2], k == 2 && rounds == 0 ? 4 : 0);
+			feed(b, q, nq, step_at_40_value, &rng);
+			assert_true(++rounds <= 2);
+		}
+		bisect_result(&r, b);
+		print_message("%d agents: %s\n", k, r.why);
+		assert_int_equal(r.verdict, VERDICT_CULPRIT);
+		assert_int_equal(r.culprit, 40);
+		assert_int_equal(rounds, 2);
+		assert_non_null(strstr(r.why, k == 2 ? "6 interleaved pairs" : "4 interleaved pairs"));
+		bisect_free(b);
+	}
+	dag_free(d);
+}
+
 /*
  * A lab with a rhythm: the level of the n-th run overall (every agent's,
  * in the order they come) follows a fixed pattern, low in some runs and
@@ -2739,6 +2792,7 @@ int main(void)
 		cmocka_unit_test(test_ends_refreshed_with_four_agents),
 		cmocka_unit_test(test_confirmation_rejects_equal_commits),
 		cmocka_unit_test(test_confirmation_in_two_chains),
+		cmocka_unit_test(test_two_chains_round_is_no_look),
 		cmocka_unit_test(test_lab_with_a_rhythm_never_names_a_good_commit),
 		cmocka_unit_test(test_recorded_modes_job),
 		cmocka_unit_test(test_recorded_overlap_job),
