@@ -850,8 +850,8 @@ static void test_confirmation_rejects_equal_commits(void **state)
 
 /*
  * With two agents the confirmation's pairs come in two chains, one an
- * agent, so that the first look's four pairs take one round; with one
- * agent, one chain. Each chain is a round of two pairs, one run a link,
+ * agent, so that four pairs take one round (no look on their own:
+ * test_two_chains_round_is_no_look); with one agent, one chain. Each chain is a round of two pairs, one run a link,
  * each commit first once: 39 40 40 39 or 40 39 39 40, whichever its coin
  * says.
  */
