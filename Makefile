@@ -189,8 +189,9 @@ $(BUILD)/replay-job: $(BUILD)/obj/tests/bench/replay_job.o $(LIB)
 record-noise: $(BUILD)/loadgen
 	BUILD=$(abspath $(BUILD)) sh tests/bench/record-noise.sh $(RECORD_FLAGS)
 
-# Real bisections on the local lab with the load injector on (about 20
-# minutes here; BENCH_LAB_FLAGS=--help lists its knobs). Not part of make check.
+# Real bisections on the local lab with the load injector on (about 9
+# minutes here, 12 with --hogs 2; BENCH_LAB_FLAGS=--help lists its knobs).
+# Not part of make check.
 BENCH_LAB_FLAGS ?=
 bench-lab: deps
 	$(MAKE) all $(BUILD)/loadgen
