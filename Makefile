@@ -57,7 +57,7 @@ LIB_SRC := $(WL_SRC) $(addprefix bisectd/lib/,err.c log.c run.c conf.c conf_read
 COORD_SRC := $(addprefix bisectd/daemon/,coord.c coord_event.c coord_mirror.c coord_jobs.c coord_job.c \
            coord_steps.c coord_engine.c coord_split.c coord_claims.c coord_tasks.c coord_intake.c coord_report.c \
            coord_agents.c coord_dash.c coord_charts.c coord_mail.c coord_export.c coord_live.c coord_ecache.c \
-           coord_profiles.c)
+           coord_profiles.c coord_levels.c)
 # The dashboard: its routes, its event streams, its files (generated from bisectd/web/).
 WEB_SRC := $(addprefix bisectd/daemon/,web.c events.c web_assets.c)
 D_SRC   := $(addprefix bisectd/daemon/,bisectd.c http.c http_wait.c api.c api_req.c auth.c) $(COORD_SRC) $(WEB_SRC)

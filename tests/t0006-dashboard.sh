@@ -124,8 +124,18 @@ CHROMIUM="$CHROMIUM" node "$TOP/tests/browser/dashboard.mjs" "$LAB_URL" 1 "$SHOT
 brc=$?
 browser_tap "$LAB/slow.out"
 is "$brc" 0 "... and that browser run exits 0"
+
+# Two agents at levels 15% apart: the hmeans at the reference's level
+# (hmean_ref, not the pooled hmean), and the other agent's level.
+q "UPDATE jobs SET report = json_set(report, '$.parent.hmean_ref', 1.25, '$.culprit.hmean_ref', 0.96,
+	'$.agents', json('[{\"id\": 1, \"name\": \"lab1\", \"runs\": 20, \"level_pct\": 0, \"reference\": true},
+	{\"id\": 2, \"name\": \"lab2\", \"runs\": 12, \"level_pct\": -15.0, \"reference\": false}]')) WHERE id = 1"
+CHROMIUM="$CHROMIUM" node "$TOP/tests/browser/dashboard.mjs" "$LAB_URL" 1 "$SHOTS" agents > "$LAB/agents.out" 2>&1
+brc=$?
+browser_tap "$LAB/agents.out"
+is "$brc" 0 "... and that browser run exits 0"
 n=$(ls "$SHOTS"/*.png 2>/dev/null | wc -l)
-like "$n" '^[5-9]$' "its screenshots are kept"
+like "$n" '^[6-9]$' "its screenshots are kept"
 echo "# screenshots: $SHOTS"
 
 tap_plan "$tap_n"

@@ -1,7 +1,10 @@
 #!/bin/sh
-# t0008: the faces of a job's end. On the demo job: the report's HARMEAN
-# (CV) and change columns, with either CV, recomputed from the stored
-# samples; the CSV export line for line against the store; the mail's
+# t0008: the faces of a job's end. On the demo job, with lab2 reading 15%
+# lower than lab1 on every commit: the agents' levels the report gives,
+# and its HARMEAN (CV) and change columns, with either CV, recomputed from
+# the stored samples at the reference agent's level; no change between
+# the good end and the culprit's parent, though their runs mix the agents
+# in other shares; the CSV export line for line against the store; the mail's
 # culprit, author, command line and table, and its reproduce commands
 # run (the submit against this bisectd, the checkout, build and run by
 # hand). Bad input: a job that does not exist, one without samples, one
@@ -54,18 +57,23 @@ ctl cancel 1 > /dev/null
 # --- the demo job --------------------------------------------------------------
 
 lab_start_agent lab1 0
+export STANDIN_LEVEL=0.85
 lab_start_agent lab2 $(( $(nproc) > 1 ? 1 : 0 ))
+unset STANDIN_LEVEL
 timeout 300 "$BUILD/bisectctl" submit --repo demo --good v1.0 --bad main --workload bench \
 	--budget-seconds 200 --watch > "$LAB/watch.out" 2>&1
 state=$(q "SELECT state FROM jobs WHERE id = 2")
 like "$state" '^(done|undecided)$' "the demo job ends (done or undecided on a loaded machine)"
 
-# check_report FILE CV JOB: every row of the table against the job's samples (CV amean or hmean).
+# check_report FILE CV JOB: every row of the table against the job's samples
+# (CV amean or hmean), each run divided by its agent's level in the report.
 check_report() {
-	python3 - "$LAB/bisectd.db" "$1" "$2" "$3" <<'EOF'
-import math, re, sqlite3, sys
-db, path, cv, job = sys.argv[1:]
+	api GET "/api/v1/jobs/$3" | cut -d' ' -f2- > "$LAB/job-$3.json"
+	python3 - "$LAB/bisectd.db" "$1" "$2" "$3" "$LAB/job-$3.json" <<'EOF'
+import json, math, re, sqlite3, sys
+db, path, cv, job, doc = sys.argv[1:]
 c = sqlite3.connect(db)
+level = {a['id']: 1 + a['level_pct'] / 100 for a in json.load(open(doc))['report'].get('agents', [])}
 rows = 0
 base = None
 for line in open(path):
@@ -74,7 +82,8 @@ for line in open(path):
         continue
     label, sha, hm, cvs, change, n = m.groups()
     idx, = c.execute("SELECT idx FROM job_commits WHERE job_id = ? AND sha LIKE ?", (job, sha + '%')).fetchone()
-    x = [v for v, in c.execute("SELECT value FROM samples WHERE job_id = ? AND idx = ? AND value > 0", (job, idx))]
+    x = [v / level.get(a, 1) for v, a in c.execute("SELECT s.value, t.agent_id FROM samples s JOIN tasks t ON "
+         "t.id = s.task_id WHERE s.job_id = ? AND s.idx = ? AND s.value > 0", (job, idx))]
     h = len(x) / sum(1 / v for v in x)
     a = sum(x) / len(x)
     if cv == 'amean':
@@ -100,6 +109,23 @@ EOF
 
 ctl report 2 > "$LAB/report.txt"
 like "$(cat "$LAB/report.txt")" "CV: stddev / arithmetic mean of the runs" "the report says which CV it prints"
+like "$(cat "$LAB/report.txt")" "agents: lab1 \\([0-9]+ runs, [^)]*\\), lab2 \\([0-9]+ runs, [^)]*\\)" \
+	"... and the two agents' levels"
+api GET /api/v1/jobs/2 | cut -d' ' -f2- > "$LAB/job-2.json"
+out=$(python3 - "$LAB/job-2.json" <<'EOF'
+import json, sys
+r = json.load(open(sys.argv[1]))['report']
+lv = {a['name']: 1 + a['level_pct'] / 100 for a in r['agents']}
+ratio = lv['lab2'] / lv['lab1']
+rows = {k: r[k] for k in ('good', 'parent', 'culprit', 'bad') if r.get(k)}
+g = rows['good']['hmean_ref']
+far = [k for k, x in rows.items() if abs(x['hmean_ref'] / g - (1 if k in ('good', 'parent') else 0.72)) > 0.03]
+print('lab2/lab1 %.3f' % ratio if abs(ratio - 0.85) <= 0.03 else 'lab2/lab1 %.3f, not 0.85' % ratio,
+      'rows far from the code\'s level: %s' % (' '.join(far) or 'none'))
+EOF
+)
+like "$out" "^lab2/lab1 0\\.[0-9]+ rows far from the code's level: none$" \
+	"lab2 reads 0.85 of lab1 in the report, and every row is its code's level within 3% (1, or 0.72 from the culprit on)"
 like "$(check_report "$LAB/report.txt" amean 2)" '^[2-9]$' "its HARMEAN (CV), change and n are the samples'"
 ctl report 2 --cv hmean > "$LAB/report-h.txt"
 like "$(cat "$LAB/report-h.txt")" "CV: mmtests' harmonic CoV" "--cv hmean says it prints the harmonic CoV"
@@ -159,14 +185,16 @@ ok $? "report --mail exits 0 for a job with a culprit"
 mail=$(cat "$LAB/mail.txt")
 subject=$(git -C "$LAB/demo.git" log -1 --format=%s "$culprit")
 author=$(git -C "$LAB/demo.git" log -1 --format='%an <%ae>' "$culprit")
+api GET "/api/v1/jobs/$MJ" | cut -d' ' -f2- > "$LAB/job-$MJ.json"
 change=$(python3 -c "
-import sqlite3, sys
+import json, sqlite3, sys
 c = sqlite3.connect('$LAB/bisectd.db')
 cul, = c.execute('SELECT culprit FROM jobs WHERE id = $MJ').fetchone()
 par, = c.execute('SELECT parents FROM job_commits WHERE job_id = $MJ AND idx = ?', (cul,)).fetchone()
 par = par.strip('[]')
 par = int(par.split(',')[0]) if par else 0  # the good end when no parent is inside the range, as the engine has it
-h = lambda i: (lambda x: len(x) / sum(1 / v for v in x))([v for v, in c.execute('SELECT value FROM samples WHERE job_id = $MJ AND idx = ? AND value > 0', (i,))])
+lv = {a['id']: 1 + a['level_pct'] / 100 for a in json.load(open('$LAB/job-$MJ.json'))['report'].get('agents', [])}
+h = lambda i: (lambda x: len(x) / sum(1 / v for v in x))([v / lv.get(a, 1) for v, a in c.execute('SELECT s.value, t.agent_id FROM samples s JOIN tasks t ON t.id = s.task_id WHERE s.job_id = $MJ AND s.idx = ? AND s.value > 0', (i,))])
 print('%+.1f' % ((h(cul) - h(par)) / h(par) * 100))")
 like "$mail" "bisectd noticed a \\$change% regression of bench.ops/s on:" "the mail names the regression, its change the samples'"
 like "$mail" "commit: $culprit \\(\"$subject\"\\)" "... the culprit's id and subject"

@@ -23,11 +23,12 @@ static void measure_cells(char *val, size_t vn, char *cv, size_t cn, const json_
 {
 	double h, c;
 
-	if (ctl_jnum(&h, m, "hmean"))
+	/* A report's rows at the reference agent's level where it has one (two agents or more). */
+	if (ctl_jnum(&h, m, "hmean_ref") || ctl_jnum(&h, m, "hmean"))
 		snprintf(val, vn, "%.2f", h);
 	else
 		snprintf(val, vn, "-");
-	if (ctl_jnum(&c, m, "cv"))
+	if (ctl_jnum(&c, m, "cv_ref") || ctl_jnum(&c, m, "cv"))
 		snprintf(cv, cn, "(%.4f)", c);
 	else
 		cv[0] = '\0';
@@ -115,6 +116,31 @@ static void print_numbers(struct sbuf *out, const json_t *report)
 		sbuf_adds(out, "  no estimate of the runs that would decide it: the effect does not show\n");
 }
 
+/* "agents lab1 (reference, 25 runs), lab2 -12.07% (18 runs); rows at lab1's level". */
+static void print_agents(struct sbuf *out, const json_t *report)
+{
+	json_t *agents = json_object_get(report, "agents"), *a;
+	const char *ref = "the reference";
+	size_t i;
+
+	if (json_array_size(agents) < 2)
+		return;
+	sbuf_adds(out, "  agents");
+	json_array_foreach(agents, i, a) {
+		double lvl = 0;
+
+		ctl_jnum(&lvl, a, "level_pct");
+		if (json_is_true(json_object_get(a, "reference"))) {
+			ref = ctl_jstr_or(a, "name", "?");
+			sbuf_addf(out, "%s %s (reference, %lld runs)", i ? "," : "", ref, ctl_jint(a, "runs", 0));
+		} else {
+			sbuf_addf(out, "%s %s %+.2f%% (%lld runs)", i ? "," : "", ctl_jstr_or(a, "name", "?"), lvl,
+				  ctl_jint(a, "runs", 0));
+		}
+	}
+	sbuf_addf(out, "; the rows and the change at %s's level\n", ref);
+}
+
 /* The report object: the culprit (or the verdict) and the numbers behind it. */
 static void print_result(struct sbuf *out, const json_t *report)
 {
@@ -166,6 +192,7 @@ static void print_result(struct sbuf *out, const json_t *report)
 	}
 	if (sep)
 		sbuf_adds(out, "\n");
+	print_agents(out, report);
 	print_numbers(out, report);
 }
 
@@ -318,7 +345,10 @@ void ctl_format_job(struct sbuf *out, const json_t *job, size_t max_events, int 
 		qsort(v, n, sizeof(*v), ctl_cmp_idx);
 		for (i = 0; i < n; i++)
 			mwidth_add(&w, ctl_jstr_or(v[i], "state", "?"), v[i]);
-		if (n)
+		if (n && json_array_size(json_object_get(report, "agents")) > 1)
+			sbuf_adds(out, "\ncommits (each one's runs pooled over the agents; the result below takes "
+				  "their levels out):\n");
+		else if (n)
 			sbuf_adds(out, "\ncommits:\n");
 		else
 			sbuf_adds(out, "\ncommits: none tested yet\n");

@@ -160,10 +160,11 @@ static const char *verdict_name(enum bisect_verdict v)
  * noise per task and per run, and the budgets: what an undecided answer is
  * read with, and what tells a confident one from a lucky one.
  */
-static json_t *engine_report(struct coord *s, struct jobctx *c, struct bisect *b, const struct bisect_result *res)
+static int engine_report(json_t **out, struct coord *s, struct jobctx *c, struct bisect *b,
+			 const struct bisect_result *res)
 {
 	json_t *rep = json_object(), *set = json_array(), *top = json_array();
-	int idx[5], n = 0;
+	int idx[5], n = 0, rc;
 	double p[5];
 
 	for (int i = 0; i < res->nr_set && i < 50; i++) {
@@ -220,21 +221,35 @@ static json_t *engine_report(struct coord *s, struct jobctx *c, struct bisect *b
 		set_num(rep, "p_value", res->ends_p);
 		set_num(rep, "rare_share_pct", 100 * res->rare_share);
 	}
-	return rep;
+	if (res->verdict == VERDICT_CULPRIT) {
+		int parent = coord_parent_of(c, res->culprit);
+		double change, pv;
+
+		if ((rc = coord_compare(&change, &pv, s, c, parent, res->culprit, ALT_TWO_SIDED))) {
+			json_decref(rep);
+			return rc;
+		}
+		json_object_set_new(rep, "culprit", coord_commit_json(s, c, res->culprit));
+		json_object_set_new(rep, "parent", coord_commit_json(s, c, parent));
+		json_object_set_new(rep, "change_pct", json_real(change * 100));
+		json_object_set_new(rep, "p_value", json_real(pv));
+	}
+	/* With two agents or more, the rows and the culprit's change with the agents' levels out. */
+	if ((rc = coord_report_levels(s, c, b, rep))) {
+		json_decref(rep);
+		return rc;
+	}
+	*out = rep;
+	return 0;
 }
 
 /* A culprit's report: the culprit beside its parent, with the change, p-value and confidence. */
 static int engine_finish_culprit(struct coord *s, struct jobctx *c, const struct bisect_result *res, json_t *rep)
 {
-	int parent = coord_parent_of(c, res->culprit), rc;
-	double change, p;
+	double change = json_number_value(json_object_get(rep, "change_pct")) / 100;
+	double p = json_number_value(json_object_get(rep, "p_value"));
+	int rc;
 
-	if ((rc = coord_compare(&change, &p, s, c, parent, res->culprit, ALT_TWO_SIDED)))
-		return rc;
-	json_object_set_new(rep, "culprit", coord_commit_json(s, c, res->culprit));
-	json_object_set_new(rep, "parent", coord_commit_json(s, c, parent));
-	json_object_set_new(rep, "change_pct", json_real(change * 100));
-	json_object_set_new(rep, "p_value", json_real(p));
 	json_object_set_new(rep, "confidence", json_real(res->confidence));
 	if (res->confidence < res->posterior)  /* capped: the runs show two modes */
 		json_object_set_new(rep, "posterior", json_real(res->posterior));
@@ -419,9 +434,11 @@ static int engine_apply(struct coord *s, struct jobctx *c, struct engine_plan *p
 	int nq = p->nq, rc = 0;
 
 	if (res.state != BISECT_DONE && budget_seconds_of(c, &res) > 0 && job_elapsed(c) > budget_seconds_of(c, &res)) {
-		json_t *rep = engine_report(s, c, b, &res);
+		json_t *rep;
 		char why[160];
 
+		if ((rc = engine_report(&rep, s, c, b, &res)))
+			goto out;
 		snprintf(why, sizeof(why), "the wall-time budget is spent (%lld s%s, %lld s since the job was created)",
 			 budget_seconds_of(c, &res),
 			 c->job.budget_seconds > 0 ? "" : ", derived",
@@ -450,8 +467,10 @@ static int engine_apply(struct coord *s, struct jobctx *c, struct engine_plan *p
 	if (rc)
 		goto out;
 	if (res.state == BISECT_DONE) {
-		json_t *rep = engine_report(s, c, b, &res);
+		json_t *rep;
 
+		if ((rc = engine_report(&rep, s, c, b, &res)))
+			goto out;
 		if (res.verdict == VERDICT_CULPRIT)
 			rc = engine_finish_culprit(s, c, &res, rep);
 		else if (res.verdict == VERDICT_RANGE)

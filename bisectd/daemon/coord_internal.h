@@ -160,6 +160,17 @@ json_t *coord_commit_json(struct coord *s, struct jobctx *c, int idx);
 /* The two-sample comparison a report shows: change of b against a, and its p-value. */
 int coord_compare(double *change, double *p, struct coord *s, struct jobctx *c, int a, int b, enum stats_alt alt);
 /*
+ * coord_levels.c: with two agents or more, each row of an engine report
+ * (good, parent, culprit, bad, top, range) gets hmean_ref, cv_ref and
+ * hcv_ref, its runs at the reference agent's level; the report gets
+ * "agents" ([{id, name, runs, level_pct, reference}]) and, with a culprit,
+ * change_pct and p_value on those runs. Nothing with one agent.
+ */
+struct bisect;
+int coord_report_levels(struct coord *s, struct jobctx *c, const struct bisect *b, json_t *rep);
+/* The successful runs of commit idx, at the reference agent's level by rep's "agents" (none: as stored). */
+int coord_levels_values(double **v, size_t *n, struct coord *s, long long job, int idx, json_t *rep);
+/*
  * Ends the job in state, with its culprit (-1: none), report (borrowed,
  * NULL: none) and error. A policy naming its culprit ends the job with
  * coord_finish_culprit() instead, which holds the verdict for profiles.

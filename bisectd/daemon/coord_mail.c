@@ -69,10 +69,11 @@ static const char *jstr(json_t *o, const char *key)
 	return v ? v : "";
 }
 
-/* The values of commit idx summarised. Under s->lock. */
-static int commit_values(double **v, size_t *n, struct summary *sum, struct coord *s, long long id, json_t *c)
+/* The values of commit idx summarised, at the reference agent's level where the report has agents. Under s->lock. */
+static int commit_values(double **v, size_t *n, struct summary *sum, struct coord *s, long long id, json_t *c,
+			 json_t *rep)
 {
-	int rc = store_commit_values(v, n, s->st, id, (int)json_integer_value(json_object_get(c, "idx")));
+	int rc = coord_levels_values(v, n, s, id, (int)json_integer_value(json_object_get(c, "idx")), rep);
 
 	if (rc == 0)
 		stats_summary(sum, *v, *n);
@@ -104,8 +105,8 @@ static int mail_load(struct mail *m, struct coord *s, long long id)
 			     "says what is known)", id, jstr(m->job, "state"), *verdict ? ", verdict " : "", verdict, id);
 		goto unlock;
 	}
-	if ((rc = commit_values(&pv, &pn, &m->parent, s, id, json_object_get(m->rep, "parent"))) ||
-	    (rc = commit_values(&cv, &cn, &m->culprit, s, id, json_object_get(m->rep, "culprit"))) ||
+	if ((rc = commit_values(&pv, &pn, &m->parent, s, id, json_object_get(m->rep, "parent"), m->rep)) ||
+	    (rc = commit_values(&cv, &cn, &m->culprit, s, id, json_object_get(m->rep, "culprit"), m->rep)) ||
 	    (rc = store_job_agents(&m->agents, &m->nr_agents, s->st, id)))
 		goto unlock;
 	m->ci = stats_change_ci(&m->pct, &m->lo, &m->hi, pv, pn, cv, cn, 0, (uint64_t)id) == 0;

@@ -12,12 +12,27 @@
 #include "err.h"
 #include "util.h"
 
+/* A row's hmean and CV: at the reference agent's level where the report has one (coord_levels.c). */
+static double row_hmean(json_t *c)
+{
+	json_t *h = json_object_get(c, "hmean_ref");
+
+	return json_number_value(json_is_number(h) ? h : json_object_get(c, "hmean"));
+}
+
+static double row_cv(json_t *c)
+{
+	json_t *v = json_object_get(c, "cv_ref");
+
+	return json_number_value(json_is_number(v) ? v : json_object_get(c, "cv"));
+}
+
 /* A row of the table: HARMEAN (CV) and n, and the change against base's hmean (0: none shown). */
 static void text_commit(struct sbuf *sb, const char *label, json_t *c, double base)
 {
 	const char *sha = json_string_value(json_object_get(c, "sha"));
 	const char *subject = json_string_value(json_object_get(c, "subject"));
-	double h = json_number_value(json_object_get(c, "hmean"));
+	double h = row_hmean(c);
 
 	if (!json_is_object(c))
 		return;
@@ -26,8 +41,7 @@ static void text_commit(struct sbuf *sb, const char *label, json_t *c, double ba
 			  subject ? subject : "");
 		return;
 	}
-	sbuf_addf(sb, "  %-8s %.12s  %14.2f (%.4f)  ", label, sha ? sha : "?", h,
-		  json_number_value(json_object_get(c, "cv")));
+	sbuf_addf(sb, "  %-8s %.12s  %14.2f (%.4f)  ", label, sha ? sha : "?", h, row_cv(c));
 	if (base > 0)
 		sbuf_addf(sb, "%+7.2f%%", stats_change_pct(base, h));
 	else
@@ -52,6 +66,37 @@ static void text_legend(struct sbuf *sb, enum report_cv cv)
 	sbuf_adds(sb, "change: HARMEAN against the good end's\n");
 }
 
+/*
+ * The agents' levels, where a report has two agents or more: what their
+ * runs of one commit read against the reference's, and that the table
+ * is of the runs at the reference's level.
+ */
+static void text_agents(struct sbuf *sb, json_t *rep)
+{
+	json_t *agents = json_object_get(rep, "agents"), *a;
+	const char *ref = NULL;
+	size_t i;
+
+	if (json_array_size(agents) < 2)
+		return;
+	json_array_foreach(agents, i, a)
+		if (json_is_true(json_object_get(a, "reference")))
+			ref = json_string_value(json_object_get(a, "name"));
+	sbuf_adds(sb, "agents:");
+	json_array_foreach(agents, i, a) {
+		const char *name = json_string_value(json_object_get(a, "name"));
+
+		sbuf_addf(sb, "%s %s (%lld runs", i ? "," : "", name ? name : "?",
+			  json_integer_value(json_object_get(a, "runs")));
+		if (json_is_true(json_object_get(a, "reference")))
+			sbuf_adds(sb, ", the reference)");
+		else
+			sbuf_addf(sb, ", %+.2f%%)", json_number_value(json_object_get(a, "level_pct")));
+	}
+	sbuf_addf(sb, "\n  each agent's runs of a commit read that much against %s's; HARMEAN, CV and the changes are "
+		  "of the runs at %s's level\n", ref ? ref : "the reference", ref ? ref : "the reference");
+}
+
 /* Replaces a commit's "cv" by mmtests' harmonic CoV of its runs. Under s->lock. */
 static void set_hcv(struct coord *s, long long id, json_t *c)
 {
@@ -61,6 +106,8 @@ static void set_hcv(struct coord *s, long long id, json_t *c)
 
 	if (!json_is_integer(idx) || !json_is_number(json_object_get(c, "hmean")))
 		return;
+	if (json_is_number(json_object_get(c, "hcv_ref")))
+		json_object_set(c, "cv_ref", json_object_get(c, "hcv_ref"));
 	if (store_commit_values(&v, &n, s->st, id, (int)json_integer_value(idx)) == 0)
 		json_object_set_new(c, "cv", json_real(stats_hmean_cv(v, n)));
 	free(v);
@@ -295,7 +342,7 @@ int coord_job_report_text(char **out, struct coord *s, long long id, enum report
 		  json_integer_value(json_object_get(x, "measured")),
 		  json_integer_value(json_object_get(x, "samples")),
 		  json_integer_value(json_object_get(x, "tasks_done")));
-	base = json_number_value(json_object_get(json_object_get(rep, "good"), "hmean"));
+	base = row_hmean(json_object_get(rep, "good"));
 	text_header(&sb);
 	text_commit(&sb, "good", json_object_get(rep, "good"), 0);
 	if (!strcmp(verdict, "culprit")) {
@@ -305,6 +352,7 @@ int coord_job_report_text(char **out, struct coord *s, long long id, enum report
 	text_commit(&sb, "bad", json_object_get(rep, "bad"), base);
 	sbuf_adds(&sb, "\n");
 	text_legend(&sb, cv);
+	text_agents(&sb, rep);
 	sbuf_adds(&sb, "\n");
 	if (!strcmp(verdict, "culprit")) {
 		json_t *c = json_object_get(rep, "culprit");

@@ -239,4 +239,19 @@ double bisect_posterior(const struct bisect *b, int i);
 /* The k most probable commits into idx/p (sorted); returns how many. */
 int bisect_top(int *idx, double *p, const struct bisect *b, int k);
 
+/*
+ * The agents' levels as the model holds them after the last step, for
+ * the report's table: a commit's pooled hmean mixes its agents' levels in
+ * the share of its runs each took. The reference agent is the one with
+ * the most runs (the first seen of equals); -1 with fewer than two.
+ */
+long long bisect_reference_agent(const struct bisect *b);
+/*
+ * Agent `agent`'s level against the reference, as the metric's relative
+ * change: -0.12 where its runs of a commit read 12% lower than the
+ * reference's. 0 for the reference, an agent without runs, or one agent.
+ * Agents past the model's slots share the last slot's level.
+ */
+double bisect_agent_level(const struct bisect *b, long long agent);
+
 #endif

@@ -172,6 +172,56 @@ void bisect_agent_offsets(struct bisect *b, int map)
 	free(res);
 }
 
+/* Runs per agent slot, over every measured commit. */
+static void slot_runs(int *n, const struct bisect *b)
+{
+	memset(n, 0, AGENT_SLOTS * sizeof(*n));
+	for (int k = 0; k < b->nr_measured; k++) {
+		const struct cdata *c = &b->c[b->measured[k]];
+
+		for (int r = 0; r < c->nx; r++)
+			n[b->tasks[c->task[r]].agent]++;
+	}
+}
+
+static int reference_slot(const struct bisect *b)
+{
+	int n[AGENT_SLOTS], ref = 0, with = 0;
+
+	slot_runs(n, b);
+	for (int a = 0; a < b->nr_slots; a++) {
+		with += n[a] > 0;
+		if (n[a] > n[ref])
+			ref = a;
+	}
+	return with < 2 ? -1 : ref;
+}
+
+long long bisect_reference_agent(const struct bisect *b)
+{
+	int ref = reference_slot(b);
+
+	return ref < 0 ? -1 : b->agent_id[ref];
+}
+
+double bisect_agent_level(const struct bisect *b, long long agent)
+{
+	int ref = reference_slot(b), slot = -1;
+	double d;
+
+	if (ref < 0)
+		return 0;
+	for (int a = 0; a < b->nr_slots && slot < 0; a++)
+		if (b->agent_id[a] == agent)
+			slot = a;
+	if (slot < 0 && b->nr_slots == AGENT_SLOTS)
+		slot = AGENT_SLOTS - 1;  /* slot_of(): the agents past the slots share the last */
+	if (slot < 0)
+		return 0;
+	d = b->off[slot] - b->off[ref];  /* log units, worse is lower */
+	return b->o.higher_is_better ? expm1(d) : expm1(-d);
+}
+
 /*
  * A run of commit c is kept unless it is far from both groups of the
  * most probable split (sigma > 0), or, with three runs or more, far from

@@ -304,6 +304,8 @@ void store_agents_free(struct agent *a, size_t n);
 int store_agent_put(struct store *s, const char *name, const char *labels, long long time);
 /* ERR_NOTFOUND when no agent has the name. */
 int store_agent_get(struct agent *a, struct store *s, const char *name);
+/* The name of agent id (*name the caller's); ERR_NOTFOUND when there is none. */
+int store_agent_name(char **name, struct store *s, long long id);
 /* Marks the agent seen at time (and, with claim, claiming at time); clears retired. */
 int store_agent_seen(struct store *s, long long id, long long time, int claim);
 /* The agents seen at or after since. */

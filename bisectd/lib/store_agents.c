@@ -93,6 +93,25 @@ int store_agent_get(struct agent *a, struct store *s, const char *name)
 	return rc;
 }
 
+int store_agent_name(char **name, struct store *s, long long id)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	*name = NULL;
+	if ((rc = store_prepare(&st, s, "SELECT name FROM agents WHERE id = ?", "i", id)))
+		return rc;
+	rc = store_step(s, st);
+	if (rc == 1) {
+		*name = store_col_text(st, 0);
+		rc = 0;
+	} else if (rc == 0) {
+		rc = err_set(ERR_NOTFOUND, "agent %lld does not exist", id);
+	}
+	store_finish(s, st);
+	return rc;
+}
+
 int store_agent_seen(struct store *s, long long id, long long time, int claim)
 {
 	int rc = claim ? store_exec(s, "UPDATE agents SET last_seen = ?, last_claim = ?, retired = NULL WHERE id = ?",

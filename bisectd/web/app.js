@@ -393,6 +393,20 @@ function renderPosterior(j) {
 		(rest ? `; the other ${rest} share the rest.</p>` : '.</p>');
 }
 
+/* A report row's hmean at the reference agent's level where the report has one (two agents or more). */
+function refHmean(c) {
+	return c ? (c.hmean_ref ?? c.hmean) : null;
+}
+
+/* "hmeans at lab1's level: lab2 reads -12.07% against it": the agents' levels a report took out. */
+function agentsLine(r) {
+	if (!r.agents || r.agents.length < 2)
+		return '';
+	const ref = r.agents.find((a) => a.reference);
+	const others = r.agents.filter((a) => !a.reference).map((a) => `${esc(a.name || '?')} reads ${a.level_pct.toFixed(2)}%`);
+	return `<p class="agents">hmeans at ${esc(ref ? ref.name : 'the reference')}'s level: ${others.join(', ')} against it</p>`;
+}
+
 function renderOutcome(j) {
 	const r = j.report;
 	let html;
@@ -401,10 +415,10 @@ function renderOutcome(j) {
 			`<p>${badge(j.state)} ${esc(j.error || '')}</p>`;
 	} else if (r.verdict === 'culprit' && r.culprit) {
 		html = `<p>${badge('culprit', 'state-bad')} ${commitLabel(r.culprit)}</p>
-			<p>${num(r.parent && r.parent.hmean)} &rarr; ${num(r.culprit.hmean)} ${esc(j.unit)}
+			<p>${num(refHmean(r.parent))} &rarr; ${num(refHmean(r.culprit))} ${esc(j.unit)}
 			(${r.change_pct != null ? r.change_pct.toFixed(1) + '%' : ''}), p ${r.p_value != null ? Number(r.p_value).toPrecision(2) : '?'},
 			confidence ${pct(r.confidence)}${r.posterior != null ?
-				` (capped: the runs show two modes; the model's posterior ${pct(r.posterior)})` : ''}</p>` + slowLine(r);
+				` (capped: the runs show two modes; the model's posterior ${pct(r.posterior)})` : ''}</p>` + agentsLine(r) + slowLine(r);
 	} else {
 		const set = r.range && r.range.length ? r.range : r.top || [];
 		html = `<p>${badge(r.verdict)} ${esc(r.why || '')}</p>` + (set.length ? `<p>${r.verdict === 'range' ?

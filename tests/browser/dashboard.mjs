@@ -61,6 +61,8 @@ const OUTCOMES = {
 		'a capped confidence is shown beside the model\'s posterior', '6-capped'],
 	slow: ["the change is in the slow runs: 52% of the bad group's runs,\\s+1% of the good group's",
 		'a change in the slow runs is shown with both groups\' shares', '7-slow-runs'],
+	agents: ["1\\.25 \u2192 0\\.960 ops/s[\\s\\S]*hmeans at lab1's level: lab2 reads -15\\.00% against it",
+		'with two agents the hmeans are at the reference\'s level, and the other agent\'s level is shown', '8-agents'],
 };
 if (OUTCOMES[mode]) {
 	const [pattern, what, name] = OUTCOMES[mode];

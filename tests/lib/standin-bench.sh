@@ -9,7 +9,8 @@
 #   lab   1000 ops/s at mix.h's 17 ROUNDS, in inverse proportion to them
 #         (20 ROUNDS: 15% fewer).
 # A run lasts SECONDS (0.05 by default), two seconds more while SLOWFILE
-# exists.
+# exists. STANDIN_LEVEL in the agent's environment scales every number it
+# prints (0.85: an agent whose machine reads 15% lower on every commit).
 #
 # For the tests whose subject is not how fast a machine is (reports,
 # charts, budgets, TLS, outages, a merge's confirmation): with the bench timed, a job ran as long
@@ -23,5 +24,5 @@ grep -qsF 'fold(t->seed ^ key)' hash.c && v=720
 r=$(sed -n 's/^#define ROUNDS \([0-9][0-9]*\)$/\1/p' mix.h 2>/dev/null)
 [ -n "$r" ] && v=$((17000 / r))
 # The sum of twelve uniforms less six: a normal draw (Irwin-Hall).
-od -An -N24 -tu2 /dev/urandom | awk -v v="$v" '{ for (i = 1; i <= NF; i++) z += $i / 65536 }
-END { printf "throughput: %.2f ops/s\n", v * (1 + 0.02 * (z - 6)) }'
+od -An -N24 -tu2 /dev/urandom | awk -v v="$v" -v l="${STANDIN_LEVEL:-1}" '{ for (i = 1; i <= NF; i++) z += $i / 65536 }
+END { printf "throughput: %.2f ops/s\n", v * l * (1 + 0.02 * (z - 6)) }'

@@ -1268,6 +1268,64 @@ static double lab2_value(void *arg, int c)
  * end's median kept one agent's runs at each end: the regression came
  * out as a 70% improvement, "shown" not to be one (not-reproduced).
  */
+/* A run of the levels test: agent 1 reads 15% lower on every commit; the culprit 20 is 20% worse. */
+struct levels_ctx {
+	struct rng *rng;
+	int lower;  /* a lower-is-better metric: worse is higher */
+};
+
+static double levels_value(void *ctx, int commit, int agent, int kind)
+{
+	struct levels_ctx *x = ctx;
+	double worse = x->lower ? 1.25 : 0.8;
+
+	(void)kind;
+	return 1000 * (commit >= 20 ? worse : 1) * (agent == 1 ? 0.85 : 1) * (1 + 0.01 * rng_normal(x->rng));
+}
+
+/*
+ * The agents' levels the report's table takes out (bisect_agent_level()):
+ * agent 1's runs read 15% lower than agent 0's on every commit, as the
+ * metric's own change whichever way is better; the reference is the agent
+ * with the most runs, at 0; with one agent there is no reference.
+ */
+static void test_agent_levels_for_the_report(void **state)
+{
+	struct dag *d = linear(41);
+
+	(void)state;
+	for (int lower = 0; lower <= 1; lower++)
+		for (int k = 1; k <= 2; k++) {
+			struct bisect_opts o = BISECT_OPTS_INIT;
+			struct bisect_query q[BISECT_MAX_QUERIES(2)];
+			struct rng rng;
+			struct levels_ctx x = { &rng, lower };
+			struct bisect *b;
+			long long ref;
+			int nq, rounds = 0;
+			double l0, l1;
+
+			rng_seed(&rng, 5 + lower);
+			o.higher_is_better = !lower;
+			assert_int_equal(bisect_new(&b, d->n, d->par, d->npar, &o), 0);
+			while ((nq = bisect_next(q, b, k, NULL)) > 0 && ++rounds < 400)
+				feed_agents(b, q, nq, k, levels_value, &x);
+			ref = bisect_reference_agent(b);
+			l0 = bisect_agent_level(b, 0);
+			l1 = bisect_agent_level(b, 1);
+			if (k == 1) {
+				assert_int_equal(ref, -1);
+				assert_true(l0 == 0 && l1 == 0);
+			} else {
+				if ((ref != 0 && ref != 1) || bisect_agent_level(b, ref) != 0 ||
+				    fabs((1 + l1) / (1 + l0) - 0.85) > 0.01 || bisect_agent_level(b, 7) != 0)
+					fail_msg("lower %d: reference %lld, levels %+.4f %+.4f", lower, ref, l0, l1);
+			}
+			bisect_free(b);
+		}
+	dag_free(d);
+}
+
 static void test_agent_at_two_levels_at_the_ends(void **state)
 {
 	struct dag *d = linear(37);
@@ -2800,6 +2858,7 @@ int main(void)
 		cmocka_unit_test(test_bursty_lab_right_or_undecided),
 		cmocka_unit_test(test_bursts_cancel_in_the_ends_pairs),
 		cmocka_unit_test(test_derived_budget_ends_undecided),
+		cmocka_unit_test(test_agent_levels_for_the_report),
 		cmocka_unit_test(test_agent_at_two_levels_at_the_ends),
 		cmocka_unit_test(test_ends_pairs_of_two_interleaved_agents),
 		cmocka_unit_test(test_search_does_not_pile_runs_into_one_unit),

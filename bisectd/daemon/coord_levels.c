@@ -1,0 +1,163 @@
+/*
+ * coord_levels: an engine report's rows with each agent's level taken
+ * out. A commit's pooled hmean mixes its agents' levels in the share of
+ * its runs each took: in the demo, where lab2 read 12% below lab1 on
+ * every commit, a parent with more of its runs on lab2 than the good end
+ * showed -3.57% against it in the table though the two are the same
+ * code. With two agents or more each row also gets the hmean and CV of
+ * its runs, each divided by its agent's level against the reference (the
+ * agent with the most runs), the levels as the engine's model holds
+ * them; the report's table shows those, and the culprit's change against
+ * its parent is taken on them.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bisect.h"
+#include "coord_internal.h"
+#include "err.h"
+#include "stats.h"
+#include "util.h"
+
+/* A run's value divided by this is at the reference agent's level, by rep's "agents" (none: 1). */
+static double agent_scale(json_t *rep, long long agent)
+{
+	json_t *a;
+	size_t i;
+
+	json_array_foreach(json_object_get(rep, "agents"), i, a)
+		if (json_integer_value(json_object_get(a, "id")) == agent)
+			return 1 + json_number_value(json_object_get(a, "level_pct")) / 100;
+	return 1;
+}
+
+/* The successful runs of commit idx among runs[0..nr) at the reference's level into out (room for nr). */
+static size_t scaled_values(double *out, const struct sample *runs, size_t nr, json_t *rep, int idx)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < nr; i++)
+		if (runs[i].idx == idx && runs[i].value > 0)
+			out[n++] = runs[i].value / agent_scale(rep, runs[i].agent);
+	return n;
+}
+
+int coord_levels_values(double **v, size_t *n, struct coord *s, long long job, int idx, json_t *rep)
+{
+	struct sample *runs = NULL;
+	size_t nr = 0;
+	int rc;
+
+	*v = NULL;
+	*n = 0;
+	if ((rc = store_job_samples(&runs, &nr, s->st, job)))
+		return rc;
+	*v = xmalloc((nr + 1) * sizeof(double));
+	*n = scaled_values(*v, runs, nr, rep, idx);
+	free(runs);
+	return 0;
+}
+
+/* hmean_ref, cv_ref (stddev / mean) and hcv_ref (mmtests' harmonic CoV) of a row with an idx. */
+static void level_row(json_t *row, const struct sample *runs, size_t nr, json_t *rep, double *v)
+{
+	json_t *idx = json_object_get(row, "idx");
+	struct summary sum;
+	size_t n;
+
+	if (!json_is_integer(idx))
+		return;
+	n = scaled_values(v, runs, nr, rep, (int)json_integer_value(idx));
+	if (n == 0)
+		return;
+	stats_summary(&sum, v, n);
+	json_object_set_new(row, "hmean_ref", json_real(sum.hmean));
+	json_object_set_new(row, "cv_ref", json_real(sum.cv));
+	json_object_set_new(row, "hcv_ref", json_real(stats_hmean_cv(v, n)));
+}
+
+/* "agents": [{id, name, runs, level_pct, reference}] by name, one an agent with successful runs of the job. */
+static int agents_json(json_t **out, struct coord *s, const struct sample *runs, size_t nr, const struct bisect *b)
+{
+	long long ref = bisect_reference_agent(b);
+	json_t *arr = json_array();
+	int rc = 0;
+
+	for (size_t i = 0; i < nr && rc == 0; i++) {
+		long long id = runs[i].agent, n = 0;
+		char *name = NULL;
+		size_t at = 0;
+		json_t *a, *x;
+		int seen = 0;
+
+		for (size_t e = 0; e < i && !seen; e++)
+			seen = runs[e].agent == id && runs[e].value > 0;
+		if (seen || runs[i].value <= 0)
+			continue;
+		for (size_t e = i; e < nr; e++)
+			n += runs[e].agent == id && runs[e].value > 0;
+		if (id > 0 && (rc = store_agent_name(&name, s->st, id)) == ERR_NOTFOUND) {
+			err_clear();
+			rc = 0;
+		}
+		a = json_object();
+		json_object_set_new(a, "id", json_integer(id));
+		json_object_set_new(a, "name", name ? json_string(name) : json_null());
+		json_object_set_new(a, "runs", json_integer(n));
+		json_object_set_new(a, "level_pct", json_real(100 * bisect_agent_level(b, id)));
+		json_object_set_new(a, "reference", json_boolean(id == ref));
+		json_array_foreach(arr, at, x)
+			if (name && json_string_value(json_object_get(x, "name")) &&
+			    strcmp(name, json_string_value(json_object_get(x, "name"))) < 0)
+				break;
+		json_array_insert_new(arr, at, a);
+		free(name);
+	}
+	if (rc)
+		json_decref(arr);
+	else
+		*out = arr;
+	return rc;
+}
+
+int coord_report_levels(struct coord *s, struct jobctx *c, const struct bisect *b, json_t *rep)
+{
+	static const char *const rows[] = { "good", "parent", "culprit", "bad" };
+	struct sample *runs = NULL;
+	json_t *agents = NULL, *x, *par = json_object_get(rep, "parent"), *cul = json_object_get(rep, "culprit");
+	double *v = NULL, *w = NULL;
+	size_t i, nr = 0;
+	int rc;
+
+	if (bisect_reference_agent(b) < 0)
+		return 0;
+	if ((rc = store_job_samples(&runs, &nr, s->st, c->id)))
+		return rc;
+	if ((rc = agents_json(&agents, s, runs, nr, b)))
+		goto out;
+	json_object_set_new(rep, "agents", agents);
+	v = xmalloc((nr + 1) * sizeof(double));
+	w = xmalloc((nr + 1) * sizeof(double));
+	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
+		if (json_is_object(json_object_get(rep, rows[i])))
+			level_row(json_object_get(rep, rows[i]), runs, nr, rep, v);
+	json_array_foreach(json_object_get(rep, "top"), i, x)
+		level_row(x, runs, nr, rep, v);
+	json_array_foreach(json_object_get(rep, "range"), i, x)
+		level_row(x, runs, nr, rep, v);
+	/* The culprit against its parent, on the same runs at one level. */
+	if (json_is_number(json_object_get(par, "hmean_ref")) && json_is_number(json_object_get(cul, "hmean_ref"))) {
+		size_t np = scaled_values(v, runs, nr, rep, (int)json_integer_value(json_object_get(par, "idx")));
+		size_t nc = scaled_values(w, runs, nr, rep, (int)json_integer_value(json_object_get(cul, "idx")));
+
+		json_object_set_new(rep, "change_pct", json_real(stats_change_pct(
+			json_number_value(json_object_get(par, "hmean_ref")), json_number_value(json_object_get(cul, "hmean_ref")))));
+		json_object_set_new(rep, "p_value", json_real(stats_mann_whitney(w, nc, v, np, ALT_TWO_SIDED)));
+	}
+out:
+	free(v);
+	free(w);
+	free(runs);
+	return rc;
+}
