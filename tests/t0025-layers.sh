@@ -79,7 +79,7 @@ check "the agent" "$OBJ/agents" \
 STEM=coord
 check "the daemon" "$OBJ/bisectd/daemon" \
 	http_wait http auth \
-	coord_event coord_ecache coord_mirror coord_claims coord_job coord_dash coord_profiles \
+	coord_event coord_ecache coord_mirror coord_claims coord_job coord_levels coord_dash coord_profiles \
 	coord_split coord_engine coord_steps coord_live coord_agents coord_intake coord_jobs coord_tasks \
 	coord_charts coord_export coord_report coord_mail coord \
 	web_assets events web api_req api bisectd
