@@ -191,7 +191,7 @@ static int reference_slot(const struct bisect *b)
 	slot_runs(n, b);
 	for (int a = 0; a < b->nr_slots; a++) {
 		with += n[a] > 0;
-		if (n[a] > n[ref])
+		if (n[a] > n[ref] || (n[a] == n[ref] && b->agent_id[a] < b->agent_id[ref]))
 			ref = a;
 	}
 	return with < 2 ? -1 : ref;
