@@ -201,6 +201,10 @@ like "$mail" "commit: $culprit \\(\"$subject\"\\)" "... the culprit's id and sub
 like "$mail" "author: $author" "... its author"
 like "$mail" "95% interval [-+][0-9.]+% to [-+][0-9.]+%" "... the change's interval"
 like "$mail" "lab1 \\(labels: lab\\): [0-9]+ tasks" "... the machines"
+like "$mail" "lab[12] \\(labels: lab\\): [0-9]+ tasks, [0-9]+ runs of this job, the reference: the numbers below are at its level" \
+	"... one the reference, whose level the numbers are at"
+like "$mail" "lab[12] \\(labels: lab\\): [0-9]+ tasks, [0-9]+ runs of this job, reading [-+][0-9.]+% against lab[12]" \
+	"... the other with its level against it"
 like "$mail" "^		sh $TOP/tests/lib/standin-bench\.sh\$" "... the workload's command line"
 like "$mail" "variant: none" "... the variant"
 like "$mail" "%stddev     %change         %stddev" "... an LKP table"

@@ -69,6 +69,31 @@ static const char *jstr(json_t *o, const char *key)
 	return v ? v : "";
 }
 
+/*
+ * ", reading -12.07% against lab1": an agent's level where the report has
+ * two agents or more (coord_levels.c); the tables are at the reference's.
+ */
+static void mail_level(struct sbuf *sb, json_t *rep, const char *name)
+{
+	json_t *a, *ref = NULL, *me = NULL;
+	size_t i;
+
+	json_array_foreach(json_object_get(rep, "agents"), i, a) {
+		if (json_is_true(json_object_get(a, "reference")))
+			ref = a;
+		if (name && json_string_value(json_object_get(a, "name")) &&
+		    !strcmp(name, json_string_value(json_object_get(a, "name"))))
+			me = a;
+	}
+	if (!me || !ref)
+		return;
+	if (me == ref)
+		sbuf_adds(sb, ", the reference: the numbers below are at its level");
+	else
+		sbuf_addf(sb, ", reading %+.2f%% against %s", json_number_value(json_object_get(me, "level_pct")),
+			  jstr(ref, "name"));
+}
+
 /* The values of commit idx summarised, at the reference agent's level where the report has agents. Under s->lock. */
 static int commit_values(double **v, size_t *n, struct summary *sum, struct coord *s, long long id, json_t *c,
 			 json_t *rep)
@@ -365,7 +390,9 @@ int coord_job_report_mail(char **out, struct coord *s, long long id)
 		sbuf_addf(&sb, "\t%s (labels:", m.agents[i].name);
 		for (char **l = m.agents[i].labels; l && *l; l++)
 			sbuf_addf(&sb, " %s", *l);
-		sbuf_addf(&sb, "): %lld tasks, %lld runs of this job\n", m.agents[i].tasks, m.agents[i].runs);
+		sbuf_addf(&sb, "): %lld tasks, %lld runs of this job", m.agents[i].tasks, m.agents[i].runs);
+		mail_level(&sb, rep, m.agents[i].name);
+		sbuf_adds(&sb, "\n");
 	}
 	if (!m.nr_agents)
 		sbuf_adds(&sb, "\tnone recorded\n");
