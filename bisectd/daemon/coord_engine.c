@@ -158,7 +158,10 @@ static const char *verdict_name(enum bisect_verdict v)
  * smallest set holding the confidence ("range", each with p), the five
  * most probable commits ("top"), the effect with its 95% interval, the
  * noise per task and per run, and the budgets: what an undecided answer is
- * read with, and what tells a confident one from a lucky one.
+ * read with, and what tells a confident one from a lucky one. A culprit
+ * comes beside its parent, with the change and its p-value; with two
+ * agents or more every row is also at the reference agent's level
+ * (coord_levels.c), and the culprit's change is taken there.
  */
 static int engine_report(json_t **out, struct coord *s, struct jobctx *c, struct bisect *b,
 			 const struct bisect_result *res)
@@ -243,7 +246,7 @@ static int engine_report(json_t **out, struct coord *s, struct jobctx *c, struct
 	return 0;
 }
 
-/* A culprit's report: the culprit beside its parent, with the change, p-value and confidence. */
+/* A culprit's report (engine_report() put it beside its parent): its confidence, then the end. */
 static int engine_finish_culprit(struct coord *s, struct jobctx *c, const struct bisect_result *res, json_t *rep)
 {
 	double change = json_number_value(json_object_get(rep, "change_pct")) / 100;
