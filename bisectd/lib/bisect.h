@@ -240,10 +240,11 @@ double bisect_posterior(const struct bisect *b, int i);
 int bisect_top(int *idx, double *p, const struct bisect *b, int k);
 
 /*
- * The agents' levels as the model holds them after the last step, for
- * the report's table: a commit's pooled hmean mixes its agents' levels in
- * the share of its runs each took. The reference agent is the one with
- * the most runs (of equals, the least id); -1 with fewer than two.
+ * The agents' levels as the engine fitted them at the last step (the
+ * robust offsets its rules for far runs use), for the report's table: a
+ * commit's pooled hmean mixes its agents' levels in the share of its runs
+ * each took. The reference agent is the one with the most runs (of
+ * equals, the least id); -1 with fewer than two.
  */
 long long bisect_reference_agent(const struct bisect *b);
 /*
