@@ -119,13 +119,17 @@ lv = {a['name']: 1 + a['level_pct'] / 100 for a in r['agents']}
 ratio = lv['lab2'] / lv['lab1']
 rows = {k: r[k] for k in ('good', 'parent', 'culprit', 'bad') if r.get(k)}
 g = rows['good']['hmean_ref']
-far = [k for k, x in rows.items() if abs(x['hmean_ref'] / g - (1 if k in ('good', 'parent') else 0.72)) > 0.03]
-print('lab2/lab1 %.3f' % ratio if abs(ratio - 0.85) <= 0.03 else 'lab2/lab1 %.3f, not 0.85' % ratio,
+far = [k for k, x in rows.items() if abs(x['hmean_ref'] / g - (1 if k in ('good', 'parent') else 0.72)) > 0.05]
+print('lab2/lab1 %.3f' % ratio if abs(ratio - 0.85) <= 0.04 else 'lab2/lab1 %.3f, not 0.85' % ratio,
       'rows far from the code\'s level: %s' % (' '.join(far) or 'none'))
 EOF
 )
+# The stand-in's runs have a CV of 2%: a row's hmean on 5-11 runs is good to
+# about 1%, the level (from the commits both agents ran) to about 1%, so
+# 5% is some four sd; pooled, a row was off by up to 15% times the
+# difference of two commits' shares of lab2's runs.
 like "$out" "^lab2/lab1 0\\.[0-9]+ rows far from the code's level: none$" \
-	"lab2 reads 0.85 of lab1 in the report, and every row is its code's level within 3% (1, or 0.72 from the culprit on)"
+	"lab2 reads 0.85 of lab1 in the report (within 0.04), and every row its code's level within 5% (1, or 0.72 from the culprit on)"
 like "$(check_report "$LAB/report.txt" amean 2)" '^[2-9]$' "its HARMEAN (CV), change and n are the samples'"
 ctl report 2 --cv hmean > "$LAB/report-h.txt"
 like "$(cat "$LAB/report-h.txt")" "CV: mmtests' harmonic CoV" "--cv hmean says it prints the harmonic CoV"

@@ -6,9 +6,10 @@
  * showed -3.57% against it in the table though the two are the same
  * code. With two agents or more each row also gets the hmean and CV of
  * its runs, each divided by its agent's level against the reference (the
- * agent with the most runs), the levels as the engine fitted them last
- * (its robust offsets, bisect_agent_level()); the report's table shows
- * those, and the culprit's change against its parent is taken on them.
+ * agent with the most runs), each level read from the commits the agent
+ * and the reference both ran (bisect_agent_level()); the report's table
+ * shows those, and the culprit's change against its parent is taken on
+ * them.
  */
 #include <stdlib.h>
 #include <string.h>

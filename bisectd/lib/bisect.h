@@ -240,17 +240,19 @@ double bisect_posterior(const struct bisect *b, int i);
 int bisect_top(int *idx, double *p, const struct bisect *b, int k);
 
 /*
- * The agents' levels as the engine fitted them at the last step (the
- * robust offsets its rules for far runs use), for the report's table: a
- * commit's pooled hmean mixes its agents' levels in the share of its runs
- * each took. The reference agent is the one with the most runs (of
- * equals, the least id); -1 with fewer than two.
+ * The agents' levels, for the report's table: a commit's pooled hmean
+ * mixes its agents' levels in the share of its runs each took. The
+ * reference agent is the one with the most runs (of equals, the least
+ * id); -1 with fewer than two.
  */
 long long bisect_reference_agent(const struct bisect *b);
 /*
  * Agent `agent`'s level against the reference, as the metric's relative
  * change: -0.12 where its runs of a commit read 12% lower than the
- * reference's. 0 for the reference, an agent without runs, or one agent.
+ * reference's. Read from the commits both ran (the weighted median of the
+ * differences of their runs' medians there, which no change enters);
+ * where they share none, from the engine's offsets against the groups'
+ * centres. 0 for the reference, an agent without runs, or one agent.
  * Agents past the model's slots share the last slot's level.
  */
 double bisect_agent_level(const struct bisect *b, long long agent);

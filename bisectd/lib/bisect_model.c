@@ -204,6 +204,60 @@ long long bisect_reference_agent(const struct bisect *b)
 	return ref < 0 ? -1 : b->agent_id[ref];
 }
 
+/* A difference of two agents' runs at one commit, and its weight. */
+struct shared {
+	double d, w;
+};
+
+static int cmp_shared(const void *a, const void *b)
+{
+	const struct shared *x = a, *y = b;
+
+	return x->d < y->d ? -1 : x->d > y->d;
+}
+
+/*
+ * Slot a's level against slot ref (log units, worse is lower) from the
+ * commits both measured: at each, the median of a's runs less the median
+ * of ref's, weighted n_a n_ref / (n_a + n_ref); their weighted median.
+ * One commit is one code, so no change enters it, whatever the split.
+ * NAN where the two share no commit.
+ */
+static double shared_level(const struct bisect *b, int a, int ref)
+{
+	struct shared *sh = xmalloc(((size_t)b->nr_measured + 1) * sizeof(*sh));
+	double total = 0, acc = 0, level = NAN;
+	int nsh = 0;
+
+	for (int k = 0; k < b->nr_measured; k++) {
+		const struct cdata *c = &b->c[b->measured[k]];
+		double *xa = xmalloc(((size_t)c->nx + 1) * sizeof(double)), *xr = xmalloc(((size_t)c->nx + 1) * sizeof(double));
+		int na = 0, nr = 0;
+
+		for (int r = 0; r < c->nx; r++) {
+			int slot = b->tasks[c->task[r]].agent;
+
+			if (slot == a)
+				xa[na++] = c->x[r];
+			else if (slot == ref)
+				xr[nr++] = c->x[r];
+		}
+		if (na && nr) {
+			sh[nsh].d = bisect_median(xa, na) - bisect_median(xr, nr);
+			sh[nsh].w = (double)na * nr / (na + nr);
+			total += sh[nsh++].w;
+		}
+		free(xa);
+		free(xr);
+	}
+	qsort(sh, (size_t)nsh, sizeof(*sh), cmp_shared);
+	for (int i = 0; i < nsh && isnan(level); i++)
+		if ((acc += sh[i].w) >= total / 2)
+			level = sh[i].d;
+	free(sh);
+	return level;
+}
+
 double bisect_agent_level(const struct bisect *b, long long agent)
 {
 	int ref = reference_slot(b), slot = -1;
@@ -216,9 +270,11 @@ double bisect_agent_level(const struct bisect *b, long long agent)
 			slot = a;
 	if (slot < 0 && b->nr_slots == AGENT_SLOTS)
 		slot = AGENT_SLOTS - 1;  /* slot_of(): the agents past the slots share the last */
-	if (slot < 0)
+	if (slot < 0 || slot == ref)
 		return 0;
-	d = b->off[slot] - b->off[ref];  /* log units, worse is lower */
+	d = shared_level(b, slot, ref);
+	if (isnan(d))  /* no commit measured by both: the offsets against the groups' centres */
+		d = b->off[slot] - b->off[ref];
 	return b->o.higher_is_better ? expm1(d) : expm1(-d);
 }
 
