@@ -51,6 +51,13 @@ int coord_levels_values(double **v, size_t *n, struct coord *s, long long job, i
 
 	*v = NULL;
 	*n = 0;
+	/* One agent (or a policy without levels): the commit's own runs, not the whole job's. */
+	if (json_array_size(json_object_get(rep, "agents")) == 0) {
+		if ((rc = store_commit_values(v, n, s->st, job, idx)))
+			return rc;
+		*n = stats_valid(*v, *v, *n);
+		return 0;
+	}
 	if ((rc = store_job_samples(&runs, &nr, s->st, job)))
 		return rc;
 	*v = xmalloc((nr + 1) * sizeof(double));
