@@ -252,8 +252,11 @@ long long bisect_reference_agent(const struct bisect *b);
  * reference's. Read from the commits both ran (the weighted median of the
  * differences of their runs' medians there, which no change enters);
  * where they share none, from the engine's offsets against the groups'
- * centres. 0 for the reference, an agent without runs, or one agent.
- * Agents past the model's slots share the last slot's level.
+ * centres of its most probable split, if both ran commits of one side of
+ * it; else NAN: not known (one ran only good commits, the other only bad
+ * ones, and the change and their levels cannot be told apart). 0 for the
+ * reference, an agent without runs, or one agent. Agents past the
+ * model's slots share the last slot's level.
  */
 double bisect_agent_level(const struct bisect *b, long long agent);
 

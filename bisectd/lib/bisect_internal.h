@@ -158,6 +158,7 @@ struct bisect {
 	int ends_near_equal;       /* their pairs kept show them equal, every pair nearly (bisect_ends_test()) */
 	double mu_g, mu_b, sigma;  /* of the most probable split (run level, robust, agents' levels out) */
 	double off[AGENT_SLOTS];   /* each agent's level against the others, for the outlier rules (ax()) */
+	int off_map;               /* the split off was taken against (bisect_agent_offsets()); <= 0: the ends */
 	double scale2, unit1_var;  /* the model's s^2, and the variance of a one-run task's mean */
 	double task_var;           /* ... and of a task of runs_max runs */
 	double lambda;             /* posterior mean of lambda at the most probable split */

@@ -128,6 +128,7 @@ void bisect_agent_offsets(struct bisect *b, int map)
 	double *gx, *bx, *res, med[2];
 
 	memset(b->off, 0, sizeof(b->off));
+	b->off_map = map;
 	if (b->nr_slots < 2)
 		return;
 	for (int k = 0; k < b->nr_measured; k++)
@@ -258,6 +259,31 @@ static double shared_level(const struct bisect *b, int a, int ref)
 	return level;
 }
 
+/*
+ * 1 when slots a and ref both have runs on one side of the split the
+ * offsets were taken against (the ends, before there is one): only then
+ * do the offsets say how the two compare; an agent that ran only good
+ * commits and one that ran only bad ones differ by the change as much
+ * as by their levels.
+ */
+static int share_group(const struct bisect *b, int a, int ref)
+{
+	int seen[2][2] = { { 0 } };
+
+	for (int k = 0; k < b->nr_measured; k++) {
+		const struct cdata *c = &b->c[b->measured[k]];
+		int g = offset_group(b, b->measured[k], b->off_map);
+
+		for (int r = 0; g >= 0 && r < c->nx; r++) {
+			int slot = b->tasks[c->task[r]].agent;
+
+			seen[g][0] |= slot == a;
+			seen[g][1] |= slot == ref;
+		}
+	}
+	return (seen[0][0] && seen[0][1]) || (seen[1][0] && seen[1][1]);
+}
+
 double bisect_agent_level(const struct bisect *b, long long agent)
 {
 	int ref = reference_slot(b), slot = -1;
@@ -273,6 +299,8 @@ double bisect_agent_level(const struct bisect *b, long long agent)
 	if (slot < 0 || slot == ref)
 		return 0;
 	d = shared_level(b, slot, ref);
+	if (isnan(d) && !share_group(b, slot, ref))
+		return NAN;
 	if (isnan(d))  /* no commit measured by both: the offsets against the groups' centres */
 		d = b->off[slot] - b->off[ref];
 	return b->o.higher_is_better ? expm1(d) : expm1(-d);
