@@ -126,10 +126,16 @@ browser_tap "$LAB/slow.out"
 is "$brc" 0 "... and that browser run exits 0"
 
 # Two agents at levels 15% apart: the hmeans at the reference's level
-# (hmean_ref, not the pooled hmean), and the other agent's level.
+# (hmean_ref, not the pooled hmean), and the other agent's level; in the
+# outcome, and in the measured commits, where lab2 took the good end's
+# runs (whichever agent took them in the run above).
+q "UPDATE tasks SET agent_id = (SELECT id FROM agents WHERE name = 'lab2') WHERE job_id = 1 AND idx = 0"
 q "UPDATE jobs SET report = json_set(report, '$.parent.hmean_ref', 1.25, '$.culprit.hmean_ref', 0.96,
-	'$.agents', json('[{\"id\": 1, \"name\": \"lab1\", \"runs\": 20, \"level_pct\": 0, \"reference\": true},
-	{\"id\": 2, \"name\": \"lab2\", \"runs\": 12, \"level_pct\": -15.0, \"reference\": false}]')) WHERE id = 1"
+	'$.agents', json_array(
+		json_object('id', (SELECT id FROM agents WHERE name = 'lab1'), 'name', 'lab1', 'runs', 20,
+			'level_pct', 0.0, 'reference', json('true')),
+		json_object('id', (SELECT id FROM agents WHERE name = 'lab2'), 'name', 'lab2', 'runs', 12,
+			'level_pct', -15.0, 'reference', json('false')))) WHERE id = 1"
 CHROMIUM="$CHROMIUM" node "$TOP/tests/browser/dashboard.mjs" "$LAB_URL" 1 "$SHOTS" agents > "$LAB/agents.out" 2>&1
 brc=$?
 browser_tap "$LAB/agents.out"

@@ -57,8 +57,10 @@ ctl cancel 1 > /dev/null
 # --- the demo job --------------------------------------------------------------
 
 lab_start_agent lab1 0
+AGENT_PIDS=$!
 export STANDIN_LEVEL=0.85
 lab_start_agent lab2 $(( $(nproc) > 1 ? 1 : 0 ))
+AGENT_PIDS="$AGENT_PIDS $!"
 unset STANDIN_LEVEL
 timeout 300 "$BUILD/bisectctl" submit --repo demo --good v1.0 --bad main --workload bench \
 	--budget-seconds 200 --watch > "$LAB/watch.out" 2>&1
@@ -73,7 +75,11 @@ check_report() {
 import json, math, re, sqlite3, sys
 db, path, cv, job, doc = sys.argv[1:]
 c = sqlite3.connect(db)
-level = {a['id']: 1 + a['level_pct'] / 100 for a in json.load(open(doc))['report'].get('agents', [])}
+d = json.load(open(doc))
+# An ended job's levels are its report's; a running job's, the engine's last step's (the job's "agents").
+# A level not known yet (null): that agent's runs as measured.
+level = {a['id']: 1 + a['level_pct'] / 100 for a in (d.get('report') or {}).get('agents') or d.get('agents', [])
+         if a['level_pct'] is not None}
 rows = 0
 base = None
 for line in open(path):
@@ -135,6 +141,36 @@ ctl report 2 --cv hmean > "$LAB/report-h.txt"
 like "$(cat "$LAB/report-h.txt")" "CV: mmtests' harmonic CoV" "--cv hmean says it prints the harmonic CoV"
 like "$(check_report "$LAB/report-h.txt" hmean 2)" '^[2-9]$' "... and its numbers are mmtests' formula over the samples"
 
+# The job's commits (its page, bisectctl show) at the same levels as the report.
+out=$(python3 - "$LAB/bisectd.db" "$LAB/job-2.json" <<'EOF'
+import json, sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+j = json.load(open(sys.argv[2]))
+lv = {a['id']: 1 + a['level_pct'] / 100 for a in j['agents']}
+bad = [] if j['agents'] == j['report']['agents'] else ['the job\'s agents are not the report\'s']
+rows = 0
+for r in j['commits']:
+    x = [v / lv[a] for v, a in c.execute("SELECT s.value, t.agent_id FROM samples s JOIN tasks t ON t.id = s.task_id "
+                                         "WHERE s.job_id = 2 AND s.idx = ? AND s.value > 0", (r['idx'],))]
+    if not x:
+        continue
+    h = len(x) / sum(1 / v for v in x)
+    rows += 1
+    if abs(r.get('hmean_ref', 0) - h) > 1e-9 * h:
+        bad.append('%d: %s, the samples give %.4f' % (r['idx'], r.get('hmean_ref'), h))
+print('%d rows' % rows, '; '.join(bad) or 'all at the levels')
+EOF
+)
+like "$out" "^([2-9]|[1-9][0-9]+) rows all at the levels$" "the job's commits have their hmean at the report's levels (hmean_ref)"
+last=$(q "SELECT agents FROM decisions WHERE job_id = 2 ORDER BY id DESC LIMIT 1")
+out=$(python3 -c "
+import json, sys
+r = json.load(open('$LAB/job-2.json'))['report']['agents']
+d = {a['id']: a for a in json.loads(sys.argv[1])}
+print(all(abs(d[a['id']]['level_pct'] - a['level_pct']) < 1e-9 and d[a['id']]['reference'] == a['reference'] for a in r))" "$last")
+is "$out" True "the engine's last decision keeps the agents' levels the report gives"
+like "$(ctl show 2)" "commits \\(at the agents' levels above\\):" "bisectctl show's commits say they are at those levels"
+
 ctl export 2 --csv -o "$LAB/samples.csv"
 ok $? "export -o writes the CSV"
 out=$(python3 - "$LAB/bisectd.db" "$LAB/samples.csv" <<'EOF'
@@ -156,6 +192,39 @@ EOF
 )
 is "$out" "$(q "SELECT count(*) FROM samples WHERE job_id = 2")" "every sample is in the CSV, each field the store's"
 
+# running_view: a job still running, its agents stopped once the engine
+# has kept both agents' levels with a step (the first steps may not know
+# lab2's: each agent ran one end): its report and bisectctl show give the
+# commits at those levels, the report's rows recomputed from the samples
+# and the levels of the job's last step.
+running_view() {
+	R=$(ctl submit --repo demo --good v1.0 --bad main --workload bench --budget-seconds 600 | sed -n 's/^job \([0-9]*\).*/\1/p')
+	for _ in $(seq 1 600); do
+		[ "$(q "SELECT count(*) FROM decisions WHERE job_id = $R AND agents IS NOT NULL AND agents NOT LIKE '%null%'")" -gt 0 ] && break
+		sleep 0.2
+	done
+	for p in $AGENT_PIDS; do kill "$p" 2> /dev/null; done
+	for p in $AGENT_PIDS; do while kill -0 "$p" 2> /dev/null; do sleep 0.1; done; done
+	st=$(q "SELECT state FROM jobs WHERE id = $R")
+	if [ "$st" != running ]; then
+		for d in "a running job's report" "... its agents' levels" "... its rows" "bisectctl show of a running job"; do
+			tap_n=$((tap_n + 1)); echo "ok $tap_n # SKIP $d: job $R ended ($st) before its agents were stopped"
+		done
+		return
+	fi
+	ctl report "$R" > "$LAB/report-running.txt"
+	is "$?" 2 "a running job's report exits 2 (job $R, its agents stopped after a step with both)"
+	like "$(cat "$LAB/report-running.txt")" "agents: lab1 \\([0-9]+ runs, [^)]*\\), lab2 \\([0-9]+ runs, [^)]*\\)" \
+		"... and gives the two agents' levels at the engine's last step"
+	like "$(grep '^agents:' "$LAB/report-running.txt")" "lab2 \\([0-9]+ runs, [-+][0-9.]+%\\)|lab1 \\([0-9]+ runs, [-+][0-9.]+%\\)" \
+		"... the other agent's level known"
+	like "$(check_report "$LAB/report-running.txt" amean "$R")" '^[2-9]$' \
+		"... its rows the samples at those levels"
+	like "$(ctl show "$R")" "commits \\(at the agents' levels of the engine's last step\\):" \
+		"bisectctl show of a running job says its commits are at the last step's levels"
+	ctl cancel "$R" > /dev/null
+}
+
 # The mail needs a culprit. A loaded machine may leave the demo job
 # undecided within its budget; the culprit against its parent alone (the
 # ends and the confirmation) decides sooner.
@@ -171,6 +240,7 @@ if [ "$state" != done ]; then
 	for d in "the mail names the culprit" "the reproduce submit runs" "the by-hand commands run"; do
 		tap_n=$((tap_n + 1)); echo "ok $tap_n # SKIP $d: the jobs ended $state on this machine's noise"
 	done
+	running_view
 	tap_plan "$tap_n"
 	tap_done
 	exit
@@ -230,6 +300,8 @@ sed -n '/^\t# by hand/,/^$/s/^\t//p' "$LAB/mail.txt" | grep -v '^#' > "$LAB/by-h
 ok $? "the by-hand commands run (clone, checkout, build, run)"
 is "$(grep -c '^throughput: [0-9]' "$LAB/by-hand.out")" 2 "... and measure the culprit and its parent"
 is "$(git -C "$LAB/hand/bisectd-repro" rev-parse HEAD)" "$parent" "... the checkout ending at the parent"
+
+running_view
 
 tap_plan "$tap_n"
 tap_done

@@ -129,13 +129,15 @@ static void print_agents(struct sbuf *out, const json_t *report)
 	json_array_foreach(agents, i, a) {
 		double lvl = 0;
 
-		ctl_jnum(&lvl, a, "level_pct");
 		if (json_is_true(json_object_get(a, "reference"))) {
 			ref = ctl_jstr_or(a, "name", "?");
 			sbuf_addf(out, "%s %s (reference, %lld runs)", i ? "," : "", ref, ctl_jint(a, "runs", 0));
-		} else {
+		} else if (ctl_jnum(&lvl, a, "level_pct")) {
 			sbuf_addf(out, "%s %s %+.2f%% (%lld runs)", i ? "," : "", ctl_jstr_or(a, "name", "?"), lvl,
 				  ctl_jint(a, "runs", 0));
+		} else {
+			sbuf_addf(out, "%s %s level not known yet, its runs as measured (%lld runs)", i ? "," : "",
+				  ctl_jstr_or(a, "name", "?"), ctl_jint(a, "runs", 0));
 		}
 	}
 	sbuf_addf(out, "; the rows and the change at %s's level\n", ref);
@@ -345,10 +347,13 @@ void ctl_format_job(struct sbuf *out, const json_t *job, size_t max_events, int 
 		qsort(v, n, sizeof(*v), ctl_cmp_idx);
 		for (i = 0; i < n; i++)
 			mwidth_add(&w, ctl_jstr_or(v[i], "state", "?"), v[i]);
-		if (n && json_array_size(json_object_get(report, "agents")) > 1)
-			sbuf_adds(out, "\ncommits (each one's runs pooled over the agents; the result below takes "
-				  "their levels out):\n");
-		else if (n)
+		if (n && json_array_size(json_object_get(job, "agents")) > 1) {
+			/* The job's levels: its report's, or a running job's at the engine's last step. */
+			sbuf_adds(out, report ? "\ncommits (at the agents' levels above):\n" :
+				  "\ncommits (at the agents' levels of the engine's last step):\n");
+			if (!report)
+				print_agents(out, job);
+		} else if (n)
 			sbuf_adds(out, "\ncommits:\n");
 		else
 			sbuf_adds(out, "\ncommits: none tested yet\n");

@@ -81,10 +81,10 @@ static int record_decision(struct coord *s, struct jobctx *c, struct bisect *b, 
 			  int nq)
 {
 	struct bisect_result res;
-	json_t *qs = json_array(), *top = json_array();
+	json_t *qs = json_array(), *top = json_array(), *agents = coord_levels_now(s, c->id, b);
 	int idx[5], n;
 	double p[5];
-	char *qj, *tj;
+	char *qj, *tj, *aj;
 	int rc;
 
 	bisect_result(&res, b);
@@ -97,11 +97,14 @@ static int record_decision(struct coord *s, struct jobctx *c, struct bisect *b, 
 		json_array_append_new(top, json_pack("{s:i, s:f}", "idx", idx[i], "p", p[i]));
 	qj = jsonx_dump(qs);
 	tj = jsonx_dump(top);
-	rc = store_decision_add(s->st, c->id, (long long)now_unix(), state_name(res.state), qj, tj, res.why);
+	aj = agents ? jsonx_dump(agents) : NULL;
+	rc = store_decision_add(s->st, c->id, (long long)now_unix(), state_name(res.state), qj, tj, res.why, aj);
 	free(qj);
 	free(tj);
+	free(aj);
 	json_decref(qs);
 	json_decref(top);
+	json_decref(agents);
 	return rc;
 }
 

@@ -170,6 +170,14 @@ struct bisect;
 int coord_report_levels(struct coord *s, struct jobctx *c, const struct bisect *b, json_t *rep);
 /* The successful runs of commit idx, at the reference agent's level by rep's "agents" (none: as stored). */
 int coord_levels_values(double **v, size_t *n, struct coord *s, long long job, int idx, json_t *rep);
+/* The agents' levels at this step, to keep with its decision: [{id, level_pct, reference}]; NULL with one agent. */
+json_t *coord_levels_now(struct coord *s, long long job, const struct bisect *b);
+/*
+ * A full job document's commits at one agent's level: j gets "agents" and
+ * each commit hmean_ref, cv_ref and hcv_ref, from the report's levels of
+ * an ended job or the last step's of a running one. Nothing with one agent.
+ */
+int coord_job_levels(struct coord *s, long long id, json_t *j);
 /*
  * Ends the job in state, with its culprit (-1: none), report (borrowed,
  * NULL: none) and error. A policy naming its culprit ends the job with

@@ -187,8 +187,10 @@ json_t *coord_job_json(struct coord *s, long long id, int full)
 			free(in_c);
 			jobctx_release(&c);
 		}
-		if (store_job_commits_doc(&x, s->st, id) == 0)
+		if (store_job_commits_doc(&x, s->st, id) == 0) {
 			json_object_set_new(j, "commits", x);
+			coord_job_levels(s, id, j);  /* best effort: the pooled figures stay where it cannot */
+		}
 		x = NULL;
 		if (store_job_decisions_doc(&x, s->st, id) == 0)
 			json_object_set_new(j, "decisions", x);

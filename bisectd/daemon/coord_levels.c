@@ -1,16 +1,21 @@
 /*
- * coord_levels: an engine report's rows with each agent's level taken
- * out. A commit's pooled hmean mixes its agents' levels in the share of
- * its runs each took: in the demo, where lab2 read 12% below lab1 on
- * every commit, a parent with more of its runs on lab2 than the good end
- * showed -3.57% against it in the table though the two are the same
- * code. With two agents or more each row also gets the hmean and CV of
- * its runs, each divided by its agent's level against the reference (the
- * agent with the most runs), each level read from the commits the agent
- * and the reference both ran (bisect_agent_level()); the report's table
- * shows those, and the culprit's change against its parent is taken on
- * them.
+ * coord_levels: a job's rows with each agent's level taken out. A
+ * commit's pooled hmean mixes its agents' levels in the share of its runs
+ * each took: in the demo, where lab2 read 12% below lab1 on every commit,
+ * a parent with more of its runs on lab2 than the good end showed -3.57%
+ * against it in the table though the two are the same code. With two
+ * agents or more each row also gets the hmean and CV of its runs, each
+ * divided by its agent's level against the reference (the agent with the
+ * most runs), each level read from the commits the agent and the
+ * reference both ran (bisect_agent_level()); the report's table shows
+ * those, and the culprit's change against its parent is taken on them.
+ *
+ * Every engine step keeps the levels it saw with its decision
+ * (coord_levels_now()), so a running job's commits are shown at one
+ * agent's level too (coord_job_levels(): the job's page, bisectctl show,
+ * the report of a job not finished), with the levels of its last step.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,14 +25,17 @@
 #include "stats.h"
 #include "util.h"
 
-/* A run's value divided by this is at the reference agent's level, by rep's "agents" (none: 1). */
+/*
+ * A run's value divided by this is at the reference agent's level, by
+ * rep's "agents" (none, or a level not known: 1, the run as measured).
+ */
 static double agent_scale(json_t *rep, long long agent)
 {
 	json_t *a;
 	size_t i;
 
 	json_array_foreach(json_object_get(rep, "agents"), i, a)
-		if (json_integer_value(json_object_get(a, "id")) == agent)
+		if (json_integer_value(json_object_get(a, "id")) == agent && json_is_number(json_object_get(a, "level_pct")))
 			return 1 + json_number_value(json_object_get(a, "level_pct")) / 100;
 	return 1;
 }
@@ -84,18 +92,56 @@ static void level_row(json_t *row, const struct sample *runs, size_t nr, json_t 
 	json_object_set_new(row, "hcv_ref", json_real(stats_hmean_cv(v, n)));
 }
 
-/* "agents": [{id, name, runs, level_pct, reference}] by name, one an agent with successful runs of the job. */
-static int agents_json(json_t **out, struct coord *s, const struct sample *runs, size_t nr, const struct bisect *b)
+/* An agent's entry in levels ([{id, level_pct, reference}]); NULL when it has none. */
+static json_t *level_of(json_t *levels, long long agent)
 {
-	long long ref = bisect_reference_agent(b);
+	json_t *a;
+	size_t i;
+
+	json_array_foreach(levels, i, a)
+		if (json_integer_value(json_object_get(a, "id")) == agent)
+			return a;
+	return NULL;
+}
+
+json_t *coord_levels_now(struct coord *s, long long job, const struct bisect *b)
+{
+	long long ref = bisect_reference_agent(b), *ids = NULL;
+	json_t *arr;
+	size_t n = 0;
+
+	if (ref < 0 || store_job_agent_ids(&ids, &n, s->st, job))
+		return NULL;
+	arr = json_array();
+	for (size_t i = 0; i < n; i++) {
+		double level = bisect_agent_level(b, ids[i]);
+		json_t *a = json_object();
+
+		json_object_set_new(a, "id", json_integer(ids[i]));
+		/* null: not known yet (the agent and the reference ran no commit, nor side of the split, in common) */
+		json_object_set_new(a, "level_pct", isfinite(level) ? json_real(100 * level) : json_null());
+		json_object_set_new(a, "reference", json_boolean(ids[i] == ref));
+		json_array_append_new(arr, a);
+	}
+	free(ids);
+	return arr;
+}
+
+/*
+ * "agents": [{id, name, runs, level_pct, reference}] by name, one an agent
+ * with successful runs of the job, its level from levels (an agent that
+ * is not there, one whose first runs came after the step: 0).
+ */
+static int agents_json(json_t **out, struct coord *s, const struct sample *runs, size_t nr, json_t *levels)
+{
 	json_t *arr = json_array();
 	int rc = 0;
 
 	for (size_t i = 0; i < nr && rc == 0; i++) {
 		long long id = runs[i].agent, n = 0;
+		json_t *a, *x, *lv = level_of(levels, id);
 		char *name = NULL;
 		size_t at = 0;
-		json_t *a, *x;
 		int seen = 0;
 
 		for (size_t e = 0; e < i && !seen; e++)
@@ -112,8 +158,10 @@ static int agents_json(json_t **out, struct coord *s, const struct sample *runs,
 		json_object_set_new(a, "id", json_integer(id));
 		json_object_set_new(a, "name", name ? json_string(name) : json_null());
 		json_object_set_new(a, "runs", json_integer(n));
-		json_object_set_new(a, "level_pct", json_real(100 * bisect_agent_level(b, id)));
-		json_object_set_new(a, "reference", json_boolean(id == ref));
+		json_object_set_new(a, "level_pct", json_is_number(json_object_get(lv, "level_pct")) ?
+				    json_real(json_number_value(json_object_get(lv, "level_pct"))) :
+				    json_is_true(json_object_get(lv, "reference")) ? json_real(0) : json_null());
+		json_object_set_new(a, "reference", json_boolean(json_is_true(json_object_get(lv, "reference"))));
 		json_array_foreach(arr, at, x)
 			if (name && json_string_value(json_object_get(x, "name")) &&
 			    strcmp(name, json_string_value(json_object_get(x, "name"))) < 0)
@@ -132,16 +180,16 @@ int coord_report_levels(struct coord *s, struct jobctx *c, const struct bisect *
 {
 	static const char *const rows[] = { "good", "parent", "culprit", "bad" };
 	struct sample *runs = NULL;
-	json_t *agents = NULL, *x, *par = json_object_get(rep, "parent"), *cul = json_object_get(rep, "culprit");
+	json_t *agents = NULL, *levels, *x, *par = json_object_get(rep, "parent"), *cul = json_object_get(rep, "culprit");
 	double *v = NULL, *w = NULL;
 	size_t i, nr = 0;
 	int rc;
 
-	if (bisect_reference_agent(b) < 0)
+	if (!(levels = coord_levels_now(s, c->id, b)))
 		return 0;
 	if ((rc = store_job_samples(&runs, &nr, s->st, c->id)))
-		return rc;
-	if ((rc = agents_json(&agents, s, runs, nr, b)))
+		goto out;
+	if ((rc = agents_json(&agents, s, runs, nr, levels)))
 		goto out;
 	json_object_set_new(rep, "agents", agents);
 	v = xmalloc((nr + 1) * sizeof(double));
@@ -163,8 +211,40 @@ int coord_report_levels(struct coord *s, struct jobctx *c, const struct bisect *
 		json_object_set_new(rep, "p_value", json_real(stats_mann_whitney(w, nc, v, np, ALT_TWO_SIDED)));
 	}
 out:
+	json_decref(levels);
 	free(v);
 	free(w);
 	free(runs);
+	return rc;
+}
+
+int coord_job_levels(struct coord *s, long long id, json_t *j)
+{
+	json_t *rep = json_object_get(j, "report"), *levels = NULL, *agents = NULL, *x;
+	struct sample *runs = NULL;
+	double *v = NULL;
+	size_t i, nr = 0;
+	int rc;
+
+	/* An ended job's report has the levels of its last step; a running job's last decision keeps them. */
+	if (json_array_size(json_object_get(rep, "agents")))
+		agents = json_incref(json_object_get(rep, "agents"));
+	else if ((rc = store_job_levels_doc(&levels, s->st, id)) || !levels)
+		return rc;
+	if ((rc = store_job_samples(&runs, &nr, s->st, id)))
+		goto out;
+	if (!agents && (rc = agents_json(&agents, s, runs, nr, levels)))
+		goto out;
+	if (json_array_size(agents) < 2)
+		goto out;
+	json_object_set(j, "agents", agents);
+	v = xmalloc((nr + 1) * sizeof(double));
+	json_array_foreach(json_object_get(j, "commits"), i, x)
+		level_row(x, runs, nr, j, v);
+out:
+	json_decref(levels);
+	json_decref(agents);
+	free(runs);
+	free(v);
 	return rc;
 }

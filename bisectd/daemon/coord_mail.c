@@ -89,9 +89,12 @@ static void mail_level(struct sbuf *sb, json_t *rep, const char *name)
 		return;
 	if (me == ref)
 		sbuf_adds(sb, ", the reference: the numbers below are at its level");
-	else
+	else if (json_is_number(json_object_get(me, "level_pct")))
 		sbuf_addf(sb, ", reading %+.2f%% against %s", json_number_value(json_object_get(me, "level_pct")),
 			  jstr(ref, "name"));
+	else
+		sbuf_addf(sb, ", its level against %s not known (no commit run by both), its numbers as they "
+			  "were measured", jstr(ref, "name"));
 }
 
 /* The values of commit idx summarised, at the reference agent's level where the report has agents. Under s->lock. */

@@ -90,8 +90,10 @@ static void text_agents(struct sbuf *sb, json_t *rep)
 			  json_integer_value(json_object_get(a, "runs")));
 		if (json_is_true(json_object_get(a, "reference")))
 			sbuf_adds(sb, ", the reference)");
-		else
+		else if (json_is_number(json_object_get(a, "level_pct")))
 			sbuf_addf(sb, ", %+.2f%%)", json_number_value(json_object_get(a, "level_pct")));
+		else
+			sbuf_adds(sb, ", level not known yet: no commit run by both, its runs as measured)");
 	}
 	sbuf_addf(sb, "\n  each agent's runs of a commit read that much against %s's; HARMEAN, CV and the changes are "
 		  "of the runs at %s's level\n", ref ? ref : "the reference", ref ? ref : "the reference");
@@ -281,7 +283,7 @@ static void text_running(struct sbuf *sb, json_t *j, long long id, enum report_c
 		  json_integer_value(json_object_get(p, "tasks_done")),
 		  json_integer_value(json_object_get(p, "tasks_total")));
 	good = commit_by_idx(commits, 0);
-	base = json_number_value(json_object_get(good, "hmean"));
+	base = row_hmean(good);
 	text_header(sb);
 	text_commit(sb, "good", good, 0);
 	last = json_array_get(decs, json_array_size(decs) - 1);
@@ -297,6 +299,7 @@ static void text_running(struct sbuf *sb, json_t *j, long long id, enum report_c
 	text_commit(sb, "bad", commit_by_idx(commits, bad_idx), base);
 	sbuf_adds(sb, "\n");
 	text_legend(sb, cv);
+	text_agents(sb, j);
 	if (json_array_size(json_object_get(last, "top")))
 		sbuf_adds(sb, "p: the posterior probability that the commit is the culprit, at the engine's last step\n");
 	if (last)

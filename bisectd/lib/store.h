@@ -127,9 +127,16 @@ int store_job_commit_set_state(struct store *s, long long job, int idx, const ch
 /* An untested commit becomes queued; one in any other state stays. */
 int store_job_commit_queued(struct store *s, long long job, int idx);
 
-/* Records an engine decision; queries and top are JSON text. */
+/*
+ * Records an engine decision; queries, top and agents are JSON text
+ * (agents: each agent's level at this step, NULL with fewer than two).
+ */
 int store_decision_add(struct store *s, long long job, long long time, const char *state, const char *queries,
-		       const char *top, const char *why);
+		       const char *top, const char *why, const char *agents);
+/* The agents that finished a task of the job, by id; *ids is the caller's. */
+int store_job_agent_ids(long long **ids, size_t *n, struct store *s, long long job);
+/* The agents' levels at the job's last step that had two agents or more ([{id, level_pct, reference}]); NULL: none. */
+int store_job_levels_doc(json_t **out, struct store *s, long long job);
 
 /*
  * The documents the API shows (docs/API.md), as JSON the caller owns:

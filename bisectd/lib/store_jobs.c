@@ -255,12 +255,55 @@ int store_job_commit_queued(struct store *s, long long job, int idx)
 }
 
 int store_decision_add(struct store *s, long long job, long long time, const char *state, const char *queries,
-		       const char *top, const char *why)
+		       const char *top, const char *why, const char *agents)
 {
-	int rc = store_exec(s, "INSERT INTO decisions (job_id, time, state, queries, top, why) VALUES (?, ?, ?, ?, ?, ?)",
-			    "iissss", job, time, state, queries, top, why);
+	int rc = store_exec(s, "INSERT INTO decisions (job_id, time, state, queries, top, why, agents) VALUES "
+			    "(?, ?, ?, ?, ?, ?, ?)", "iisssss", job, time, state, queries, top, why, agents);
 
 	return rc < 0 ? rc : 0;
+}
+
+int store_job_agent_ids(long long **ids, size_t *n, struct store *s, long long job)
+{
+	sqlite3_stmt *st;
+	size_t cap = 0;
+	int rc;
+
+	*ids = NULL;
+	*n = 0;
+	if ((rc = store_prepare(&st, s, "SELECT DISTINCT agent_id FROM tasks WHERE job_id = ? AND state = 'done' "
+				"AND agent_id IS NOT NULL ORDER BY agent_id", "i", job)))
+		return rc;
+	while ((rc = store_step(s, st)) == 1) {
+		*ids = xgrow(*ids, *n, &cap, sizeof(**ids));
+		(*ids)[(*n)++] = sqlite3_column_int64(st, 0);
+	}
+	store_finish(s, st);
+	if (rc < 0) {
+		free(*ids);
+		*ids = NULL;
+		*n = 0;
+		return rc;
+	}
+	return 0;
+}
+
+int store_job_levels_doc(json_t **out, struct store *s, long long job)
+{
+	json_t *row = NULL;
+	int rc;
+
+	*out = NULL;
+	rc = store_row(&row, s, "SELECT agents AS agents_json FROM decisions WHERE job_id = ? AND agents IS NOT NULL "
+		       "ORDER BY id DESC LIMIT 1", "i", job);
+	if (rc == ERR_NOTFOUND) {
+		err_clear();
+		return 0;
+	}
+	if (rc == 0 && json_is_array(json_object_get(row, "agents")))
+		*out = json_incref(json_object_get(row, "agents"));
+	json_decref(row);
+	return rc;
 }
 
 /* --- the API's documents ----------------------------------------------- */

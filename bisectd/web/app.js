@@ -352,13 +352,23 @@ function runsSvg(values, hmean, lo, hi) {
 	return `<svg width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" role="img"><line x1="4" x2="${W - 4}" y1="9" y2="9" stroke="#dde2ea"/>${bar}${dots}</svg>`;
 }
 
+/*
+ * With two agents or more, the job's commits at the reference agent's
+ * level (the report's levels, or a running job's at the engine's last
+ * step): each run divided by its agent's level, each hmean of runs so
+ * divided (hmean_ref). One agent: as measured.
+ */
 function renderCommits(j) {
+	const lv = new Map(((j.agents || []).length > 1 ? j.agents : []).filter((a) => a.level_pct != null)
+		.map((a) => [a.name, 1 + a.level_pct / 100]));
+	const atRef = (s) => s.value > 0 ? s.value / (lv.get(s.agent) || 1) : s.value;
 	const byIdx = new Map();
 	for (const s of (state.samples || [])) {
 		if (!byIdx.has(s.idx)) byIdx.set(s.idx, []);
-		byIdx.get(s.idx).push(s.value);
+		byIdx.get(s.idx).push(atRef(s));
 	}
-	const all = (state.samples || []).map((s) => s.value).filter((v) => v > 0);
+	const all = (state.samples || []).map(atRef).filter((v) => v > 0);
+	$('#job-commits-levels').innerHTML = agentsLine(j, 'hmeans and runs');
 	const lo = Math.min(...all), hi = Math.max(...all);
 	const last = (j.commits || []).length ? j.commits[j.commits.length - 1].idx : -1;
 	$('#job-commits tbody').innerHTML = (j.commits || []).map((c) => {
@@ -367,8 +377,8 @@ function renderCommits(j) {
 		return `<tr data-idx="${esc(c.idx)}"><td class="num">${esc(c.idx)}</td>
 			<td class="sha">${short(c.sha)}</td><td>${esc(c.subject)}${tag}${culprit}</td>
 			<td>${badge(c.state)}</td><td class="num">${esc(c.n ?? 0)}${c.failures ? ` (+${esc(c.failures)} failed)` : ''}</td>
-			<td class="num">${c.hmean != null ? `${num(c.hmean)} (${(c.cv ?? 0).toFixed(4)})` : ''}</td>
-			<td class="runs">${byIdx.has(c.idx) && all.length ? runsSvg(byIdx.get(c.idx), c.hmean, lo, hi) : ''}</td></tr>`;
+			<td class="num">${c.hmean != null ? `${num(refHmean(c))} (${(c.cv_ref ?? c.cv ?? 0).toFixed(4)})` : ''}</td>
+			<td class="runs">${byIdx.has(c.idx) && all.length ? runsSvg(byIdx.get(c.idx), refHmean(c), lo, hi) : ''}</td></tr>`;
 	}).join('');
 }
 
@@ -398,13 +408,22 @@ function refHmean(c) {
 	return c ? (c.hmean_ref ?? c.hmean) : null;
 }
 
-/* "hmeans at lab1's level: lab2 reads -12.07% against it": the agents' levels a report took out. */
-function agentsLine(r) {
+/*
+ * "hmeans at lab1's level: lab2 reads -12.07% against it": the agents'
+ * levels a report (or a job) took out; an agent whose level is not known
+ * yet (it and the reference ran no commit in common) is named as such.
+ */
+function agentsLine(r, what = 'hmeans') {
 	if (!r.agents || r.agents.length < 2)
 		return '';
 	const ref = r.agents.find((a) => a.reference);
-	const others = r.agents.filter((a) => !a.reference).map((a) => `${esc(a.name || '?')} reads ${a.level_pct.toFixed(2)}%`);
-	return `<p class="agents">hmeans at ${esc(ref ? ref.name : 'the reference')}'s level: ${others.join(', ')} against it</p>`;
+	const others = r.agents.filter((a) => !a.reference);
+	const known = others.filter((a) => a.level_pct != null).map((a) => `${esc(a.name || '?')} reads ${a.level_pct.toFixed(2)}%`);
+	const unknown = others.filter((a) => a.level_pct == null).map((a) => esc(a.name || '?'));
+	return `<p class="agents">${what} at ${esc(ref ? ref.name : 'the reference')}'s level` +
+		(known.length ? `: ${known.join(', ')} against it` : '') +
+		(unknown.length ? `; ${unknown.join(', ')} at a level not known yet (no commit run by both), ` +
+			'its runs as measured' : '') + '</p>';
 }
 
 function renderOutcome(j) {

@@ -74,6 +74,23 @@ if (OUTCOMES[mode]) {
 		const seen = await until(page, (re) => new RegExp(re).test(document.querySelector('#job-outcome').textContent),
 			pattern, 10000);
 		check(seen, what, await page.textContent('#job-outcome'));
+		if (mode === 'agents') {
+			// The measured commits at the reference's level too: the line, and each row's hmean the job's hmean_ref.
+			const levels = await until(page, () => /hmeans and runs at lab1's level: lab2 reads -15\.00% against it/
+				.test(document.querySelector('#job-commits-levels').textContent), null, 10000);
+			check(levels, 'the measured commits say they are at lab1\'s level', await page.textContent('#job-commits-levels'));
+			const j = await (await fetch(`${url}/api/v1/jobs/${job}`)).json();
+			const rows = await page.evaluate(() => [...document.querySelectorAll('#job-commits tbody tr')]
+				.map((tr) => [Number(tr.dataset.idx), tr.children[5].textContent.trim()]));
+			const want = new Map((j.commits || []).filter((c) => c.hmean_ref != null).map((c) => [c.idx, c.hmean_ref]));
+			// num() prints 3 significant digits in exponent form, none after the point from 100 up.
+			const off = rows.filter(([idx, text]) => want.has(idx) &&
+				Math.abs(parseFloat(text) - want.get(idx)) > Math.max(0.0051 * Math.abs(want.get(idx)), 0.51));
+			const moved = (j.commits || []).filter((c) => c.hmean_ref != null && Math.abs(c.hmean_ref / c.hmean - 1) > 0.01);
+			check(want.size > 0 && off.length === 0 && moved.length > 0,
+				`... each of the ${want.size} measured rows at its hmean_ref (${moved.length} of them off the pooled hmean)`,
+				JSON.stringify(off));
+		}
 		await shot(page, name);
 	} finally {
 		await b.close();

@@ -183,16 +183,26 @@ static void test_decisions_events_budgets(void **state)
 	id = storefix_job(&f, 3, "local");
 	assert_int_equal(store_job_reproduced(&yes, f.s, id), 0);
 	assert_int_equal(yes, 0);
-	assert_int_equal(store_decision_add(f.s, id, 10, "ends", "[]", "[]", "measuring the ends"), 0);
+	assert_int_equal(store_decision_add(f.s, id, 10, "ends", "[]", "[]", "measuring the ends", NULL), 0);
 	assert_int_equal(store_job_reproduced(&yes, f.s, id), 0);
 	assert_int_equal(yes, 0);
-	assert_int_equal(store_decision_add(f.s, id, 11, "search", "[{\"idx\": 1}]", "[]", "search"), 0);
+	assert_int_equal(store_decision_add(f.s, id, 11, "search", "[{\"idx\": 1}]", "[]", "search", NULL), 0);
 	assert_int_equal(store_job_reproduced(&yes, f.s, id), 0);
 	assert_int_equal(yes, 1);
 	assert_int_equal(store_job_decisions_doc(&doc, f.s, id), 0);
 	assert_int_equal(json_array_size(doc), 2);
 	assert_int_equal(json_integer_value(json_object_get(json_array_get(json_object_get(json_array_get(doc, 1),
 							 "queries"), 0), "idx")), 1);
+	json_decref(doc);
+	/* The agents' levels of the last step that had them; none before. */
+	assert_int_equal(store_job_levels_doc(&doc, f.s, id), 0);
+	assert_null(doc);
+	assert_int_equal(store_decision_add(f.s, id, 12, "search", "[]", "[]", "search",
+					    "[{\"id\": 2, \"level_pct\": -12.5, \"reference\": false}]"), 0);
+	assert_int_equal(store_decision_add(f.s, id, 13, "search", "[]", "[]", "search", NULL), 0);
+	assert_int_equal(store_job_levels_doc(&doc, f.s, id), 0);
+	assert_non_null(doc);
+	assert_true(json_number_value(json_object_get(json_array_get(doc, 0), "level_pct")) == -12.5);
 	json_decref(doc);
 	assert_int_equal(store_event_add(f.s, id, 5, "created", "a job"), 0);
 	assert_int_equal(store_event_add(f.s, 0, 6, "agent", "not a job's"), 0);
