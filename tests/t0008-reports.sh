@@ -171,6 +171,15 @@ print(all(abs(d[a['id']]['level_pct'] - a['level_pct']) < 1e-9 and d[a['id']]['r
 is "$out" True "the engine's last decision keeps the agents' levels the report gives"
 like "$(ctl show 2)" "commits \\(at the agents' levels above\\):" "bisectctl show's commits say they are at those levels"
 
+# The charts at the same levels: the timeline says at whose (gnuplot's SVG keeps the title's text).
+if command -v gnuplot > /dev/null; then
+	ctl plot 2 --chart timeline -o "$LAB/timeline.svg" > /dev/null 2>&1
+	like "$(tr -d '\n' < "$LAB/timeline.svg")" "runs and hmeans at lab[12]&#39;s level: lab[12] [-+][0-9.]+%|runs and hmeans at lab[12]'s level: lab[12] [-+][0-9.]+%" \
+		"the timeline chart has its runs and hmeans at the reference's level, and says so"
+else
+	tap_n=$((tap_n + 1)); echo "ok $tap_n # SKIP the timeline chart: gnuplot missing (make deps installs gnuplot-nox)"
+fi
+
 ctl export 2 --csv -o "$LAB/samples.csv"
 ok $? "export -o writes the CSV"
 out=$(python3 - "$LAB/bisectd.db" "$LAB/samples.csv" <<'EOF'

@@ -53,6 +53,7 @@ struct chart_job {
 	struct plot_decision *pd;
 	const char **agent_names;
 	int nr_agents;
+	char *levels;     /* "at lab1's level: lab2 -15.00%"; NULL: the runs as measured */
 	struct plot_job pj;
 };
 
@@ -70,12 +71,62 @@ static void chart_job_release(struct chart_job *c)
 	free(c->pr);
 	free(c->pd);
 	free(c->agent_names);
+	free(c->levels);
 	memset(c, 0, sizeof(*c));
 }
 
 static int by_name(const void *a, const void *b)
 {
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/*
+ * With two agents or more, the runs and hmeans at the reference agent's
+ * level, as the report's table and the job's commits are
+ * (coord_job_agents()): each run divided by its agent's level, and c->levels
+ * says so on the chart. An agent whose level is not known yet keeps its
+ * runs as measured, and the note names it. Under s->lock.
+ */
+static int chart_levels(struct coord *s, struct chart_job *c, long long id)
+{
+	json_t *agents = NULL, *a;
+	double *scale;
+	struct sbuf sb = SBUF_INIT;
+	const char *ref = "the reference";
+	size_t i;
+	int rc;
+
+	if ((rc = coord_job_agents(&agents, s, id)) || !agents)
+		return rc;
+	scale = xcalloc((size_t)c->nr_agents + 1, sizeof(*scale));
+	json_array_foreach(agents, i, a) {
+		const char *name = json_string_value(json_object_get(a, "name"));
+
+		if (json_is_true(json_object_get(a, "reference")) && name)
+			ref = name;
+		for (int k = 0; name && k < c->nr_agents; k++)
+			if (!strcmp(c->agent_names[k], name) && json_is_number(json_object_get(a, "level_pct")))
+				scale[k] = 1 + json_number_value(json_object_get(a, "level_pct")) / 100;
+	}
+	plot_at_levels(c->pc, c->nr_rows, c->pr, c->nr_samples, scale, c->nr_agents);
+	sbuf_addf(&sb, "at %s's level:", ref);
+	json_array_foreach(agents, i, a) {
+		const char *name = json_string_value(json_object_get(a, "name"));
+		const char *sep = sb.buf[sb.len - 1] == ':' ? " " : ", ";
+
+		if (json_is_true(json_object_get(a, "reference")))
+			continue;
+		if (json_is_number(json_object_get(a, "level_pct")))
+			sbuf_addf(&sb, "%s%s %+.2f%%", sep, name ? name : "?",
+				  json_number_value(json_object_get(a, "level_pct")));
+		else
+			sbuf_addf(&sb, "%s%s as measured (its level not known yet)", sep, name ? name : "?");
+	}
+	c->levels = sbuf_detach(&sb);
+	sbuf_release(&sb);
+	free(scale);
+	json_decref(agents);
+	return 0;
 }
 
 /*
@@ -141,6 +192,8 @@ static int chart_job_load(struct coord *s, struct chart_job *c, long long id, co
 		memcpy(d->top_p, c->dec[i].top_p, sizeof(d->top_p));
 	}
 
+	if ((rc = chart_levels(s, c, id)))
+		return rc;
 	c->title = xasprintf("%s %s..%s", c->job.workload, c->job.good_ref, c->job.bad_ref);
 	/* Both variants name a bar: "mitigations=off", "CONFIG_MITIGATION_RETPOLINE=n", or both. */
 	if (c->job.config) {
@@ -161,7 +214,8 @@ static int chart_job_load(struct coord *s, struct chart_job *c, long long id, co
 				   .higher = c->job.higher, .created = c->job.created, .commits = c->pc,
 				   .nr_commits = c->nr_rows, .runs = c->pr, .nr_runs = c->nr_samples,
 				   .agents = c->agent_names, .nr_agents = c->nr_agents, .decisions = c->pd,
-				   .nr_decisions = c->nr_dec, .culprit = c->job.culprit, .likely = -1, .parent = -1 };
+				   .nr_decisions = c->nr_dec, .culprit = c->job.culprit, .likely = -1, .parent = -1,
+				   .levels = c->levels };
 	if (c->job.culprit >= c->nr_rows)
 		c->pj.culprit = -1;
 	/* Undecided or still running: the most probable commit at the last decision that had one. */

@@ -178,6 +178,8 @@ json_t *coord_levels_now(struct coord *s, long long job, const struct bisect *b)
  * an ended job or the last step's of a running one. Nothing with one agent.
  */
 int coord_job_levels(struct coord *s, long long id, json_t *j);
+/* The job's agents as coord_job_levels() gives them ([{id, name, runs, level_pct, reference}]); NULL: one. */
+int coord_job_agents(json_t **agents, struct coord *s, long long id);
 /*
  * Ends the job in state, with its culprit (-1: none), report (borrowed,
  * NULL: none) and error. A policy naming its culprit ends the job with

@@ -218,31 +218,66 @@ out:
 	return rc;
 }
 
+/*
+ * The job's agents with their levels into *agents (NULL: fewer than two),
+ * and, where it is not NULL, its samples into *runs: read here only when
+ * the levels come from a decision, so a job of one agent costs a query.
+ */
+static int job_agents(json_t **agents, struct sample **runs, size_t *nr, struct coord *s, long long id, json_t *rep)
+{
+	json_t *levels = NULL;
+	int rc = 0;
+
+	*agents = NULL;
+	*runs = NULL;
+	*nr = 0;
+	/* An ended job's report has the levels of its last step; a running job's last decision keeps them. */
+	if (json_array_size(json_object_get(rep, "agents")) >= 2)
+		*agents = json_incref(json_object_get(rep, "agents"));
+	else if ((rc = store_job_levels_doc(&levels, s->st, id)) || !levels)
+		return rc;
+	else if ((rc = store_job_samples(runs, nr, s->st, id)) == 0 && (rc = agents_json(agents, s, *runs, *nr, levels)))
+		*agents = NULL;
+	json_decref(levels);
+	if (*agents && json_array_size(*agents) < 2) {
+		json_decref(*agents);
+		*agents = NULL;
+	}
+	return rc;
+}
+
+int coord_job_agents(json_t **agents, struct coord *s, long long id)
+{
+	struct sample *runs = NULL;
+	json_t *doc = NULL;
+	size_t nr = 0;
+	int rc;
+
+	*agents = NULL;
+	if ((rc = store_job_doc(&doc, s->st, id)) == 0)
+		rc = job_agents(agents, &runs, &nr, s, id, json_object_get(doc, "report"));
+	json_decref(doc);
+	free(runs);
+	return rc;
+}
+
 int coord_job_levels(struct coord *s, long long id, json_t *j)
 {
-	json_t *rep = json_object_get(j, "report"), *levels = NULL, *agents = NULL, *x;
+	json_t *agents = NULL, *x;
 	struct sample *runs = NULL;
 	double *v = NULL;
 	size_t i, nr = 0;
 	int rc;
 
-	/* An ended job's report has the levels of its last step; a running job's last decision keeps them. */
-	if (json_array_size(json_object_get(rep, "agents")))
-		agents = json_incref(json_object_get(rep, "agents"));
-	else if ((rc = store_job_levels_doc(&levels, s->st, id)) || !levels)
-		return rc;
-	if ((rc = store_job_samples(&runs, &nr, s->st, id)))
+	if ((rc = job_agents(&agents, &runs, &nr, s, id, json_object_get(j, "report"))) || !agents)
 		goto out;
-	if (!agents && (rc = agents_json(&agents, s, runs, nr, levels)))
-		goto out;
-	if (json_array_size(agents) < 2)
+	if (!runs && (rc = store_job_samples(&runs, &nr, s->st, id)))
 		goto out;
 	json_object_set(j, "agents", agents);
 	v = xmalloc((nr + 1) * sizeof(double));
 	json_array_foreach(json_object_get(j, "commits"), i, x)
 		level_row(x, runs, nr, j, v);
 out:
-	json_decref(levels);
 	json_decref(agents);
 	free(runs);
 	free(v);

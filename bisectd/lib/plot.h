@@ -78,6 +78,7 @@ struct plot_job {
 	int nr_agents;
 	const struct plot_decision *decisions;  /* oldest first */
 	size_t nr_decisions;
+	const char *levels;          /* "at lab1's level: lab2 -15.00%" (plot_at_levels()); NULL: as measured */
 	int culprit;                 /* idx; -1: none named */
 	int likely;                  /* the most probable commit when none is named; -1: none */
 	int parent;                  /* idx of the parent of the culprit (or the likely one); -1: none */
@@ -93,6 +94,18 @@ struct plot_files {
 	struct plot_file f[PLOT_MAX_FILES];
 	int n;
 };
+
+/*
+ * With two agents or more at levels of their own: each run divided by
+ * its agent's scale[agent] (1 + its level against the reference; 0 or
+ * a run without an agent: as measured), and each commit's n, hmean and
+ * CV made again from its runs so divided. A commit's pooled hmean mixes
+ * the agents' levels in the share of its runs each took: on a timeline
+ * a commit measured mostly on the slower agent dips where its code does
+ * not. The caller says so in the job's levels.
+ */
+void plot_at_levels(struct plot_commit *commits, int nr_commits, struct plot_run *runs, size_t nr_runs,
+		    const double *scale, int nr_agents);
 
 /*
  * Makes the files of chart c in format f for jobs[0] (compare: jobs[0]

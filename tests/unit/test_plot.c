@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -169,6 +170,42 @@ static void test_timeline(void **state)
 	assert_non_null(strstr(r, "\n0.850 1000 0\n"));  /* the first run of commit 0, jittered left */
 	assert_null(strstr(r, " 0 0\n"));                 /* the failed run is left out */
 	assert_non_null(strstr(file_text(&fs, "chart.gp"), "hmean (CV)"));
+	plot_files_release(&fs);
+}
+
+/*
+ * Agent lab2 reads 15% low: its runs divided by 0.85, every commit's
+ * hmean and CV made again from them (1000 + 10 r at commit 0 whichever
+ * agent ran it: the pooled hmean there was 937), the failed run left
+ * failed; the chart says at whose level.
+ */
+static void test_timeline_at_levels(void **state)
+{
+	struct plot_job j = fixture();
+	const double scale[2] = { 1, 0.85 };
+	struct plot_files fs;
+	double want;
+
+	(void)state;
+	for (size_t i = 0; i < j.nr_runs; i++)
+		if (runs[i].agent == 1)
+			runs[i].value *= 0.85;
+	plot_at_levels(commits, NC, runs, j.nr_runs, scale, 2);
+	want = 5 / (1 / 1000.0 + 1 / 1010.0 + 1 / 1020.0 + 1 / 1030.0 + 1 / 1040.0);
+	assert_true(fabs(commits[0].hmean - want) < 1e-9 * want);
+	assert_int_equal(commits[0].n, 5);
+	assert_true(fabs(commits[0].cv - 15.811388300841896 / 1020) < 1e-9);
+	want = 5 / (1 / 800.0 + 1 / 810.0 + 1 / 820.0 + 1 / 830.0 + 1 / 840.0);
+	assert_true(fabs(commits[CULPRIT].hmean - want) < 1e-9 * want);
+	assert_int_equal(commits[10].n, 5);  /* its failed run still not counted */
+	assert_int_equal(commits[1].n, 0);   /* not measured: untouched */
+	for (size_t i = 0; i < j.nr_runs; i++)
+		if (runs[i].idx == 0)
+			assert_true(fabs(runs[i].value - 1000 - 10 * (double)(i % 5)) < 1e-9);
+	j.levels = "at lab1's level: lab2 -15.00%";
+	assert_int_equal(plot_files_make(&fs, PLOT_TIMELINE, PLOT_SVG, &j, 1), 0);
+	assert_non_null(strstr(file_text(&fs, "vars.gp"), "Signed-off-by: x; runs and hmeans at lab1''s level: "
+			       "lab2 -15.00%'\n"));
 	plot_files_release(&fs);
 }
 
@@ -354,6 +391,7 @@ int main(void)
 		cmocka_unit_test(test_quote),
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_timeline),
+		cmocka_unit_test(test_timeline_at_levels),
 		cmocka_unit_test(test_timeline_undecided),
 		cmocka_unit_test(test_distribution),
 		cmocka_unit_test(test_compare),
