@@ -22,6 +22,7 @@
 #include "bisect.h"
 #include "coord_internal.h"
 #include "err.h"
+#include "jsonx.h"
 #include "stats.h"
 #include "util.h"
 
@@ -31,13 +32,9 @@
  */
 static double agent_scale(json_t *rep, long long agent)
 {
-	json_t *a;
-	size_t i;
+	json_t *lv = json_object_get(jsonx_find(json_object_get(rep, "agents"), "id", agent), "level_pct");
 
-	json_array_foreach(json_object_get(rep, "agents"), i, a)
-		if (json_integer_value(json_object_get(a, "id")) == agent && json_is_number(json_object_get(a, "level_pct")))
-			return 1 + json_number_value(json_object_get(a, "level_pct")) / 100;
-	return 1;
+	return json_is_number(lv) ? 1 + json_number_value(lv) / 100 : 1;
 }
 
 /* The successful runs of commit idx among runs[0..nr) at the reference's level into out (room for nr). */
@@ -92,18 +89,6 @@ static void level_row(json_t *row, const struct sample *runs, size_t nr, json_t 
 	json_object_set_new(row, "hcv_ref", json_real(stats_hmean_cv(v, n)));
 }
 
-/* An agent's entry in levels ([{id, level_pct, reference}]); NULL when it has none. */
-static json_t *level_of(json_t *levels, long long agent)
-{
-	json_t *a;
-	size_t i;
-
-	json_array_foreach(levels, i, a)
-		if (json_integer_value(json_object_get(a, "id")) == agent)
-			return a;
-	return NULL;
-}
-
 json_t *coord_levels_now(struct coord *s, long long job, const struct bisect *b)
 {
 	long long ref = bisect_reference_agent(b), *ids = NULL;
@@ -139,7 +124,7 @@ static int agents_json(json_t **out, struct coord *s, const struct sample *runs,
 
 	for (size_t i = 0; i < nr && rc == 0; i++) {
 		long long id = runs[i].agent, n = 0;
-		json_t *a, *x, *lv = level_of(levels, id);
+		json_t *a, *x, *lv = jsonx_find(levels, "id", id);
 		char *name = NULL;
 		size_t at = 0;
 		int seen = 0;

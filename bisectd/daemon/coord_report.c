@@ -10,6 +10,7 @@
 
 #include "coord_internal.h"
 #include "err.h"
+#include "jsonx.h"
 #include "util.h"
 
 /* A row's hmean and CV: at the reference agent's level where the report has one (coord_levels.c). */
@@ -214,12 +215,9 @@ static void text_undecided(struct sbuf *sb, json_t *j, json_t *rep, double base)
 	}
 	text_slow(sb, rep);
 	if (json_is_integer(fc)) {
-		json_t *commits = json_object_get(j, "commits");
-		const char *sha = NULL;
+		const char *sha = json_string_value(json_object_get(jsonx_find(json_object_get(j, "commits"), "idx",
+									     json_integer_value(fc)), "sha"));
 
-		json_array_foreach(commits, i, x)
-			if (json_integer_value(json_object_get(x, "idx")) == json_integer_value(fc))
-				sha = json_string_value(json_object_get(x, "sha"));
 		sbuf_addf(sb, "commit %lld (%.12s) failed its confirmation against its parent: it is not the answer\n",
 			  json_integer_value(fc), sha ? sha : "?");
 	}
@@ -251,17 +249,6 @@ static void text_title(struct sbuf *sb, json_t *j, long long id)
 	}
 }
 
-static json_t *commit_by_idx(json_t *commits, long long idx)
-{
-	json_t *x;
-	size_t i;
-
-	json_array_foreach(commits, i, x)
-		if (json_integer_value(json_object_get(x, "idx")) == idx)
-			return x;
-	return NULL;
-}
-
 /*
  * A queued or running job has no verdict: what is known so far. The ends
  * as measured, the engine's most probable commits at its last step and
@@ -282,13 +269,13 @@ static void text_running(struct sbuf *sb, json_t *j, long long id, enum report_c
 		  json_integer_value(json_object_get(p, "measured")), json_integer_value(json_object_get(p, "samples")),
 		  json_integer_value(json_object_get(p, "tasks_done")),
 		  json_integer_value(json_object_get(p, "tasks_total")));
-	good = commit_by_idx(commits, 0);
+	good = jsonx_find(commits, "idx", 0);
 	base = row_hmean(good);
 	text_header(sb);
 	text_commit(sb, "good", good, 0);
 	last = json_array_get(decs, json_array_size(decs) - 1);
 	json_array_foreach(json_object_get(last, "top"), i, x) {
-		json_t *c = commit_by_idx(commits, json_integer_value(json_object_get(x, "idx")));
+		json_t *c = jsonx_find(commits, "idx", json_integer_value(json_object_get(x, "idx")));
 		char label[16];
 
 		if (!c || json_integer_value(json_object_get(c, "idx")) == bad_idx)
@@ -296,7 +283,7 @@ static void text_running(struct sbuf *sb, json_t *j, long long id, enum report_c
 		snprintf(label, sizeof(label), "p=%.3f", json_number_value(json_object_get(x, "p")));
 		text_commit(sb, label, c, base);
 	}
-	text_commit(sb, "bad", commit_by_idx(commits, bad_idx), base);
+	text_commit(sb, "bad", jsonx_find(commits, "idx", bad_idx), base);
 	sbuf_adds(sb, "\n");
 	text_legend(sb, cv);
 	text_agents(sb, j);

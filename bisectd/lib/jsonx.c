@@ -132,3 +132,14 @@ char *jsonx_dump(const json_t *j)
 	}
 	return s;
 }
+
+json_t *jsonx_find(json_t *arr, const char *key, long long v)
+{
+	json_t *x;
+	size_t i;
+
+	json_array_foreach(arr, i, x)
+		if (json_is_integer(json_object_get(x, key)) && json_integer_value(json_object_get(x, key)) == v)
+			return x;
+	return NULL;
+}

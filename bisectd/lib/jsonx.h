@@ -27,6 +27,9 @@ int jsonx_int(long long *out, json_t *obj, const char *key, long long min, long 
 int jsonx_num(double *out, json_t *obj, const char *key, double min, double max,
 	      int required, double def);
 
+/* The first object of array arr whose integer field key is v; NULL when none. Borrowed. */
+json_t *jsonx_find(json_t *arr, const char *key, long long v);
+
 /* Dumps compactly; caller frees. */
 char *jsonx_dump(const json_t *j);
 

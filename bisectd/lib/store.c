@@ -593,26 +593,27 @@ int store_row(json_t **out, struct store *s, const char *sql, const char *types,
 	return rc;
 }
 
-int store_doubles(double **out, size_t *n, struct store *s, const char *sql, const char *types, ...)
+/* The first column of every row into *out, doubles or (ints) long longs. */
+static int first_column(void **out, size_t *n, int ints, struct store *s, const char *sql, const char *types,
+			va_list ap)
 {
+	size_t size = ints ? sizeof(long long) : sizeof(double), cap = 0;
 	sqlite3_stmt *st;
-	va_list ap;
-	size_t cap = 0;
 	int rc;
 
 	*out = NULL;
 	*n = 0;
-	va_start(ap, types);
-	rc = prepare(s, &st, sql, types, ap);
-	va_end(ap);
-	if (rc)
+	if ((rc = prepare(s, &st, sql, types, ap)))
 		return rc;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		if (*n == cap) {
 			cap = cap ? cap * 2 : 16;
-			*out = xrealloc(*out, cap * sizeof(**out));
+			*out = xrealloc(*out, cap * size);
 		}
-		(*out)[(*n)++] = sqlite3_column_double(st, 0);
+		if (ints)
+			((long long *)*out)[(*n)++] = sqlite3_column_int64(st, 0);
+		else
+			((double *)*out)[(*n)++] = sqlite3_column_double(st, 0);
 	}
 	if (rc != SQLITE_DONE) {
 		rc = store_db_err(s, "query");
@@ -623,6 +624,32 @@ int store_doubles(double **out, size_t *n, struct store *s, const char *sql, con
 		rc = 0;
 	}
 	store_finish(s, st);
+	return rc;
+}
+
+int store_doubles(double **out, size_t *n, struct store *s, const char *sql, const char *types, ...)
+{
+	void *v;
+	va_list ap;
+	int rc;
+
+	va_start(ap, types);
+	rc = first_column(&v, n, 0, s, sql, types, ap);
+	va_end(ap);
+	*out = v;
+	return rc;
+}
+
+int store_ints(long long **out, size_t *n, struct store *s, const char *sql, const char *types, ...)
+{
+	void *v;
+	va_list ap;
+	int rc;
+
+	va_start(ap, types);
+	rc = first_column(&v, n, 1, s, sql, types, ap);
+	va_end(ap);
+	*out = v;
 	return rc;
 }
 

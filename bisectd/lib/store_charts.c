@@ -135,25 +135,7 @@ int store_job_stamp(struct job_stamp *out, struct store *s, long long job)
 
 int store_job_siblings(long long **ids, size_t *n, struct store *s, long long job, int max)
 {
-	sqlite3_stmt *st;
-	size_t cap = 0;
-	int rc;
-
-	*ids = NULL;
-	*n = 0;
-	if ((rc = store_prepare(&st, s, "SELECT o.id FROM jobs j JOIN jobs o ON o.repo_id = j.repo_id AND "
-				"o.good = j.good AND o.bad = j.bad AND o.workload = j.workload WHERE j.id = ? "
-				"ORDER BY o.id LIMIT ?", "ii", job, (long long)max)))
-		return rc;
-	while ((rc = store_step(s, st)) == 1) {
-		*ids = xgrow(*ids, *n, &cap, sizeof(**ids));
-		(*ids)[(*n)++] = sqlite3_column_int64(st, 0);
-	}
-	store_finish(s, st);
-	if (rc < 0) {
-		free(*ids);
-		*ids = NULL;
-		*n = 0;
-	}
-	return rc;
+	return store_ints(ids, n, s, "SELECT o.id FROM jobs j JOIN jobs o ON o.repo_id = j.repo_id AND o.good = j.good "
+			  "AND o.bad = j.bad AND o.workload = j.workload WHERE j.id = ? ORDER BY o.id LIMIT ?", "ii",
+			  job, (long long)max);
 }

@@ -74,6 +74,8 @@ int store_row(json_t **out, struct store *s, const char *sql, const char *types,
 
 /* The first column of every row as doubles; *out is the caller's (NULL when none). */
 int store_doubles(double **out, size_t *n, struct store *s, const char *sql, const char *types, ...);
+/* The first column of every row, as integers: ids. */
+int store_ints(long long **out, size_t *n, struct store *s, const char *sql, const char *types, ...);
 
 /* A JSON array of integers ("[1,3]") as a heap array the caller frees (empty when unparsable). */
 void store_parse_ints(int **out, int *n, const char *text);

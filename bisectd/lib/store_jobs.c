@@ -153,25 +153,7 @@ int store_job_set_auto_budgets(struct store *s, long long id, long long runs, lo
 
 int store_job_ids(long long **ids, size_t *n, struct store *s, int max)
 {
-	sqlite3_stmt *st;
-	size_t cap = 0;
-	int rc;
-
-	*ids = NULL;
-	*n = 0;
-	if ((rc = store_prepare(&st, s, "SELECT id FROM jobs ORDER BY id DESC LIMIT ?", "i", (long long)max)))
-		return rc;
-	while ((rc = store_step(s, st)) == 1) {
-		*ids = xgrow(*ids, *n, &cap, sizeof(**ids));
-		(*ids)[(*n)++] = sqlite3_column_int64(st, 0);
-	}
-	store_finish(s, st);
-	if (rc < 0) {
-		free(*ids);
-		*ids = NULL;
-		*n = 0;
-	}
-	return rc;
+	return store_ints(ids, n, s, "SELECT id FROM jobs ORDER BY id DESC LIMIT ?", "i", (long long)max);
 }
 
 int store_job_reproduced(int *yes, struct store *s, long long id)
@@ -265,27 +247,8 @@ int store_decision_add(struct store *s, long long job, long long time, const cha
 
 int store_job_agent_ids(long long **ids, size_t *n, struct store *s, long long job)
 {
-	sqlite3_stmt *st;
-	size_t cap = 0;
-	int rc;
-
-	*ids = NULL;
-	*n = 0;
-	if ((rc = store_prepare(&st, s, "SELECT DISTINCT agent_id FROM tasks WHERE job_id = ? AND state = 'done' "
-				"AND agent_id IS NOT NULL ORDER BY agent_id", "i", job)))
-		return rc;
-	while ((rc = store_step(s, st)) == 1) {
-		*ids = xgrow(*ids, *n, &cap, sizeof(**ids));
-		(*ids)[(*n)++] = sqlite3_column_int64(st, 0);
-	}
-	store_finish(s, st);
-	if (rc < 0) {
-		free(*ids);
-		*ids = NULL;
-		*n = 0;
-		return rc;
-	}
-	return 0;
+	return store_ints(ids, n, s, "SELECT DISTINCT agent_id FROM tasks WHERE job_id = ? AND state = 'done' "
+			  "AND agent_id IS NOT NULL ORDER BY agent_id", "i", job);
 }
 
 int store_job_levels_doc(json_t **out, struct store *s, long long job)
@@ -375,18 +338,5 @@ int store_job_events_doc(json_t **out, struct store *s, long long id)
 
 int store_job_active_ids(long long **ids, size_t *n, struct store *s)
 {
-	sqlite3_stmt *st;
-	size_t cap = 0;
-	int rc;
-
-	*ids = NULL;
-	*n = 0;
-	if ((rc = store_prepare(&st, s, "SELECT id FROM jobs WHERE state IN ('queued', 'running') ORDER BY id", "")))
-		return rc;
-	while ((rc = store_step(s, st)) == 1) {
-		*ids = xgrow(*ids, *n, &cap, sizeof(**ids));
-		(*ids)[(*n)++] = sqlite3_column_int64(st, 0);
-	}
-	store_finish(s, st);
-	return rc < 0 ? rc : 0;
+	return store_ints(ids, n, s, "SELECT id FROM jobs WHERE state IN ('queued', 'running') ORDER BY id", "");
 }
