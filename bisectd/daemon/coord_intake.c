@@ -64,7 +64,7 @@ static int check_task(const struct task *t, const struct result_request *req, lo
 /* Records what the agent measured, or that it skipped the commit. */
 static int take_samples(struct coord *s, const struct task *t, const struct result_request *req)
 {
-	struct stats_acc acc;
+	struct stats_acc acc, mine;
 	int rc = store_task_finish(s->st, t->id, !strcmp(req->status, "ok") ? "done" : "skipped",
 				   (long long)now_unix(), req->build_s, req->run_s, req->error, req->log_tail);
 
@@ -74,6 +74,9 @@ static int take_samples(struct coord *s, const struct task *t, const struct resu
 	 */
 	if (rc == 0 && req->nr_samples > 0)
 		rc = store_summary_acc(&acc, s->st, t->job, t->idx);
+	/* ... and so do the agent's own sums of the commit, for the commits at one agent's level. */
+	if (rc == 0 && req->nr_samples > 0)
+		rc = store_agent_acc(&mine, s->st, t->job, t->idx, t->agent);
 	if (rc == 0 && req->nr_samples > 0) {
 		struct sample *x = xcalloc(req->nr_samples, sizeof(*x));
 
@@ -85,12 +88,15 @@ static int take_samples(struct coord *s, const struct task *t, const struct resu
 				.error = req->samples[i].error, .created = (long long)now_unix(),
 			};
 			stats_acc_add(&acc, x[i].value);
+			stats_acc_add(&mine, x[i].value);
 		}
 		rc = store_samples_add(s->st, x, req->nr_samples);
 		free(x);
 	}
 	if (rc == 0 && req->nr_samples > 0)
 		rc = store_summary_acc_put(s->st, t->job, t->idx, &acc);
+	if (rc == 0 && req->nr_samples > 0)
+		rc = store_agent_acc_put(s->st, t->job, t->idx, t->agent, &mine);
 	if (rc == 0 && !strcmp(req->status, "skipped")) {
 		rc = store_job_commit_set_state(s->st, t->job, t->idx, "skipped");
 		if (rc == 0)

@@ -13,7 +13,11 @@
  * Every engine step keeps the levels it saw with its decision
  * (coord_levels_now()), so a running job's commits are shown at one
  * agent's level too (coord_job_levels(): the job's page, bisectctl show,
- * the report of a job not finished), with the levels of its last step.
+ * the report of a job not finished, the charts), with the levels of its
+ * last step. The rows come from each agent's running sums of its runs of
+ * each commit (agent_sums, kept as uploads come), merged at the levels:
+ * a job's page costs a row per commit and agent, not every run, which a
+ * job polled while it grows to 200,000 runs would pay under the lock.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -71,22 +75,47 @@ int coord_levels_values(double **v, size_t *n, struct coord *s, long long job, i
 	return 0;
 }
 
+/* A job's sums of each commit's runs by agent (agent_sums), by idx then agent. */
+struct accs {
+	struct agent_acc *a;
+	size_t n;
+};
+
+/* Commit idx's runs at the reference agent's level: its agents' sums merged, each divided by its level. */
+static struct stats_acc commit_at_levels(const struct accs *x, int idx, json_t *rep)
+{
+	struct stats_acc acc = { 0 };
+	size_t lo = 0, hi = x->n;
+
+	while (lo < hi) {  /* the first of commit idx */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (x->a[mid].idx < idx)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < x->n && x->a[lo].idx == idx; lo++)
+		stats_acc_merge_scaled(&acc, &x->a[lo].acc, agent_scale(rep, x->a[lo].agent));
+	return acc;
+}
+
 /* hmean_ref, cv_ref (stddev / mean) and hcv_ref (mmtests' harmonic CoV) of a row with an idx. */
-static void level_row(json_t *row, const struct sample *runs, size_t nr, json_t *rep, double *v)
+static void level_row(json_t *row, const struct accs *x, json_t *rep)
 {
 	json_t *idx = json_object_get(row, "idx");
+	struct stats_acc acc;
 	struct summary sum;
-	size_t n;
 
 	if (!json_is_integer(idx))
 		return;
-	n = scaled_values(v, runs, nr, rep, (int)json_integer_value(idx));
-	if (n == 0)
+	acc = commit_at_levels(x, (int)json_integer_value(idx), rep);
+	if (acc.n == 0)
 		return;
-	stats_summary(&sum, v, n);
+	stats_acc_summary(&sum, &acc);
 	json_object_set_new(row, "hmean_ref", json_real(sum.hmean));
 	json_object_set_new(row, "cv_ref", json_real(sum.cv));
-	json_object_set_new(row, "hcv_ref", json_real(stats_hmean_cv(v, n)));
+	json_object_set_new(row, "hcv_ref", json_real(stats_acc_hmean_cv(&acc)));
 }
 
 json_t *coord_levels_now(struct coord *s, long long job, const struct bisect *b)
@@ -115,26 +144,26 @@ json_t *coord_levels_now(struct coord *s, long long job, const struct bisect *b)
 /*
  * "agents": [{id, name, runs, level_pct, reference}] by name, one an agent
  * with successful runs of the job, its level from levels (an agent that
- * is not there, one whose first runs came after the step: 0).
+ * is not there, one whose first runs came after the step: null, not known).
  */
-static int agents_json(json_t **out, struct coord *s, const struct sample *runs, size_t nr, json_t *levels)
+static int agents_json(json_t **out, struct coord *s, const struct accs *x, json_t *levels)
 {
 	json_t *arr = json_array();
 	int rc = 0;
 
-	for (size_t i = 0; i < nr && rc == 0; i++) {
-		long long id = runs[i].agent, n = 0;
-		json_t *a, *x, *lv = jsonx_find(levels, "id", id);
+	for (size_t i = 0; i < x->n && rc == 0; i++) {
+		long long id = x->a[i].agent, n = 0;
+		json_t *a, *y, *lv = jsonx_find(levels, "id", id);
 		char *name = NULL;
 		size_t at = 0;
 		int seen = 0;
 
 		for (size_t e = 0; e < i && !seen; e++)
-			seen = runs[e].agent == id && runs[e].value > 0;
-		if (seen || runs[i].value <= 0)
+			seen = x->a[e].agent == id && x->a[e].acc.n > 0;
+		if (seen || x->a[i].acc.n == 0)
 			continue;
-		for (size_t e = i; e < nr; e++)
-			n += runs[e].agent == id && runs[e].value > 0;
+		for (size_t e = i; e < x->n; e++)
+			n += x->a[e].agent == id ? (long long)x->a[e].acc.n : 0;
 		if (id > 0 && (rc = store_agent_name(&name, s->st, id)) == ERR_NOTFOUND) {
 			err_clear();
 			rc = 0;
@@ -147,9 +176,9 @@ static int agents_json(json_t **out, struct coord *s, const struct sample *runs,
 				    json_real(json_number_value(json_object_get(lv, "level_pct"))) :
 				    json_is_true(json_object_get(lv, "reference")) ? json_real(0) : json_null());
 		json_object_set_new(a, "reference", json_boolean(json_is_true(json_object_get(lv, "reference"))));
-		json_array_foreach(arr, at, x)
-			if (name && json_string_value(json_object_get(x, "name")) &&
-			    strcmp(name, json_string_value(json_object_get(x, "name"))) < 0)
+		json_array_foreach(arr, at, y)
+			if (name && json_string_value(json_object_get(y, "name")) &&
+			    strcmp(name, json_string_value(json_object_get(y, "name"))) < 0)
 				break;
 		json_array_insert_new(arr, at, a);
 		free(name);
@@ -165,38 +194,41 @@ int coord_report_levels(struct coord *s, struct jobctx *c, const struct bisect *
 {
 	static const char *const rows[] = { "good", "parent", "culprit", "bad" };
 	struct sample *runs = NULL;
-	json_t *agents = NULL, *levels, *x, *par = json_object_get(rep, "parent"), *cul = json_object_get(rep, "culprit");
+	struct accs x = { NULL, 0 };
+	json_t *agents = NULL, *levels, *r, *par = json_object_get(rep, "parent"), *cul = json_object_get(rep, "culprit");
 	double *v = NULL, *w = NULL;
 	size_t i, nr = 0;
 	int rc;
 
 	if (!(levels = coord_levels_now(s, c->id, b)))
 		return 0;
-	if ((rc = store_job_samples(&runs, &nr, s->st, c->id)))
-		goto out;
-	if ((rc = agents_json(&agents, s, runs, nr, levels)))
+	if ((rc = store_job_agent_accs(&x.a, &x.n, s->st, c->id)) || (rc = agents_json(&agents, s, &x, levels)))
 		goto out;
 	json_object_set_new(rep, "agents", agents);
-	v = xmalloc((nr + 1) * sizeof(double));
-	w = xmalloc((nr + 1) * sizeof(double));
 	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
 		if (json_is_object(json_object_get(rep, rows[i])))
-			level_row(json_object_get(rep, rows[i]), runs, nr, rep, v);
-	json_array_foreach(json_object_get(rep, "top"), i, x)
-		level_row(x, runs, nr, rep, v);
-	json_array_foreach(json_object_get(rep, "range"), i, x)
-		level_row(x, runs, nr, rep, v);
-	/* The culprit against its parent, on the same runs at one level. */
+			level_row(json_object_get(rep, rows[i]), &x, rep);
+	json_array_foreach(json_object_get(rep, "top"), i, r)
+		level_row(r, &x, rep);
+	json_array_foreach(json_object_get(rep, "range"), i, r)
+		level_row(r, &x, rep);
+	/* The culprit against its parent, on the same runs at one level (a rank test needs the runs). */
 	if (json_is_number(json_object_get(par, "hmean_ref")) && json_is_number(json_object_get(cul, "hmean_ref"))) {
-		size_t np = scaled_values(v, runs, nr, rep, (int)json_integer_value(json_object_get(par, "idx")));
-		size_t nc = scaled_values(w, runs, nr, rep, (int)json_integer_value(json_object_get(cul, "idx")));
+		size_t np, nc;
 
+		if ((rc = store_job_samples(&runs, &nr, s->st, c->id)))
+			goto out;
+		v = xmalloc((nr + 1) * sizeof(double));
+		w = xmalloc((nr + 1) * sizeof(double));
+		np = scaled_values(v, runs, nr, rep, (int)json_integer_value(json_object_get(par, "idx")));
+		nc = scaled_values(w, runs, nr, rep, (int)json_integer_value(json_object_get(cul, "idx")));
 		json_object_set_new(rep, "change_pct", json_real(stats_change_pct(
 			json_number_value(json_object_get(par, "hmean_ref")), json_number_value(json_object_get(cul, "hmean_ref")))));
 		json_object_set_new(rep, "p_value", json_real(stats_mann_whitney(w, nc, v, np, ALT_TWO_SIDED)));
 	}
 out:
 	json_decref(levels);
+	free(x.a);
 	free(v);
 	free(w);
 	free(runs);
@@ -205,23 +237,23 @@ out:
 
 /*
  * The job's agents with their levels into *agents (NULL: fewer than two),
- * and, where it is not NULL, its samples into *runs: read here only when
- * the levels come from a decision, so a job of one agent costs a query.
+ * and its sums into *x when the levels came from a decision (else x->a
+ * stays NULL): a job of one agent costs a query.
  */
-static int job_agents(json_t **agents, struct sample **runs, size_t *nr, struct coord *s, long long id, json_t *rep)
+static int job_agents(json_t **agents, struct accs *x, struct coord *s, long long id, json_t *rep)
 {
 	json_t *levels = NULL;
 	int rc = 0;
 
 	*agents = NULL;
-	*runs = NULL;
-	*nr = 0;
+	x->a = NULL;
+	x->n = 0;
 	/* An ended job's report has the levels of its last step; a running job's last decision keeps them. */
 	if (json_array_size(json_object_get(rep, "agents")) >= 2)
 		*agents = json_incref(json_object_get(rep, "agents"));
 	else if ((rc = store_job_levels_doc(&levels, s->st, id)) || !levels)
 		return rc;
-	else if ((rc = store_job_samples(runs, nr, s->st, id)) == 0 && (rc = agents_json(agents, s, *runs, *nr, levels)))
+	else if ((rc = store_job_agent_accs(&x->a, &x->n, s->st, id)) == 0 && (rc = agents_json(agents, s, x, levels)))
 		*agents = NULL;
 	json_decref(levels);
 	if (*agents && json_array_size(*agents) < 2) {
@@ -233,38 +265,34 @@ static int job_agents(json_t **agents, struct sample **runs, size_t *nr, struct 
 
 int coord_job_agents(json_t **agents, struct coord *s, long long id)
 {
-	struct sample *runs = NULL;
+	struct accs x = { NULL, 0 };
 	json_t *doc = NULL;
-	size_t nr = 0;
 	int rc;
 
 	*agents = NULL;
 	if ((rc = store_job_doc(&doc, s->st, id)) == 0)
-		rc = job_agents(agents, &runs, &nr, s, id, json_object_get(doc, "report"));
+		rc = job_agents(agents, &x, s, id, json_object_get(doc, "report"));
 	json_decref(doc);
-	free(runs);
+	free(x.a);
 	return rc;
 }
 
 int coord_job_levels(struct coord *s, long long id, json_t *j)
 {
-	json_t *agents = NULL, *x;
-	struct sample *runs = NULL;
-	double *v = NULL;
-	size_t i, nr = 0;
+	struct accs x = { NULL, 0 };
+	json_t *agents = NULL, *r;
+	size_t i;
 	int rc;
 
-	if ((rc = job_agents(&agents, &runs, &nr, s, id, json_object_get(j, "report"))) || !agents)
+	if ((rc = job_agents(&agents, &x, s, id, json_object_get(j, "report"))) || !agents)
 		goto out;
-	if (!runs && (rc = store_job_samples(&runs, &nr, s->st, id)))
+	if (!x.a && (rc = store_job_agent_accs(&x.a, &x.n, s->st, id)))
 		goto out;
 	json_object_set(j, "agents", agents);
-	v = xmalloc((nr + 1) * sizeof(double));
-	json_array_foreach(json_object_get(j, "commits"), i, x)
-		level_row(x, runs, nr, j, v);
+	json_array_foreach(json_object_get(j, "commits"), i, r)
+		level_row(r, &x, j);
 out:
 	json_decref(agents);
-	free(runs);
-	free(v);
+	free(x.a);
 	return rc;
 }

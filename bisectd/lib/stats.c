@@ -113,6 +113,7 @@ void stats_acc_add(struct stats_acc *a, double x)
 	a->n++;
 	a->sum += x;
 	a->sum_inv += 1.0 / x;
+	a->sum_inv2 += 1.0 / (x * x);
 	d = x - a->mean;
 	a->mean += d / (double)a->n;
 	a->m2 += d * (x - a->mean);
@@ -133,6 +134,37 @@ void stats_acc_summary(struct summary *s, const struct stats_acc *a)
 	if (a->n > 1 && a->min != a->max)
 		s->stddev = sqrt((a->m2 > 0 ? a->m2 : 0) / (double)(a->n - 1));
 	s->cv = s->stddev / s->amean;
+}
+
+void stats_acc_merge_scaled(struct stats_acc *a, const struct stats_acc *b, double scale)
+{
+	double mean = b->mean / scale, d = mean - a->mean, n = (double)(a->n + b->n);
+
+	a->failures += b->failures;
+	if (b->n == 0)
+		return;
+	if (a->n == 0 || b->min / scale < a->min)
+		a->min = b->min / scale;
+	if (a->n == 0 || b->max / scale > a->max)
+		a->max = b->max / scale;
+	a->m2 += b->m2 / (scale * scale) + d * d * (double)a->n * (double)b->n / n;
+	a->mean += d * (double)b->n / n;
+	a->sum += b->sum / scale;
+	a->sum_inv += b->sum_inv * scale;
+	a->sum_inv2 += b->sum_inv2 * scale * scale;
+	a->n += b->n;
+}
+
+double stats_acc_hmean_cv(const struct stats_acc *a)
+{
+	double h, ss;
+
+	/* As stats_hmean_stddev(): fewer than two runs, or identical ones, have no spread. */
+	if (a->n < 2 || a->min == a->max)
+		return 0;
+	h = (double)a->n / a->sum_inv;
+	ss = a->sum_inv2 - a->sum_inv * a->sum_inv / (double)a->n;  /* sum of (1/x - 1/h)^2 */
+	return sqrt((ss > 0 ? ss : 0) / (double)a->n) * h;
 }
 
 /*

@@ -33,6 +33,7 @@ void stats_summary(struct summary *s, const double *x, size_t n);
 struct stats_acc {
 	size_t n, failures;
 	double sum, sum_inv;        /* of the successful values, and of their reciprocals */
+	double sum_inv2;            /* ... and of their reciprocals' squares (the harmonic CoV) */
 	double mean, m2;            /* running mean, sum of squared deviations from it */
 	double min, max;
 };
@@ -40,6 +41,14 @@ struct stats_acc {
 void stats_acc_add(struct stats_acc *a, double x);
 /* n, failures, hmean, amean, min, max, stddev, cv; median 0. */
 void stats_acc_summary(struct summary *s, const struct stats_acc *a);
+/*
+ * Adds to a the values b holds, each divided by scale (> 0), as if they
+ * had been added one by one (Chan, Golub and LeVeque's pairwise update):
+ * an agent's runs at another agent's level.
+ */
+void stats_acc_merge_scaled(struct stats_acc *a, const struct stats_acc *b, double scale);
+/* stats_hmean_cv() of the values a holds, from its sums. */
+double stats_acc_hmean_cv(const struct stats_acc *a);
 
 /* Copies the successful values of x into out (room for n); returns how many. */
 size_t stats_valid(double *out, const double *x, size_t n);

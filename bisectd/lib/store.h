@@ -277,6 +277,18 @@ int store_summary_put(struct store *s, long long job, int idx, const struct summ
 int store_summary_acc(struct stats_acc *a, struct store *s, long long job, int idx);
 /* Sets commit idx's summary from its running sums: n, failures, hmean, amean, cv and the sums. */
 int store_summary_acc_put(struct store *s, long long job, int idx, const struct stats_acc *a);
+
+/* Each agent's running sums of its runs of a commit (agent_sums): the commits at one agent's level. */
+struct agent_acc {
+	int idx;
+	long long agent;             /* 0: none */
+	struct stats_acc acc;
+};
+/* Agent agent's sums of commit idx (zero when it has none). */
+int store_agent_acc(struct stats_acc *a, struct store *s, long long job, int idx, long long agent);
+int store_agent_acc_put(struct store *s, long long job, int idx, long long agent, const struct stats_acc *a);
+/* Every commit and agent's sums of the job, by idx then agent; *out is the caller's. */
+int store_job_agent_accs(struct agent_acc **out, size_t *n, struct store *s, long long job);
 /*
  * How many transactions were rolled back since the store was opened: a
  * cache of what the store held (the coordinator's engines) that was

@@ -208,3 +208,77 @@ int store_summaries(struct summary *sum, int n, struct store *s, long long job)
 	store_finish(s, st);
 	return rc;
 }
+
+/* An agent_sums row's sums from column `at` on: n, failures, sum, sum_inv, sum_inv2, mean, m2, min, max. */
+static void acc_row(struct stats_acc *a, sqlite3_stmt *st, int at)
+{
+	memset(a, 0, sizeof(*a));
+	a->n = (size_t)sqlite3_column_int64(st, at);
+	a->failures = (size_t)sqlite3_column_int64(st, at + 1);
+	a->sum = sqlite3_column_double(st, at + 2);
+	a->sum_inv = sqlite3_column_double(st, at + 3);
+	a->sum_inv2 = sqlite3_column_double(st, at + 4);
+	a->mean = sqlite3_column_double(st, at + 5);
+	a->m2 = sqlite3_column_double(st, at + 6);
+	a->min = sqlite3_column_double(st, at + 7);
+	a->max = sqlite3_column_double(st, at + 8);
+}
+
+int store_agent_acc(struct stats_acc *a, struct store *s, long long job, int idx, long long agent)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	memset(a, 0, sizeof(*a));
+	if ((rc = store_prepare(&st, s, "SELECT n, failures, sum, sum_inv, sum_inv2, mean, m2, coalesce(min, 0), "
+				"coalesce(max, 0) FROM agent_sums WHERE job_id = ? AND idx = ? AND agent_id = ?", "iii",
+				job, (long long)idx, agent)))
+		return rc;
+	if ((rc = store_step(s, st)) == 1) {
+		acc_row(a, st, 0);
+		rc = 0;
+	}
+	store_finish(s, st);
+	return rc;
+}
+
+int store_agent_acc_put(struct store *s, long long job, int idx, long long agent, const struct stats_acc *a)
+{
+	int rc = store_exec(s, "INSERT OR REPLACE INTO agent_sums (job_id, idx, agent_id, n, failures, sum, sum_inv, "
+			    "sum_inv2, mean, m2, min, max) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", "iiiiiddddddd",
+			    job, (long long)idx, agent, (long long)a->n, (long long)a->failures, a->sum, a->sum_inv,
+			    a->sum_inv2, a->mean, a->m2, a->min, a->max);
+
+	return rc < 0 ? rc : 0;
+}
+
+int store_job_agent_accs(struct agent_acc **out, size_t *n, struct store *s, long long job)
+{
+	sqlite3_stmt *st;
+	size_t cap = 0;
+	int rc;
+
+	*out = NULL;
+	*n = 0;
+	if ((rc = store_prepare(&st, s, "SELECT idx, agent_id, n, failures, sum, sum_inv, sum_inv2, mean, m2, "
+				"coalesce(min, 0), coalesce(max, 0) FROM agent_sums WHERE job_id = ? ORDER BY idx, agent_id",
+				"i", job)))
+		return rc;
+	while ((rc = store_step(s, st)) == 1) {
+		struct agent_acc *x;
+
+		*out = xgrow(*out, *n, &cap, sizeof(**out));
+		x = &(*out)[(*n)++];
+		x->idx = sqlite3_column_int(st, 0);
+		x->agent = sqlite3_column_int64(st, 1);
+		acc_row(&x->acc, st, 2);
+	}
+	store_finish(s, st);
+	if (rc < 0) {
+		free(*out);
+		*out = NULL;
+		*n = 0;
+		return rc;
+	}
+	return 0;
+}

@@ -452,6 +452,46 @@ static void test_acc_equals_summary(void **state)
 	}
 }
 
+/*
+ * Three agents' runs of one commit, agents 1 and 2 reading 15% low and
+ * 8% high: their accumulators merged, each divided by its level, hold
+ * what the runs so divided hold, one by one (stats_summary(),
+ * stats_hmean_cv()); a merge of nothing changes nothing.
+ */
+static void test_acc_merge_scaled(void **state)
+{
+	static const double level[3] = { 1, 0.85, 1.08 };
+	struct stats_acc per[3] = { { 0 } }, all = { 0 }, none = { 0 };
+	double v[90];
+	struct summary want, got;
+	struct rng r;
+	size_t n = 0;
+
+	(void)state;
+	rng_seed(&r, 21);
+	for (int i = 0; i < 90; i++) {
+		int a = i % 3;
+		double x = i == 40 ? 0 : 1e8 * level[a] * exp(0.03 * rng_normal(&r));
+
+		stats_acc_add(&per[a], x);
+		if (x > 0)
+			v[n++] = x / level[a];
+	}
+	for (int a = 0; a < 3; a++)
+		stats_acc_merge_scaled(&all, &per[a], level[a]);
+	stats_acc_merge_scaled(&all, &none, 2);
+	stats_summary(&want, v, n);
+	stats_acc_summary(&got, &all);
+	assert_int_equal(got.n, want.n);
+	assert_int_equal(got.failures, 1);
+	expect_close(got.hmean, want.hmean);
+	expect_close(got.amean, want.amean);
+	expect_close(got.cv, want.cv);
+	assert_true(got.min == want.min && got.max == want.max);
+	expect_close(stats_acc_hmean_cv(&all), stats_hmean_cv(v, n));
+	assert_true(stats_acc_hmean_cv(&none) == 0);
+}
+
 static void test_acc_edges(void **state)
 {
 	struct stats_acc a = { 0 };
@@ -495,6 +535,7 @@ int main(void)
 		cmocka_unit_test(test_fixture_is_current),
 		cmocka_unit_test(test_acc_equals_summary),
 		cmocka_unit_test(test_acc_edges),
+		cmocka_unit_test(test_acc_merge_scaled),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

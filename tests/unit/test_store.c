@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <sqlite3.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -95,7 +96,8 @@ static void make_v4(const char *path)
 		"INSERT INTO job_commits (job_id, idx, sha, subject) VALUES (7, 0, 'g', 'good'), (7, 1, 'b', 'bad');"
 		"INSERT INTO tasks (id, job_id, idx, runs, state, created) VALUES (3, 7, 1, 5, 'done', 150);"
 		"INSERT INTO samples (task_id, attempt, run, job_id, idx, value, unit, created) "
-		"VALUES (3, 1, 0, 7, 1, 12.5, 'ops/s', 160);"
+		"VALUES (3, 1, 0, 7, 1, 12.5, 'ops/s', 160), (3, 1, 1, 7, 1, 10.0, 'ops/s', 161), "
+		"(3, 1, 2, 7, 1, 0, 'ops/s', 162);"
 		"INSERT INTO decisions (job_id, time, state, queries, top, why) VALUES (7, 150, 'done', '[]', '[]', 'x');"
 		"PRAGMA user_version = 4;", NULL, NULL, NULL), SQLITE_OK);
 	sqlite3_close(db);
@@ -126,7 +128,17 @@ static void test_version4_database_is_upgraded(void **state)
 	assert_int_equal(store_int(&n, s, "SELECT (SELECT count(*) FROM job_commits WHERE job_id = 7) + "
 				   "(SELECT count(*) FROM tasks WHERE job_id = 7) + (SELECT count(*) FROM samples) + "
 				   "(SELECT count(*) FROM decisions WHERE job_id = 7)", ""), 0);
-	assert_int_equal(n, 5);
+	assert_int_equal(n, 7);
+	/* Schema 13 sums each agent's runs of a commit from the samples kept: 12.5, 10 and a failed one. */
+	{
+		struct stats_acc a;
+
+		assert_int_equal(store_agent_acc(&a, s, 7, 1, 0), 0);
+		assert_true(a.n == 2 && a.failures == 1 && a.sum == 22.5 && fabs(a.sum_inv - 0.18) < 1e-12 &&
+			    a.mean == 11.25 && fabs(a.m2 - 3.125) < 1e-9 && a.min == 10 && a.max == 12.5);
+		assert_int_equal(store_agent_acc(&a, s, 7, 0, 0), 0);
+		assert_true(a.n == 0 && a.failures == 0);
+	}
 	assert_int_equal(store_int(&n, s, "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND "
 				   "name = 'jobs_state' AND tbl_name = 'jobs'", ""), 0);
 	assert_int_equal(n, 1);
@@ -139,10 +151,10 @@ static void test_version4_database_is_upgraded(void **state)
 	assert_int_equal(store_exec(s, "INSERT INTO tasks (job_id, idx, runs, created) VALUES (99, 0, 1, 0)", ""),
 			 ERR_EXISTS);
 	/* ... and deleting the job still takes its children with it. */
-	assert_int_equal(store_exec(s, "DELETE FROM samples", ""), 1);
+	assert_int_equal(store_exec(s, "DELETE FROM samples", ""), 3);
 	assert_int_equal(store_exec(s, "DELETE FROM jobs WHERE id = 7", ""), 1);
 	assert_int_equal(store_int(&n, s, "SELECT (SELECT count(*) FROM job_commits) + (SELECT count(*) FROM tasks) "
-				   "+ (SELECT count(*) FROM decisions)", ""), 0);
+				   "+ (SELECT count(*) FROM decisions) + (SELECT count(*) FROM agent_sums)", ""), 0);
 	assert_int_equal(n, 0);
 	store_close(s);
 	cleanup(path);
