@@ -133,7 +133,7 @@ int store_job_commit_queued(struct store *s, long long job, int idx);
  */
 int store_decision_add(struct store *s, long long job, long long time, const char *state, const char *queries,
 		       const char *top, const char *why, const char *agents);
-/* The agents that finished a task of the job, by id; *ids is the caller's. */
+/* The agents with a successful run of the job (agent_sums), by id (0: none); *ids is the caller's. */
 int store_job_agent_ids(long long **ids, size_t *n, struct store *s, long long job);
 /* The agents' levels at the job's last step that had two agents or more ([{id, level_pct, reference}]); NULL: none. */
 int store_job_levels_doc(json_t **out, struct store *s, long long job);

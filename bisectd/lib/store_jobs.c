@@ -247,8 +247,8 @@ int store_decision_add(struct store *s, long long job, long long time, const cha
 
 int store_job_agent_ids(long long **ids, size_t *n, struct store *s, long long job)
 {
-	return store_ints(ids, n, s, "SELECT DISTINCT agent_id FROM tasks WHERE job_id = ? AND state = 'done' "
-			  "AND agent_id IS NOT NULL ORDER BY agent_id", "i", job);
+	return store_ints(ids, n, s, "SELECT DISTINCT agent_id FROM agent_sums WHERE job_id = ? AND n > 0 "
+			  "ORDER BY agent_id", "i", job);
 }
 
 int store_job_levels_doc(json_t **out, struct store *s, long long job)
