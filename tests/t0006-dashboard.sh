@@ -130,6 +130,8 @@ is "$brc" 0 "... and that browser run exits 0"
 # outcome, and in the measured commits, where lab2 took the good end's
 # runs (whichever agent took them in the run above).
 q "UPDATE tasks SET agent_id = (SELECT id FROM agents WHERE name = 'lab2') WHERE job_id = 1 AND idx = 0"
+# ... and each agent's sums made again from the samples, as schema 13's migration makes them.
+q "DELETE FROM agent_sums; $(sed -n '/^INSERT INTO agent_sums/,/;$/p' "$TOP/schema/0013-agent-sums.sql")"
 q "UPDATE jobs SET report = json_set(report, '$.parent.hmean_ref', 1.25, '$.culprit.hmean_ref', 0.96,
 	'$.agents', json_array(
 		json_object('id', (SELECT id FROM agents WHERE name = 'lab1'), 'name', 'lab1', 'runs', 20,
