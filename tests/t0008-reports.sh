@@ -229,6 +229,8 @@ running_view() {
 		"... the other agent's level known"
 	like "$(check_report "$LAB/report-running.txt" amean "$R")" '^[2-9]$' \
 		"... its rows the samples at those levels"
+	like "$(cat "$LAB/report-running.txt")" "^  p=0\\.[0-9]{3} +[0-9a-f]{12} " \
+		"... and the engine's most probable commits, measured or not yet"
 	like "$(ctl show "$R")" "commits \\(at the agents' levels of the engine's last step\\):" \
 		"bisectctl show of a running job says its commits are at the last step's levels"
 	ctl cancel "$R" > /dev/null

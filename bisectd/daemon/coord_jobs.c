@@ -192,8 +192,24 @@ json_t *coord_job_json(struct coord *s, long long id, int full)
 			coord_job_levels(s, id, j);  /* best effort: the pooled figures stay where it cannot */
 		}
 		x = NULL;
-		if (store_job_decisions_doc(&x, s->st, id) == 0)
+		if (store_job_decisions_doc(&x, s->st, id) == 0) {
+			json_t *t;
+			size_t i;
+
+			/* The last step's most probable commits with their ids and subjects, measured or not yet. */
+			json_array_foreach(json_object_get(json_array_get(x, json_array_size(x) - 1), "top"), i, t) {
+				json_t *row = NULL;
+
+				if (store_job_commit_doc(&row, s->st, id, (int)json_integer_value(json_object_get(t, "idx")))) {
+					err_clear();
+					continue;
+				}
+				json_object_set(t, "sha", json_object_get(row, "sha"));
+				json_object_set(t, "subject", json_object_get(row, "subject"));
+				json_decref(row);
+			}
 			json_object_set_new(j, "decisions", x);
+		}
 		x = NULL;
 		if (store_job_events_doc(&x, s->st, id) == 0)
 			json_object_set_new(j, "events", x);

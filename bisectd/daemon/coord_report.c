@@ -278,6 +278,9 @@ static void text_running(struct sbuf *sb, json_t *j, long long id, enum report_c
 		json_t *c = jsonx_find(commits, "idx", json_integer_value(json_object_get(x, "idx")));
 		char label[16];
 
+		/* A probable commit not measured yet: its id and subject (coord_job_json()), no numbers. */
+		if (!c && json_is_string(json_object_get(x, "sha")))
+			c = x;
 		if (!c || json_integer_value(json_object_get(c, "idx")) == bad_idx)
 			continue;
 		snprintf(label, sizeof(label), "p=%.3f", json_number_value(json_object_get(x, "p")));
