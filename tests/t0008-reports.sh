@@ -169,7 +169,8 @@ r = json.load(open('$LAB/job-2.json'))['report']['agents']
 d = {a['id']: a for a in json.loads(sys.argv[1])}
 print(all(abs(d[a['id']]['level_pct'] - a['level_pct']) < 1e-9 and d[a['id']]['reference'] == a['reference'] for a in r))" "$last")
 is "$out" True "the engine's last decision keeps the agents' levels the report gives"
-like "$(ctl show 2)" "commits \\(at the agents' levels above\\):" "bisectctl show's commits say they are at those levels"
+like "$(ctl show 2 | sed -n "/^commits (at the agents' levels of its report):\$/{n;p;}")" "^  agents lab[12] " \
+	"bisectctl show's commits say they are at those levels, and which"
 
 # The charts at the same levels: the timeline says at whose (gnuplot's SVG keeps the title's text).
 if command -v gnuplot > /dev/null; then

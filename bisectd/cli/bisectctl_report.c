@@ -349,10 +349,9 @@ void ctl_format_job(struct sbuf *out, const json_t *job, size_t max_events, int 
 			mwidth_add(&w, ctl_jstr_or(v[i], "state", "?"), v[i]);
 		if (n && json_array_size(json_object_get(job, "agents")) > 1) {
 			/* The job's levels: its report's, or a running job's at the engine's last step. */
-			sbuf_adds(out, report ? "\ncommits (at the agents' levels above):\n" :
+			sbuf_adds(out, report ? "\ncommits (at the agents' levels of its report):\n" :
 				  "\ncommits (at the agents' levels of the engine's last step):\n");
-			if (!report)
-				print_agents(out, job);
+			print_agents(out, job);
 		} else if (n)
 			sbuf_adds(out, "\ncommits:\n");
 		else
