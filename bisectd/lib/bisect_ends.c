@@ -276,10 +276,12 @@ int bisect_ends_test(struct bisect *b)
 
 	b->ends_pairs = 0;
 	b->ends_near_equal = 0;
+	b->ends_known = 0;
 	if (!g->v || !x->v)
 		return ENDS_UNCLEAR;
 	bisect_agent_offsets(b, -1);
 	if (isfinite(ends_shift(b, -1, xs, 2, p))) {
+		b->ends_known = 1;
 		b->ends_p = 1 - p[0];
 		/* The change within agents: pooled hmeans mix an agent's level into it. */
 		b->ends_change = b->o.higher_is_better ? expm1(b->delta) : expm1(-b->delta);
@@ -309,6 +311,7 @@ int bisect_ends_test(struct bisect *b)
 		if (pv != ENDS_UNCLEAR && verdict != ENDS_UNCLEAR && pv != verdict)
 			verdict = ENDS_UNCLEAR;  /* they disagree: more runs */
 		else if (pv != ENDS_UNCLEAR && verdict == ENDS_UNCLEAR) {
+			b->ends_known = 1;
 			verdict = pv;
 			b->ends_p = pn;
 			b->ends_change = b->o.higher_is_better ? expm1(dm) : expm1(-dm);
@@ -427,8 +430,12 @@ int bisect_ends_step(struct bisect_query *out, struct bisect *b, int k, const un
 			bisect_ends_test(b);  /* the numbers an undecided answer is read with */
 			bisect_estimate_more_ends(b);
 		}
-		snprintf(why, sizeof(why), "the budget of %ld runs is spent at the ends, which differ by %+.2f%% "
-			 "(P(not worse)=%.4f): undecided", b->o.budget_runs, 100 * b->ends_change, b->ends_p);
+		if (b->ends_known)
+			snprintf(why, sizeof(why), "the budget of %ld runs is spent at the ends, which differ by %+.2f%% "
+				 "(P(not worse)=%.4f): undecided", b->o.budget_runs, 100 * b->ends_change, b->ends_p);
+		else
+			snprintf(why, sizeof(why), "the budget of %ld runs is spent at the ends before they could be "
+				 "compared: undecided", b->o.budget_runs);
 		b->budget = b->o.budget_runs;
 		return bisect_finish(b, VERDICT_UNDECIDED, why);
 	}
@@ -493,9 +500,16 @@ int bisect_ends_step(struct bisect_query *out, struct bisect *b, int k, const un
 		snprintf(b->why, sizeof(b->why), "the ends differ by %+.2f%%; their pairs the rule keeps show no "
 			 "regression of %.1f%%, and with every pair in they nearly do: more runs at both, up to %d "
 			 "an end", 100 * b->ends_change, 100 * b->o.min_effect, ends_cap(b));
-	else if (b->c[0].nx > 0)
+	else if (b->c[0].nx > 0 && b->ends_known)
 		snprintf(b->why, sizeof(b->why), "the ends differ by %+.2f%% (P(not worse)=%.4f): more runs at both",
 			 100 * b->ends_change, b->ends_p);
+	else if (b->c[0].nx > 0 && b->c[0].nx >= b->o.end_runs && b->c[b->n - 1].nx >= b->o.end_runs &&
+		 tasks_at(b, 0) >= 2 && tasks_at(b, b->n - 1) >= 2)
+		snprintf(b->why, sizeof(b->why), "the ends cannot be compared yet (no agent has run both, or too "
+			 "few of their runs to fit): more runs at both");
+	else if (b->c[0].nx > 0)
+		snprintf(b->why, sizeof(b->why), "measuring both ends: %d and %d runs so far; they are compared from "
+			 "%d runs each, in two tasks or more", b->c[0].nx, b->c[b->n - 1].nx, b->o.end_runs);
 	return got;
 }
 

@@ -154,6 +154,7 @@ struct bisect {
 	int nr_set;
 	double set_mass;
 	double ends_change, ends_p;
+	int ends_known;            /* the last bisect_ends_test() compared the ends (ends_change, ends_p are its) */
 	int ends_pairs;            /* the ends were decided on this many of their chains' pairs, 0: by the model */
 	int ends_near_equal;       /* their pairs kept show them equal, every pair nearly (bisect_ends_test()) */
 	double mu_g, mu_b, sigma;  /* of the most probable split (run level, robust, agents' levels out) */

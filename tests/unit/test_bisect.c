@@ -1429,6 +1429,43 @@ static void test_agent_level_not_known(void **state)
 	dag_free(d);
 }
 
+/*
+ * Before the ends are compared, the engine's why says how far the ends
+ * are from it, not "the ends differ by +0.00% (P(not worse)=1.0000)",
+ * which it said of ends it had not compared (a running job's page and
+ * report show it); once compared, their difference.
+ */
+static void test_ends_why_before_they_are_compared(void **state)
+{
+	struct dag *d = linear(17);
+	struct bisect_opts o = BISECT_OPTS_INIT;
+	struct bisect_query q[BISECT_MAX_QUERIES(1)];
+	struct bisect_result r;
+	struct bisect *b;
+	long task = 0;
+
+	(void)state;
+	assert_int_equal(bisect_new(&b, d->n, d->par, d->npar, &o), 0);
+	bisect_add_run(b, 0, 1000, task++, 0, BISECT_Q_SEARCH);
+	bisect_add_run(b, d->n - 1, 800, task++, 0, BISECT_Q_SEARCH);
+	bisect_next(q, b, 1, NULL);
+	bisect_result(&r, b);
+	if (!strstr(r.why, "measuring both ends: 1 and 1 runs so far"))
+		fail_msg("why: %s", r.why);
+	for (int t = 0; t < 4; t++)
+		for (int e = 0; e < 2; e++)
+			for (int k = 0; k < 3; k++)
+				bisect_add_run(b, e ? d->n - 1 : 0, (e ? 800 : 1000) * (1 + 0.01 * (k - 1)), task + e, 0,
+					       BISECT_Q_SEARCH);
+	task += 2;
+	bisect_next(q, b, 1, NULL);
+	bisect_result(&r, b);
+	if (strstr(r.why, "measuring both ends") || strstr(r.why, "+0.00%"))
+		fail_msg("why, the ends measured: %s", r.why);
+	bisect_free(b);
+	dag_free(d);
+}
+
 static void test_agent_at_two_levels_at_the_ends(void **state)
 {
 	struct dag *d = linear(37);
@@ -2963,6 +3000,7 @@ int main(void)
 		cmocka_unit_test(test_derived_budget_ends_undecided),
 		cmocka_unit_test(test_agent_levels_for_the_report),
 		cmocka_unit_test(test_agent_level_not_known),
+		cmocka_unit_test(test_ends_why_before_they_are_compared),
 		cmocka_unit_test(test_agent_level_from_shared_commits),
 		cmocka_unit_test(test_agent_at_two_levels_at_the_ends),
 		cmocka_unit_test(test_ends_pairs_of_two_interleaved_agents),
