@@ -4,7 +4,11 @@
 # and its HARMEAN (CV) and change columns, with either CV, recomputed from
 # the stored samples at the reference agent's level; no change between
 # the good end and the culprit's parent, though their runs mix the agents
-# in other shares; the CSV export line for line against the store; the mail's
+# in other shares; the job's commits (its page, bisectctl show) and the
+# timeline chart at the same levels, which the engine's last decision
+# keeps; a running job's report and show at its last step's levels, its
+# agents stopped once a step knew both (its most probable commits named,
+# measured or not); the CSV export line for line against the store; the mail's
 # culprit, author, command line and table, and its reproduce commands
 # run (the submit against this bisectd, the checkout, build and run by
 # hand). Bad input: a job that does not exist, one without samples, one
