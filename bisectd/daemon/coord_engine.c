@@ -228,25 +228,27 @@ static int engine_report(json_t **out, struct coord *s, struct jobctx *c, struct
 		set_num(rep, "rare_share_pct", 100 * res->rare_share);
 	}
 	if (res->verdict == VERDICT_CULPRIT) {
-		int parent = coord_parent_of(c, res->culprit);
+		json_object_set_new(rep, "culprit", coord_commit_json(s, c, res->culprit));
+		json_object_set_new(rep, "parent", coord_commit_json(s, c, coord_parent_of(c, res->culprit)));
+	}
+	/* With two agents or more, the rows and the culprit's change with the agents' levels out. */
+	if ((rc = coord_report_levels(s, c, b, rep)))
+		goto fail;
+	/* With one agent (or rows without runs), the culprit's change on the runs as measured. */
+	if (res->verdict == VERDICT_CULPRIT && !json_is_number(json_object_get(rep, "change_pct"))) {
 		double change, pv;
 
-		if ((rc = coord_compare(&change, &pv, s, c, parent, res->culprit, ALT_TWO_SIDED))) {
-			json_decref(rep);
-			return rc;
-		}
-		json_object_set_new(rep, "culprit", coord_commit_json(s, c, res->culprit));
-		json_object_set_new(rep, "parent", coord_commit_json(s, c, parent));
+		if ((rc = coord_compare(&change, &pv, s, c, coord_parent_of(c, res->culprit), res->culprit,
+					ALT_TWO_SIDED)))
+			goto fail;
 		json_object_set_new(rep, "change_pct", json_real(change * 100));
 		json_object_set_new(rep, "p_value", json_real(pv));
 	}
-	/* With two agents or more, the rows and the culprit's change with the agents' levels out. */
-	if ((rc = coord_report_levels(s, c, b, rep))) {
-		json_decref(rep);
-		return rc;
-	}
 	*out = rep;
 	return 0;
+fail:
+	json_decref(rep);
+	return rc;
 }
 
 /* A culprit's report (engine_report() put it beside its parent): its confidence, then the end. */
