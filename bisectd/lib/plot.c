@@ -207,37 +207,27 @@ static void common_vars(struct sbuf *v, enum plot_format f, int w, int h, const 
 void plot_at_levels(struct plot_commit *commits, int nr_commits, struct plot_run *runs, size_t nr_runs,
 		    const double *scale, int nr_agents)
 {
-	size_t *at = xcalloc((size_t)nr_commits + 2, sizeof(*at)), *fill;
-	double *v = xmalloc((nr_runs + 1) * sizeof(double));
+	struct stats_acc *acc = xcalloc((size_t)nr_commits + 1, sizeof(*acc));
 
-	/* The runs by commit (commits[i].idx == i): counts, then each commit's place in v. */
 	for (size_t i = 0; i < nr_runs; i++) {
 		struct plot_run *r = &runs[i];
 
 		if (r->value > 0 && r->agent >= 0 && r->agent < nr_agents && scale[r->agent] > 0)
 			r->value /= scale[r->agent];
-		if (r->idx >= 0 && r->idx < nr_commits && r->value > 0 && isfinite(r->value))
-			at[r->idx + 2]++;
+		if (r->idx >= 0 && r->idx < nr_commits)
+			stats_acc_add(&acc[r->idx], r->value);
 	}
-	for (int c = 0; c < nr_commits; c++)
-		at[c + 2] += at[c + 1];
-	fill = at + 1;
-	for (size_t i = 0; i < nr_runs; i++)
-		if (runs[i].idx >= 0 && runs[i].idx < nr_commits && runs[i].value > 0 && isfinite(runs[i].value))
-			v[fill[runs[i].idx]++] = runs[i].value;
-	/* fill[c] is now where commit c's runs end, at[c] where they start. */
 	for (int c = 0; c < nr_commits; c++) {
 		struct summary sum;
 
-		if (at[c + 1] == at[c])
+		if (acc[c].n == 0)
 			continue;
-		stats_summary(&sum, v + at[c], at[c + 1] - at[c]);
+		stats_acc_summary(&sum, &acc[c]);
 		commits[c].n = sum.n;
 		commits[c].hmean = sum.hmean;
 		commits[c].cv = sum.cv;
 	}
-	free(at);
-	free(v);
+	free(acc);
 }
 
 static int no_runs(const struct plot_job *j)
