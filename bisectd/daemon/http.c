@@ -42,7 +42,7 @@ struct http_server {
 	http_handler_fn handler;
 	void *arg;
 	char *cert, *key;            /* PEM text; MHD keeps pointers to them */
-	atomic_int parked_replies;   /* connections that hold an http_later */
+	atomic_int parked_replies;   /* connections that parked a reply not yet sent in full */
 };
 
 struct conn_state {
@@ -56,6 +56,7 @@ struct conn_state {
 	_Atomic int64_t woken_at;    /* now_ms() when the waker fired it */
 	int64_t waited_ms;           /* parked, in all: the reply's Server-Timing "wait" */
 	int64_t begun_us;            /* now_us() when the request's headers were in */
+	int counted;                 /* in srv->parked_replies until on_completed() */
 };
 
 struct stream_state {
@@ -184,15 +185,16 @@ static void later_release(struct conn_state *cs)
 	if (cs->later.release)
 		cs->later.release(cs->later.arg);
 	memset(&cs->later, 0, sizeof(cs->later));
-	atomic_fetch_sub(&cs->srv->parked_replies, 1);
 }
 
 /* The reply is not ready: keeps what res->later holds and parks the connection. */
 static enum MHD_Result park(struct conn_state *cs, struct http_response *res)
 {
-	if (!cs->later.poll)
+	if (!cs->counted) {
+		cs->counted = 1;
 		atomic_fetch_add(&cs->srv->parked_replies, 1);
-	else if (cs->later.arg != res->later.arg && cs->later.release)
+	}
+	if (cs->later.poll && cs->later.arg != res->later.arg && cs->later.release)
 		cs->later.release(cs->later.arg);
 	cs->later = res->later;
 	cs->parked_at = now_ms();
@@ -279,6 +281,13 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	(void)toe;
 	if (cs) {
 		later_release(cs);
+		/*
+		 * Counted down here, not when the reply was made: MHD calls this
+		 * once the reply is written, and http_stop() must not close the
+		 * connection between the two (the client would see no reply).
+		 */
+		if (cs->counted)
+			atomic_fetch_sub(&cs->srv->parked_replies, 1);
 		sbuf_release(&cs->body);
 		free(cs);
 		*con_cls = NULL;
