@@ -42,7 +42,7 @@ struct http_server {
 	http_handler_fn handler;
 	void *arg;
 	char *cert, *key;            /* PEM text; MHD keeps pointers to them */
-	atomic_int parked_replies;   /* connections that parked a reply not yet sent in full */
+	atomic_int held_replies;   /* connections that parked a reply or stream one, not yet sent in full */
 };
 
 struct conn_state {
@@ -56,7 +56,7 @@ struct conn_state {
 	_Atomic int64_t woken_at;    /* now_ms() when the waker fired it */
 	int64_t waited_ms;           /* parked, in all: the reply's Server-Timing "wait" */
 	int64_t begun_us;            /* now_us() when the request's headers were in */
-	int counted;                 /* in srv->parked_replies until on_completed() */
+	int counted;                 /* in srv->held_replies until on_completed() */
 };
 
 struct stream_state {
@@ -187,13 +187,19 @@ static void later_release(struct conn_state *cs)
 	memset(&cs->later, 0, sizeof(cs->later));
 }
 
-/* The reply is not ready: keeps what res->later holds and parks the connection. */
-static enum MHD_Result park(struct conn_state *cs, struct http_response *res)
+/* A reply that http_stop() lets end before it closes the connection: until on_completed(). */
+static void count_held(struct conn_state *cs)
 {
 	if (!cs->counted) {
 		cs->counted = 1;
-		atomic_fetch_add(&cs->srv->parked_replies, 1);
+		atomic_fetch_add(&cs->srv->held_replies, 1);
 	}
+}
+
+/* The reply is not ready: keeps what res->later holds and parks the connection. */
+static enum MHD_Result park(struct conn_state *cs, struct http_response *res)
+{
+	count_held(cs);
 	if (cs->later.poll && cs->later.arg != res->later.arg && cs->later.release)
 		cs->later.release(cs->later.arg);
 	cs->later = res->later;
@@ -265,6 +271,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	later_release(cs);  /* answered: done with what the handler parked */
 	if (res.status == 0)
 		res.status = 500;
+	if (res.stream.read)
+		count_held(cs);  /* a stream ends at a stop (stream_read), its last chunk written */
 	ret = respond(conn, &res, cs->waited_ms, cs->begun_us);
 	cs->waited_ms = 0;
 	free(res.body);
@@ -287,7 +295,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 		 * connection between the two (the client would see no reply).
 		 */
 		if (cs->counted)
-			atomic_fetch_sub(&cs->srv->parked_replies, 1);
+			atomic_fetch_sub(&cs->srv->held_replies, 1);
 		sbuf_release(&cs->body);
 		free(cs);
 		*con_cls = NULL;
@@ -516,9 +524,13 @@ void http_stop(struct http_server *srv)
 
 	if (!srv)
 		return;
-	/* Parked replies answer (their poll sees stopping), streams end; then MHD closes the rest. */
+	/*
+	 * Parked replies answer (their poll sees stopping), streams end; once
+	 * MHD has written them (on_completed()), or after the grace, MHD
+	 * closes the rest.
+	 */
 	http_park_stop();
-	while (atomic_load(&srv->parked_replies) > 0 && now_ms() < until)
+	while (atomic_load(&srv->held_replies) > 0 && now_ms() < until)
 		usleep(10 * 1000);
 	MHD_stop_daemon(srv->d);
 	http_park_end();

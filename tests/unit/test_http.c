@@ -442,14 +442,24 @@ static void test_server(void **state)
 		free(r.text);
 	}
 
-	/* Stopping answers what is parked (the poll sees stopping). */
+	/*
+	 * Stopping answers what is parked (the poll sees stopping) and ends a
+	 * stream, each reply whole before the connection closes: a client
+	 * reads the 503, and the stream's end (curl fails a chunked body cut
+	 * short, and its status is then 0).
+	 */
 	atomic_store(&go, 0);
 	start_call(&poll1, "/wait", 0);
-	assert_true(parked_within(1, 10000));
+	start_call(&stream, "/stream", 1);
+	assert_true(parked_within(2, 10000));
 	http_stop(srv);
 	pthread_join(poll1.t, NULL);
+	pthread_join(stream.t, NULL);
 	assert_int_equal(poll1.status, 503);
+	assert_int_equal(stream.status, 200);
+	assert_string_equal(stream.body, "a");
 	free(poll1.body);
+	free(stream.body);
 	assert_int_equal(http_park_count(), 0);
 	http_waitq_free(tq);
 }
