@@ -56,6 +56,16 @@ like "$out" "not finished: job 1 is (queued|running), no verdict yet" "... and s
 like "$out" "good +[0-9a-f]{12} +- +n=0" "... with what is known: the good end not measured yet"
 like "$(ctl report 1 --mail 2>&1)" "job 1 names no culprit to mail about: it is queued" \
 	"the mail of a job not finished says there is no culprit yet"
+# A step whose most probable commits are five of thirteen no run tells
+# apart (the engine's "alike"): the running report says the rows are some
+# of those (a step as the engine records one, written into the store).
+q "INSERT INTO decisions (job_id, time, state, queries, top, why) VALUES (1, strftime('%s'), 'search', '[]',
+   '[{\"idx\":15,\"p\":0.037,\"alike\":13},{\"idx\":16,\"p\":0.037,\"alike\":13},{\"idx\":17,\"p\":0.037,\"alike\":13},
+     {\"idx\":18,\"p\":0.037,\"alike\":13},{\"idx\":19,\"p\":0.037,\"alike\":13}]', 'a step written by the test')"
+out=$(ctl report 1)
+like "$out" "  p=0\.037 +[0-9a-f]{12} " "a running job's report lists the step's most probable commits"
+like "$out" "13 commits hold p=0\.037 alike \(no run tells them apart yet\): 5 of them are shown" \
+	"... and says that they are five of thirteen alike"
 ctl cancel 1 > /dev/null
 
 # --- the demo job --------------------------------------------------------------
@@ -70,6 +80,26 @@ timeout 300 "$BUILD/bisectctl" submit --repo demo --good v1.0 --bad main --workl
 	--budget-seconds 200 --watch > "$LAB/watch.out" 2>&1
 state=$(q "SELECT state FROM jobs WHERE id = 2")
 like "$state" '^(done|undecided)$' "the demo job ends (done or undecided on a loaded machine)"
+# The engine's steps say how many commits hold each listed p: at its
+# first search step no candidate is measured yet and every one of the
+# 41 holds 1/41; a p listed more often than its count says is wrong.
+is "$(python3 - "$LAB/bisectd.db" <<'PY'
+import json, sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+n, = c.execute("SELECT COUNT(*) - 1 FROM job_commits WHERE job_id = 2").fetchone()
+bad = []
+tops = [json.loads(t) for t, in c.execute("SELECT top FROM decisions WHERE job_id = 2 AND top != '[]' ORDER BY id")]
+for top in tops:
+    for t in top:
+        listed = sum(abs(u['p'] - t['p']) <= 1e-9 * t['p'] for u in top)
+        if t.get('alike', 1) < listed or t.get('alike', 1) > n:
+            bad.append(t)
+first = tops[0] if tops else []
+if not first or any(abs(t['p'] - 1 / n) > 1e-9 or t.get('alike') != n for t in first):
+    bad.append(('first', first))
+print(bad or 'ok')
+PY
+)" ok "the demo job's steps: each listed p's count of alike commits, all of them at the first"
 
 # check_report FILE CV JOB: every row of the table against the job's samples
 # (CV amean or hmean), each run divided by its agent's level in the report.

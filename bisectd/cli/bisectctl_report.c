@@ -12,6 +12,7 @@
 #include "bisectctl_internal.h"
 #include "client.h"
 #include "err.h"
+#include "jsonx.h"
 #include "util.h"
 
 /* Widths of the columns of measurement lines, so that a block lines up. */
@@ -88,6 +89,15 @@ static void print_numbers(struct sbuf *out, const json_t *report)
 			ctl_short_sha(sha, ctl_jstr(x, "sha"));
 			ctl_jnum(&p, x, "p");
 			sbuf_addf(out, "    %s %.4f %-8s %s\n", sha, p, ctl_jstr_or(x, "state", "?"), ctl_jstr_or(x, "subject", ""));
+		}
+		/* A p that more commits hold than are listed: no run tells them apart yet (coord_report.c's note). */
+		json_array_foreach(top, i, x) {
+			int first;
+			size_t shown = jsonx_count_near(top, i, "p", &first);
+
+			if (first && ctl_jint(x, "alike", 1) > (long long)shown)
+				sbuf_addf(out, "  %lld commits hold p=%.4f alike (no run tells them apart yet): %zu of them "
+					  "are shown\n", ctl_jint(x, "alike", 1), json_number_value(json_object_get(x, "p")), shown);
 		}
 		if (json_is_integer(json_object_get(report, "failed_confirm")))
 			sbuf_addf(out, "  commit %lld failed its confirmation: it is not the answer\n",

@@ -93,8 +93,13 @@ static int record_decision(struct coord *s, struct jobctx *c, struct bisect *b, 
 						    q[i].runs, "mass", q[i].mass, "gain", q[i].gain, "confirm",
 						    q[i].confirm == BISECT_Q_CONFIRM, "early", q[i].confirm == BISECT_Q_EARLY));
 	n = res.state == BISECT_ENDS ? 0 : bisect_top(idx, p, b, 5);
-	for (int i = 0; i < n; i++)
-		json_array_append_new(top, json_pack("{s:i, s:f}", "idx", idx[i], "p", p[i]));
+	for (int i = 0; i < n; i++) {
+		json_t *x = json_pack("{s:i, s:f}", "idx", idx[i], "p", p[i]);
+
+		if (bisect_alike(b, idx[i]) > 1)
+			json_object_set_new(x, "alike", json_integer(bisect_alike(b, idx[i])));
+		json_array_append_new(top, x);
+	}
 	qj = jsonx_dump(qs);
 	tj = jsonx_dump(top);
 	aj = agents ? jsonx_dump(agents) : NULL;
@@ -187,6 +192,8 @@ static int engine_report(json_t **out, struct coord *s, struct jobctx *c, struct
 		json_t *x = coord_commit_json(s, c, idx[i]);
 
 		set_num(x, "p", p[i]);
+		if (bisect_alike(b, idx[i]) > 1)
+			json_object_set_new(x, "alike", json_integer(bisect_alike(b, idx[i])));
 		json_array_append_new(top, x);
 	}
 	json_object_set_new(rep, "verdict", json_string(verdict_name(res->verdict)));

@@ -192,6 +192,28 @@ static void text_numbers(struct sbuf *sb, json_t *j, json_t *rep)
 	sbuf_adds(sb, "\n");
 }
 
+/*
+ * Where the most probable commits listed share their p with more commits
+ * than are listed (no run tells them apart yet: engine "alike"), says so
+ * once for each such p: the rows are some of those, and any of the rest
+ * is as likely.
+ */
+static void text_alike(struct sbuf *sb, json_t *top, int digits)
+{
+	json_t *x;
+	size_t i;
+
+	json_array_foreach(top, i, x) {
+		int first;
+		size_t shown = jsonx_count_near(top, i, "p", &first);
+		long long alike = json_integer_value(json_object_get(x, "alike"));
+
+		if (first && alike > (long long)shown)
+			sbuf_addf(sb, "%lld commits hold p=%.*f alike (no run tells them apart yet): %zu of them are shown\n",
+				  alike, digits, json_number_value(json_object_get(x, "p")), shown);
+	}
+}
+
 /* An undecided job: no answer, and what the data do say. */
 static void text_undecided(struct sbuf *sb, json_t *j, json_t *rep, double base)
 {
@@ -212,6 +234,7 @@ static void text_undecided(struct sbuf *sb, json_t *j, json_t *rep, double base)
 			snprintf(label, sizeof(label), "%.4f", json_number_value(json_object_get(x, "p")));
 			text_commit(sb, label, x, base);
 		}
+		text_alike(sb, top, 4);
 	}
 	text_slow(sb, rep);
 	if (json_is_integer(fc)) {
@@ -290,8 +313,10 @@ static void text_running(struct sbuf *sb, json_t *j, long long id, enum report_c
 	sbuf_adds(sb, "\n");
 	text_legend(sb, cv);
 	text_agents(sb, j);
-	if (json_array_size(json_object_get(last, "top")))
+	if (json_array_size(json_object_get(last, "top"))) {
 		sbuf_adds(sb, "p: the posterior probability that the commit is the culprit, at the engine's last step\n");
+		text_alike(sb, json_object_get(last, "top"), 3);
+	}
 	if (last)
 		sbuf_addf(sb, "the engine's last step (%s): %s\n", json_string_value(json_object_get(last, "state")),
 			  json_string_value(json_object_get(last, "why")) ? json_string_value(json_object_get(last, "why")) : "");

@@ -238,6 +238,8 @@ int bisect_skipped(const struct bisect *b, int i);
 double bisect_posterior(const struct bisect *b, int i);
 /* The k most probable commits into idx/p (sorted); returns how many. */
 int bisect_top(int *idx, double *p, const struct bisect *b, int k);
+/* How many candidates hold commit i's posterior (i included): more than 1 where no run tells them apart. */
+int bisect_alike(const struct bisect *b, int i);
 
 /*
  * The agents' levels, for the report's table: a commit's pooled hmean

@@ -932,6 +932,23 @@ void bisect_smallest_set(struct bisect *b)
 		b->set_mass += b->post[b->set[b->nr_set++]];
 }
 
+/*
+ * The candidates whose posterior is commit i's (to 1e-9 of it), i among
+ * them: commits no run has told apart yet (a stretch between two measured
+ * commits, or every candidate before the first search) share one value,
+ * and a list of the most probable shows some of them where any of the
+ * rest is as likely.
+ */
+int bisect_alike(const struct bisect *b, int i)
+{
+	double p = b->post[i];
+	int m = 0;
+
+	for (int j = 1; j < b->n; j++)
+		m += fabs(b->post[j] - p) <= 1e-9 * p;
+	return m;
+}
+
 int bisect_top(int *idx, double *p, const struct bisect *b, int k)
 {
 	int m = 0;

@@ -133,6 +133,21 @@ char *jsonx_dump(const json_t *j)
 	return s;
 }
 
+size_t jsonx_count_near(json_t *arr, size_t i, const char *key, int *first)
+{
+	double v = json_number_value(json_object_get(json_array_get(arr, i), key));
+	size_t n = 0, j;
+	json_t *x;
+
+	*first = 1;
+	json_array_foreach(arr, j, x)
+		if (fabs(json_number_value(json_object_get(x, key)) - v) <= 1e-9 * fabs(v)) {
+			n++;
+			*first = *first && j >= i;
+		}
+	return n;
+}
+
 json_t *jsonx_find(json_t *arr, const char *key, long long v)
 {
 	json_t *x;

@@ -30,6 +30,13 @@ int jsonx_num(double *out, json_t *obj, const char *key, double min, double max,
 /* The first object of array arr whose integer field key is v; NULL when none. Borrowed. */
 json_t *jsonx_find(json_t *arr, const char *key, long long v);
 
+/*
+ * How many objects of array arr have the number field key within 1e-9
+ * (relative) of arr[i]'s, i included; *first is 1 when none of them comes
+ * before i.
+ */
+size_t jsonx_count_near(json_t *arr, size_t i, const char *key, int *first);
+
 /* Dumps compactly; caller frees. */
 char *jsonx_dump(const json_t *j);
 

@@ -399,8 +399,15 @@ function renderPosterior(j) {
 			<span>${pct(t.p)}</span></div>`;
 	}).join('');
 	const rest = Math.max(0, (j.nr_commits || 0) - 1 - top.length);
-	$('#job-posterior').innerHTML = `${bars}<p class="note">The ${top.length} most probable commits hold ${pct(mass)}` +
-		(rest ? `; the other ${rest} share the rest.</p>` : '.</p>');
+	/* A p that more commits hold than are listed (engine "alike"): the bars are some of those. */
+	const near = (a, b) => Math.abs(a - b) <= 1e-9 * Math.abs(b);
+	const alike = top.filter((t, i) => t.alike > 1 && top.findIndex((u) => near(u.p, t.p)) === i)
+		.map((t) => [t, top.filter((u) => near(u.p, t.p)).length])
+		.filter(([t, shown]) => t.alike > shown)
+		.map(([t, shown]) => ` ${t.alike} commits hold ${pct(t.p)} alike (no run tells them apart yet): ` +
+			`${shown} of them are shown.`).join('');
+	$('#job-posterior').innerHTML = `${bars}<p class="note" id="job-posterior-note">The ${top.length} most probable ` +
+		`commits hold ${pct(mass)}` + (rest ? `; the other ${rest} share the rest.` : '.') + `${esc(alike)}</p>`;
 }
 
 /* A report row's hmean at the reference agent's level where the report has one (two agents or more). */

@@ -1430,6 +1430,45 @@ static void test_agent_level_not_known(void **state)
 }
 
 /*
+ * Commits no run tells apart hold one posterior: bisect_alike() counts
+ * them, so that a list of the most probable (five of a stretch of thirty)
+ * says that any of the rest is as likely. On a line of 40 candidates with
+ * the culprit at 20, runs at the ends and at commit 10 leave two
+ * stretches, 1-10 and 11-40; one more at 30 splits the second.
+ */
+static void test_alike(void **state)
+{
+	struct dag *d = linear(41);
+	struct bisect_opts o = BISECT_OPTS_INIT;
+	struct bisect_query q[BISECT_MAX_QUERIES(1)];
+	struct bisect *b;
+	struct rng rng;
+	long task = 0;
+	int got[4];
+
+	(void)state;
+	rng_seed(&rng, 5);
+	assert_int_equal(bisect_new(&b, d->n, d->par, d->npar, &o), 0);
+	for (int t = 0; t < 3; t++) {
+		add_level_runs(b, &rng, &task, 0, 0, 4);
+		add_level_runs(b, &rng, &task, 40, 0, 4);
+	}
+	add_level_runs(b, &rng, &task, 10, 0, 3);
+	bisect_next(q, b, 1, NULL);
+	got[0] = bisect_alike(b, 3);
+	got[1] = bisect_alike(b, 25);
+	add_level_runs(b, &rng, &task, 30, 0, 3);
+	bisect_next(q, b, 1, NULL);
+	got[2] = bisect_alike(b, 25);
+	got[3] = bisect_alike(b, 35);
+	if (got[0] != 10 || got[1] != 30 || got[2] != 20 || got[3] != 10)
+		fail_msg("alike: %d %d (10 30), then %d %d (20 10); p %.6f %.6f %.6f", got[0], got[1], got[2], got[3],
+			 bisect_posterior(b, 3), bisect_posterior(b, 25), bisect_posterior(b, 35));
+	bisect_free(b);
+	dag_free(d);
+}
+
+/*
  * Before the ends are compared, the engine's why says how far the ends
  * are from it, not "the ends differ by +0.00% (P(not worse)=1.0000)",
  * which it said of ends it had not compared (a running job's page and
@@ -3000,6 +3039,7 @@ int main(void)
 		cmocka_unit_test(test_derived_budget_ends_undecided),
 		cmocka_unit_test(test_agent_levels_for_the_report),
 		cmocka_unit_test(test_agent_level_not_known),
+		cmocka_unit_test(test_alike),
 		cmocka_unit_test(test_ends_why_before_they_are_compared),
 		cmocka_unit_test(test_agent_level_from_shared_commits),
 		cmocka_unit_test(test_agent_at_two_levels_at_the_ends),
