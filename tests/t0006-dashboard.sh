@@ -127,9 +127,12 @@ is "$brc" 0 "... and that browser run exits 0"
 
 # Two agents at levels 15% apart: the hmeans at the reference's level
 # (hmean_ref, not the pooled hmean), and the other agent's level; in the
-# outcome, and in the measured commits, where lab2 took the good end's
-# runs (whichever agent took them in the run above).
-q "UPDATE tasks SET agent_id = (SELECT id FROM agents WHERE name = 'lab2') WHERE job_id = 1 AND idx = 0"
+# outcome, and in the measured commits, where lab2 took the runs of the
+# first commit measured (whichever agent took them in the run above): the
+# good end, or on a loaded machine the one commit with runs by the cancel
+# (with idx 0 fixed, such a run found no row off the pooled hmean).
+q "UPDATE tasks SET agent_id = (SELECT id FROM agents WHERE name = 'lab2')
+	WHERE job_id = 1 AND idx = (SELECT MIN(idx) FROM samples WHERE job_id = 1)"
 # ... and each agent's sums made again from the samples, as schema 13's migration makes them.
 q "DELETE FROM agent_sums; $(sed -n '/^INSERT INTO agent_sums/,/;$/p' "$TOP/schema/0013-agent-sums.sql")"
 q "UPDATE jobs SET report = json_set(report, '$.parent.hmean_ref', 1.25, '$.culprit.hmean_ref', 0.96,
