@@ -77,6 +77,15 @@ static const char *state_name(enum bisect_state st)
 	return names[st];
 }
 
+/* A listed commit's count of candidates holding its p, where others do (none told apart yet). */
+static void set_alike(json_t *x, const struct bisect *b, int i)
+{
+	int n = bisect_alike(b, i);
+
+	if (n > 1)
+		json_object_set_new(x, "alike", json_integer(n));
+}
+
 static int record_decision(struct coord *s, struct jobctx *c, struct bisect *b, const struct bisect_query *q,
 			  int nq)
 {
@@ -96,8 +105,7 @@ static int record_decision(struct coord *s, struct jobctx *c, struct bisect *b, 
 	for (int i = 0; i < n; i++) {
 		json_t *x = json_pack("{s:i, s:f}", "idx", idx[i], "p", p[i]);
 
-		if (bisect_alike(b, idx[i]) > 1)
-			json_object_set_new(x, "alike", json_integer(bisect_alike(b, idx[i])));
+		set_alike(x, b, idx[i]);
 		json_array_append_new(top, x);
 	}
 	qj = jsonx_dump(qs);
@@ -192,8 +200,7 @@ static int engine_report(json_t **out, struct coord *s, struct jobctx *c, struct
 		json_t *x = coord_commit_json(s, c, idx[i]);
 
 		set_num(x, "p", p[i]);
-		if (bisect_alike(b, idx[i]) > 1)
-			json_object_set_new(x, "alike", json_integer(bisect_alike(b, idx[i])));
+		set_alike(x, b, idx[i]);
 		json_array_append_new(top, x);
 	}
 	json_object_set_new(rep, "verdict", json_string(verdict_name(res->verdict)));
