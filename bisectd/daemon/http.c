@@ -42,7 +42,7 @@ struct http_server {
 	http_handler_fn handler;
 	void *arg;
 	char *cert, *key;            /* PEM text; MHD keeps pointers to them */
-	atomic_int held_replies;   /* connections that parked a reply or stream one, not yet sent in full */
+	atomic_int held_replies;     /* connections that parked a reply or stream one, not yet sent in full */
 };
 
 struct conn_state {

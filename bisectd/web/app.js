@@ -401,11 +401,12 @@ function renderPosterior(j) {
 	const rest = Math.max(0, (j.nr_commits || 0) - 1 - top.length);
 	/* A p that more commits hold than are listed (engine "alike"): the bars are some of those. */
 	const near = (a, b) => Math.abs(a - b) <= 1e-9 * Math.abs(b);
-	const alike = top.filter((t, i) => t.alike > 1 && top.findIndex((u) => near(u.p, t.p)) === i)
-		.map((t) => [t, top.filter((u) => near(u.p, t.p)).length])
-		.filter(([t, shown]) => t.alike > shown)
-		.map(([t, shown]) => ` ${t.alike} commits hold ${pct(t.p)} alike (no run tells them apart yet): ` +
-			`${shown} of them are shown.`).join('');
+	let alike = '';
+	for (const t of top) {
+		const same = top.filter((u) => near(u.p, t.p));
+		if (same[0] === t && t.alike > same.length)
+			alike += ` ${t.alike} commits hold ${pct(t.p)} alike (no run tells them apart yet): ${same.length} of them are shown.`;
+	}
 	$('#job-posterior').innerHTML = `${bars}<p class="note" id="job-posterior-note">The ${top.length} most probable ` +
 		`commits hold ${pct(mass)}` + (rest ? `; the other ${rest} share the rest.` : '.') + `${esc(alike)}</p>`;
 }
