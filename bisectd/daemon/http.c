@@ -32,7 +32,7 @@
 #include "util.h"
 
 #define DEFAULT_THREADS 4
-/* How long http_stop() lets parked replies answer before it closes them. */
+/* How long http_stop() lets the requests in flight end before it closes them. */
 #define STOP_GRACE_MS 2000
 #define MAX_PEM (1 << 20)
 
@@ -42,7 +42,7 @@ struct http_server {
 	http_handler_fn handler;
 	void *arg;
 	char *cert, *key;            /* PEM text; MHD keeps pointers to them */
-	atomic_int held_replies;     /* connections that parked a reply or stream one, not yet sent in full */
+	atomic_int in_flight;        /* requests begun and not yet answered in full (on_completed()) */
 };
 
 struct conn_state {
@@ -56,7 +56,6 @@ struct conn_state {
 	_Atomic int64_t woken_at;    /* now_ms() when the waker fired it */
 	int64_t waited_ms;           /* parked, in all: the reply's Server-Timing "wait" */
 	int64_t begun_us;            /* now_us() when the request's headers were in */
-	int counted;                 /* in srv->held_replies until on_completed() */
 };
 
 struct stream_state {
@@ -187,19 +186,9 @@ static void later_release(struct conn_state *cs)
 	memset(&cs->later, 0, sizeof(cs->later));
 }
 
-/* A reply that http_stop() lets end before it closes the connection: until on_completed(). */
-static void count_held(struct conn_state *cs)
-{
-	if (!cs->counted) {
-		cs->counted = 1;
-		atomic_fetch_add(&cs->srv->held_replies, 1);
-	}
-}
-
 /* The reply is not ready: keeps what res->later holds and parks the connection. */
 static enum MHD_Result park(struct conn_state *cs, struct http_response *res)
 {
-	count_held(cs);
 	if (cs->later.poll && cs->later.arg != res->later.arg && cs->later.release)
 		cs->later.release(cs->later.arg);
 	cs->later = res->later;
@@ -227,6 +216,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		cs->conn = conn;
 		cs->waiter.fire = conn_fire;
 		cs->begun_us = now_us();
+		/* http_stop() lets it end, its reply written, until on_completed(). */
+		atomic_fetch_add(&srv->in_flight, 1);
 		*con_cls = cs;
 		return MHD_YES;
 	}
@@ -271,8 +262,6 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	later_release(cs);  /* answered: done with what the handler parked */
 	if (res.status == 0)
 		res.status = 500;
-	if (res.stream.read)
-		count_held(cs);  /* a stream ends at a stop (stream_read), its last chunk written */
 	ret = respond(conn, &res, cs->waited_ms, cs->begun_us);
 	cs->waited_ms = 0;
 	free(res.body);
@@ -292,10 +281,10 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 		/*
 		 * Counted down here, not when the reply was made: MHD calls this
 		 * once the reply is written, and http_stop() must not close the
-		 * connection between the two (the client would see no reply).
+		 * connection between the two (the client would see no reply, or
+		 * a download cut short).
 		 */
-		if (cs->counted)
-			atomic_fetch_sub(&cs->srv->held_replies, 1);
+		atomic_fetch_sub(&cs->srv->in_flight, 1);
 		sbuf_release(&cs->body);
 		free(cs);
 		*con_cls = NULL;
@@ -521,16 +510,22 @@ fail:
 void http_stop(struct http_server *srv)
 {
 	int64_t until = now_ms() + STOP_GRACE_MS;
+	MHD_socket listen_fd;
 
 	if (!srv)
 		return;
 	/*
-	 * Parked replies answer (their poll sees stopping), streams end; once
-	 * MHD has written them (on_completed()), or after the grace, MHD
-	 * closes the rest.
+	 * No new connection (a client's connect is refused, and it retries
+	 * elsewhere or later); parked replies answer (their poll sees
+	 * stopping), streams end, and what is in flight (a handler at work, a
+	 * download being written) ends. Once MHD has written them all
+	 * (on_completed()), or after the grace, MHD closes the rest.
 	 */
 	http_park_stop();
-	while (atomic_load(&srv->held_replies) > 0 && now_ms() < until)
+	listen_fd = MHD_quiesce_daemon(srv->d);
+	if (listen_fd != MHD_INVALID_SOCKET)
+		close(listen_fd);
+	while (atomic_load(&srv->in_flight) > 0 && now_ms() < until)
 		usleep(10 * 1000);
 	MHD_stop_daemon(srv->d);
 	http_park_end();

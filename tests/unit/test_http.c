@@ -252,10 +252,24 @@ static ssize_t sse_read(void *arg, char *buf, size_t max, struct http_wait *wait
 	return -1;
 }
 
+#define BIG_BODY (32 << 20)      /* more than loopback's socket buffers hold */
+static atomic_int slow_entered;  /* /slow's handler is at work */
+
 static void handler(struct http_response *res, const struct http_request *req, void *arg)
 {
 	(void)arg;
-	if (!strcmp(req->path, "/wait")) {
+	if (!strcmp(req->path, "/slow")) {
+		atomic_store(&slow_entered, 1);
+		usleep(300 * 1000);
+		res->status = 200;
+		res->body = xstrdup("{\"slow\": true}");
+	} else if (!strcmp(req->path, "/big")) {
+		res->status = 200;
+		res->content_type = "text/plain";
+		res->body = xmalloc(BIG_BODY);
+		memset(res->body, 'x', BIG_BODY);
+		res->body_len = BIG_BODY;
+	} else if (!strcmp(req->path, "/wait")) {
 		long_poll(res, xstrdup("state"), 0);
 		if (!res->later.poll)
 			free(res->later.arg);
@@ -308,7 +322,10 @@ struct raw {
 	pthread_t t;
 	int port;
 	const char *path;
+	int pause_ms;        /* > 0: after the first bytes, reads nothing for that long */
+	atomic_int begun;    /* the first bytes are in */
 	char *text;
+	size_t len;
 };
 
 static void *raw_main(void *arg)
@@ -325,11 +342,15 @@ static void *raw_main(void *arg)
 	if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
 		snprintf(req, sizeof(req), "GET %s HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", r->path);
 		if (write(fd, req, strlen(req)) == (ssize_t)strlen(req))
-			while ((n = read(fd, buf, sizeof(buf))) > 0)
+			while ((n = read(fd, buf, sizeof(buf))) > 0) {
 				sbuf_add(&sb, buf, (size_t)n);
+				if (!atomic_exchange(&r->begun, 1) && r->pause_ms > 0)
+					usleep((useconds_t)r->pause_ms * 1000);
+			}
 	}
 	if (fd >= 0)
 		close(fd);
+	r->len = sb.len;
 	r->text = sb.buf ? sbuf_detach(&sb) : xstrdup("");
 	return NULL;
 }
@@ -347,6 +368,27 @@ static void free_port(struct sockaddr_in *sa, char *listen, size_t n)
 	assert_int_equal(getsockname(fd, (struct sockaddr *)sa, &len), 0);
 	close(fd);
 	snprintf(listen, n, "127.0.0.1:%d", ntohs(sa->sin_port));
+}
+
+/* A connection while the server stops (its download is still written): refused, late_refused 1. */
+static int late_port;
+static atomic_int late_refused;
+
+static void *late_main(void *arg)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	int fd;
+
+	(void)arg;
+	for (int i = 0; i < 1000 && !http_park_stopping(); i++)
+		usleep(10 * 1000);
+	usleep(100 * 1000);
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	sa.sin_port = htons((uint16_t)late_port);
+	fd = socket(AF_INET, SOCK_STREAM, 0);
+	atomic_store(&late_refused, http_park_stopping() ? connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 : -1);
+	close(fd);
+	return NULL;
 }
 
 static int parked_within(size_t n, int ms)
@@ -443,16 +485,48 @@ static void test_server(void **state)
 	}
 
 	/*
-	 * Stopping answers what is parked (the poll sees stopping) and ends a
-	 * stream, each reply whole before the connection closes: a client
-	 * reads the 503, and the stream's end (curl fails a chunked body cut
-	 * short, and its status is then 0).
+	 * Stopping answers what is parked (the poll sees stopping), ends a
+	 * stream, and lets what is in flight end: a handler at work, a
+	 * download its client reads slowly. Each reply is whole before the
+	 * connection closes: a client reads the 503, the stream's end (curl
+	 * fails a chunked body cut short, and its status is then 0), the
+	 * handler's reply and every byte of the download. A connection
+	 * after the stop is refused.
 	 */
 	atomic_store(&go, 0);
 	start_call(&poll1, "/wait", 0);
 	start_call(&stream, "/stream", 1);
 	assert_true(parked_within(2, 10000));
-	http_stop(srv);
+	{
+		struct raw big = { .port = ntohs(sa.sin_port), .path = "/big", .pause_ms = 800 };
+		const char *hdr_end;
+		pthread_t late;
+
+		assert_int_equal(pthread_create(&big.t, NULL, raw_main, &big), 0);
+		for (int i = 0; i < 1000 && !atomic_load(&big.begun); i++)
+			usleep(10 * 1000);
+		assert_true(atomic_load(&big.begun));
+		atomic_store(&slow_entered, 0);
+		start_call(&now, "/slow", 0);
+		for (int i = 0; i < 1000 && !atomic_load(&slow_entered); i++)
+			usleep(10 * 1000);
+		assert_true(atomic_load(&slow_entered));
+		late_port = ntohs(sa.sin_port);
+		assert_int_equal(pthread_create(&late, NULL, late_main, NULL), 0);
+		http_stop(srv);
+		pthread_join(big.t, NULL);
+		pthread_join(now.t, NULL);
+		hdr_end = strstr(big.text, "\r\n\r\n");
+		assert_non_null(hdr_end);
+		assert_non_null(strstr(big.text, "200 OK"));
+		assert_int_equal(big.len - (size_t)(hdr_end + 4 - big.text), BIG_BODY);
+		free(big.text);
+		assert_int_equal(now.status, 200);
+		assert_string_equal(now.body, "{\"slow\":true}");
+		free(now.body);
+		pthread_join(late, NULL);
+		assert_int_equal(late_refused, 1);
+	}
 	pthread_join(poll1.t, NULL);
 	pthread_join(stream.t, NULL);
 	assert_int_equal(poll1.status, 503);
