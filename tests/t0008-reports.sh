@@ -205,6 +205,15 @@ print(all(abs(d[a['id']]['level_pct'] - a['level_pct']) < 1e-9 and d[a['id']]['r
 is "$out" True "the engine's last decision keeps the agents' levels the report gives"
 like "$(ctl show 2 | sed -n "/^commits (at the agents' levels of its report):\$/{n;p;}")" "^  agents lab[12] " \
 	"bisectctl show's commits say they are at those levels, and which"
+# A commit of one run has no spread: its CV cell is "(-)", not a CV of 0
+# (a perfectly quiet commit). Every other row has its CV.
+out=$(ctl show 2 | sed -n '/^commits (/,/^$/p' | awk '/^  [0-9a-f]+ (good|bad|skipped|untested) / {
+	for (i = 1; i <= NF; i++) if ($i ~ /^n=/) n = substr($i, 3)
+	cv = ($0 ~ / \(-\) /) ? "-" : ($0 ~ / \([0-9]+\.[0-9][0-9][0-9][0-9]\) /) ? "cv" : "none"
+	rows++; if (n == 1) ones++
+	if ((n == 1 && cv != "-") || (n > 1 && cv != "cv")) bad = bad " " $1 "(n=" n "," cv ")"
+} END { print rows + 0, ones + 0, (bad == "" ? "ok" : "bad:" bad) }')
+like "$out" "^[0-9]+ [0-9]+ ok$" "bisectctl show: each commit of one run has '(-)' for its CV, the others a CV (rows, of one run, verdict: $out)"
 
 # The charts at the same levels: the timeline says at whose (gnuplot's SVG keeps the title's text).
 if command -v gnuplot > /dev/null; then

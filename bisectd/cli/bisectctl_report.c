@@ -29,7 +29,10 @@ static void measure_cells(char *val, size_t vn, char *cv, size_t cn, const json_
 		snprintf(val, vn, "%.2f", h);
 	else
 		snprintf(val, vn, "-");
-	if (ctl_jnum(&c, m, "cv_ref") || ctl_jnum(&c, m, "cv"))
+	/* One run has no spread: its CV would read 0, a perfectly quiet commit. */
+	if (ctl_jint(m, "n", 2) < 2 && (ctl_jnum(&c, m, "cv_ref") || ctl_jnum(&c, m, "cv")))
+		snprintf(cv, cn, "(-)");
+	else if (ctl_jnum(&c, m, "cv_ref") || ctl_jnum(&c, m, "cv"))
 		snprintf(cv, cn, "(%.4f)", c);
 	else
 		cv[0] = '\0';

@@ -42,7 +42,10 @@ static void text_commit(struct sbuf *sb, const char *label, json_t *c, double ba
 			  subject ? subject : "");
 		return;
 	}
-	sbuf_addf(sb, "  %-8s %.12s  %14.2f (%.4f)  ", label, sha ? sha : "?", h, row_cv(c));
+	if (json_integer_value(json_object_get(c, "n")) < 2)  /* one run: no spread, not a CV of 0 */
+		sbuf_addf(sb, "  %-8s %.12s  %14.2f %-8s  ", label, sha ? sha : "?", h, "(-)");
+	else
+		sbuf_addf(sb, "  %-8s %.12s  %14.2f (%.4f)  ", label, sha ? sha : "?", h, row_cv(c));
 	if (base > 0)
 		sbuf_addf(sb, "%+7.2f%%", stats_change_pct(base, h));
 	else

@@ -377,7 +377,7 @@ function renderCommits(j) {
 		return `<tr data-idx="${esc(c.idx)}"><td class="num">${esc(c.idx)}</td>
 			<td class="sha">${short(c.sha)}</td><td>${esc(c.subject)}${tag}${culprit}</td>
 			<td>${badge(c.state)}</td><td class="num">${esc(c.n ?? 0)}${c.failures ? ` (+${esc(c.failures)} failed)` : ''}</td>
-			<td class="num">${c.hmean != null ? `${num(refHmean(c))} (${(c.cv_ref ?? c.cv ?? 0).toFixed(4)})` : ''}</td>
+			<td class="num">${c.hmean != null ? `${num(refHmean(c))} (${c.n > 1 ? (c.cv_ref ?? c.cv ?? 0).toFixed(4) : '-'})` : ''}</td>
 			<td class="runs">${byIdx.has(c.idx) && all.length ? runsSvg(byIdx.get(c.idx), refHmean(c), lo, hi) : ''}</td></tr>`;
 	}).join('');
 }

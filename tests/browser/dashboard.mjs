@@ -90,6 +90,14 @@ if (OUTCOMES[mode]) {
 			check(want.size > 0 && off.length === 0 && moved.length > 0,
 				`... each of the ${want.size} measured rows at its hmean_ref (${moved.length} of them off the pooled hmean)`,
 				JSON.stringify(off));
+			// A commit of one run has no spread: "(-)" in place of a CV of 0; the others their CV.
+			const cells = await page.evaluate(() => [...document.querySelectorAll('#job-commits tbody tr')]
+				.map((tr) => [parseInt(tr.children[4].textContent, 10), tr.children[5].textContent.trim()])
+				.filter(([, text]) => text !== ''));
+			const wrong = cells.filter(([n, text]) => !(n === 1 ? /\(-\)$/ : /\(\d+\.\d{4}\)$/).test(text));
+			check(cells.length > 0 && wrong.length === 0,
+				`... each row's CV, "(-)" at the ${cells.filter(([n]) => n === 1).length} of one run`,
+				JSON.stringify(wrong));
 		}
 		await shot(page, name);
 	} finally {
