@@ -2,7 +2,8 @@
 # t0005: a job that cannot decide within its budget ends `undecided`, never
 # with a commit it is not sure of: once on a run budget too small to
 # confirm anything, once on a wall-time budget. bisectctl exits 4 and the
-# report carries the numbers an undecided answer is read with. A job with
+# report carries the numbers an undecided answer is read with; the first,
+# resumed with more runs, runs on from the runs it has. A job with
 # no change ends not-reproduced (or undecided), saying what it cannot rule out.
 # The bench is the stand-in that draws its numbers (tests/lib/standin-bench.sh).
 . "$(dirname "$0")/lib/tap.sh"
@@ -84,6 +85,43 @@ is "$(q "SELECT count(*) FROM tasks WHERE job_id = 2 AND state = 'queued'")" 0 "
 # A job with no budget of its own shows the ones the engine derived.
 is "$(lab_report 1 "j['budget_seconds_auto'] >= 3600 and j['progress']['budget_seconds'] == j['budget_seconds_auto']")" \
 	True "job 1's wall-time budget is derived (at least an hour) and shown"
+
+# Resuming: job 1 runs on with more runs, every run it has kept; bad
+# input and a job not undecided are refused and change nothing.
+out=$(api POST /api/v1/jobs/1/resume '{"more_runs": 0}')
+like "$out" "^400 .*more_runs" "resume: more_runs 0 is refused with 400, naming the field"
+out=$(api POST /api/v1/jobs/1/resume '{"runs": 5}')
+like "$out" "^400 .*runs" "... and a field it does not take"
+like "$(api POST /api/v1/jobs/99/resume '{}')" "^404 .*job 99 does not exist" "... and a job that does not exist: 404"
+"$BUILD/bisectctl" resume 1 --more-runs many > "$LAB/usage.out" 2>&1
+is "$?" 2 "bisectctl resume --more-runs many exits 2"
+is "$(q "SELECT state FROM jobs WHERE id = 1")" undecided "... and job 1 is still undecided"
+before=$(q "SELECT count(*) || ' ' || max(id) FROM samples WHERE job_id = 1")
+used=$(lab_report 1 "r['runs']")
+timeout 300 "$BUILD/bisectctl" resume 1 --more-runs 300 --watch > "$LAB/resume.out" 2>&1
+rc=$?
+like "$(head -1 "$LAB/resume.out")" "^job 1 resumed: budget $((used + 300)) runs \([0-9]+ so far\)" \
+	"bisectctl resume says the budget it runs on: the $used runs used and 300 more"
+state=$(q "SELECT state FROM jobs WHERE id = 1")
+like "$state" "^(done|undecided)$" "the resumed job ends again (done, or undecided on a loaded machine)"
+if [ "$state" = done ]; then
+	is "$rc" 0 "... and resume --watch exits 0 for done"
+	is "$(q "SELECT sha FROM job_commits WHERE job_id = 1 AND idx = (SELECT culprit FROM jobs WHERE id = 1)")" \
+		"$(sed -n 's/^culprit \([0-9a-f]*\) .*/\1/p' "$LAB/mkdemo.out")" "... naming the injected culprit"
+else
+	is "$rc" 4 "... and resume --watch exits 4 for undecided"
+	skip "job 1 ended undecided again on this machine's noise"
+fi
+n=${before% *}; last=${before#* }
+is "$(q "SELECT count(*) FROM samples WHERE job_id = 1 AND id <= $last")" "$n" \
+	"every run it had before is kept ($n)"
+is "$(lab_report 1 "r['runs'] > $used and r['budget_runs'] == $used + 300")" True \
+	"its report counts them with the new ones, against the budget raised"
+like "$(q "SELECT message FROM events WHERE job_id = 1 AND kind = 'resumed'")" \
+	"^300 more runs and [0-9]+ s more of wall time: budgets $((used + 300)) runs \($used used\)" "the event log says it was resumed, and with what"
+out=$("$BUILD/bisectctl" resume 1 2>&1)
+is "$?" 2 "resuming it again exits 2"
+like "$out" "job 1 is $state: only an undecided job can be resumed" "... and says why"
 
 # Job 3: no change (the good end to the culprit's parent), min_effect 20%.
 # It may end not-reproduced or undecided, never with a commit (at the

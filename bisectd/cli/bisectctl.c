@@ -85,6 +85,18 @@ static const struct cmd commands[] = {
 	  "reproduce, 4 when it ended undecided.\n" },
 	{ "agents", cmd_agents, "", "list agents: state, labels, last seen, task", NULL },
 	{ "cancel", cmd_cancel, "ID", "cancel a job (its queued tasks are dropped)", NULL },
+	{ "resume", cmd_resume, "ID [--more-runs N] [--more-seconds S] [--watch [--interval S]]",
+	  "give an undecided job more runs, keeping the ones it has",
+	  "An undecided job runs on from every run it has, with its budgets raised:\n"
+	  "the runs it used and N more, the wall time it took and S seconds more.\n\n"
+	  "  --more-runs N     runs more (default: twice what its report said would\n"
+	  "                    decide it, else as many as its run budget was)\n"
+	  "  --more-seconds S  seconds of wall time more (default: as many as its\n"
+	  "                    budget had)\n"
+	  "  --watch           follow it as 'watch' does; the exit status is its end's\n\n"
+	  "Exits 2 when the job is not undecided, or when bisectd finds that its\n"
+	  "first step would end it again at once (a verdict more runs do not change:\n"
+	  "the reason is printed; submit the range again for a job measured afresh).\n" },
 	{ "report", cmd_report, "ID [--cv amean|hmean] [--mail]",
 	  "print a job's report (with --json: the report object)",
 	  "The table gives each kernel's HARMEAN (CV) over its runs and its change\n"

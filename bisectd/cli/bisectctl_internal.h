@@ -59,6 +59,8 @@ struct table {
 #define OPT_CA_FILE 1001
 #define OPT_CONFIG 1002
 #define OPT_END_RUNS 1003
+#define OPT_MORE_RUNS 1004
+#define OPT_MORE_SECONDS 1005
 #define COMMON_LONGOPTS \
 	{ "help", no_argument, NULL, 'h' }, \
 	{ "json", no_argument, NULL, 'J' }, \
@@ -119,6 +121,7 @@ int cmd_watch(const struct cmd *c, int argc, char **argv);
 int cmd_report(const struct cmd *c, int argc, char **argv);
 int cmd_export(const struct cmd *c, int argc, char **argv);
 int cmd_cancel(const struct cmd *c, int argc, char **argv);
+int cmd_resume(const struct cmd *c, int argc, char **argv);
 int cmd_plot(const struct cmd *c, int argc, char **argv);
 
 /* bisectctl_admin.c: the commands on the lab */

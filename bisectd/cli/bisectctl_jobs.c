@@ -473,6 +473,69 @@ int cmd_cancel(const struct cmd *c, int argc, char **argv)
 	return RC_OK;
 }
 
+int cmd_resume(const struct cmd *c, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "more-runs", required_argument, NULL, OPT_MORE_RUNS },
+		{ "more-seconds", required_argument, NULL, OPT_MORE_SECONDS },
+		{ "watch", no_argument, NULL, 'W' },
+		{ "interval", required_argument, NULL, 'i' },
+		COMMON_LONGOPTS,
+		{ NULL, 0, NULL, 0 }
+	};
+	long id, more_runs = 0, more_seconds = 0;
+	double interval = 1;
+	int opt, rc, watch = 0;
+	json_t *body = json_object(), *reply = NULL, *prog;
+	char path[64];
+
+	while ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+		switch (opt) {
+		case OPT_MORE_RUNS:
+			if (ctl_parse_long(&more_runs, optarg, 1, 1000000) < 0) {
+				rc = ctl_usage_error(c, "bad --more-runs '%s' (1 to 1000000)", optarg);
+				goto out;
+			}
+			json_object_set_new(body, "more_runs", json_integer(more_runs));
+			break;
+		case OPT_MORE_SECONDS:
+			if (ctl_parse_long(&more_seconds, optarg, 1, 31536000) < 0) {
+				rc = ctl_usage_error(c, "bad --more-seconds '%s' (1 to 31536000)", optarg);
+				goto out;
+			}
+			json_object_set_new(body, "more_seconds", json_integer(more_seconds));
+			break;
+		case 'W': watch = 1; break;
+		case 'i':
+			if ((rc = ctl_parse_interval(&interval, c, optarg)) != RC_OK)
+				goto out;
+			break;
+		default:
+			if (ctl_common_opt(&rc, c, opt, argv))
+				goto out;
+		}
+	}
+	if ((rc = ctl_parse_id(&id, c, argc, argv)) != RC_OK)
+		goto out;
+	snprintf(path, sizeof(path), "/api/v1/jobs/%ld/resume", id);
+	if ((rc = ctl_api(&reply, "POST", path, body)) != RC_OK)
+		goto out;
+	prog = json_object_get(reply, "progress");
+	if (ctl_json) {
+		ctl_print_json(reply, JSON_INDENT(2));
+	} else {
+		printf("job %ld resumed: budget %lld runs (%lld so far), %lld s of wall time from its creation\n", id,
+		       ctl_jint(prog, "budget_runs", 0), ctl_jint(prog, "samples", 0), ctl_jint(prog, "budget_seconds", 0));
+		fflush(stdout);
+	}
+	if (watch)
+		rc = watch_job(id, interval);
+out:
+	json_decref(body);
+	json_decref(reply);
+	return rc;
+}
+
 /* bisectd draws a chart within its chart_timeout (30 s by default); this is the wait past it. */
 #define PLOT_TIMEOUT_S 120L
 

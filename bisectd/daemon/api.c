@@ -72,7 +72,7 @@ static int parse_id(long long *id, const char *s)
 
 static int body_json(json_t **req, const struct http_request *r)
 {
-	if (r->body_len == 0) {  /* cancel, claim and heartbeat may come without a body */
+	if (r->body_len == 0) {  /* cancel, resume, claim and heartbeat may come without a body */
 		*req = json_object();
 		return 0;
 	}
@@ -122,6 +122,14 @@ static int check_binding(const struct auth_who *who, char **seg, int n, json_t *
 }
 
 /* The bodies that come with a request, validated at the edge before the coordinator sees them. */
+static int job_resume(struct coord *s, json_t **reply, long long id, json_t *body)
+{
+	long long more_runs, more_seconds;
+	int rc = api_req_resume(&more_runs, &more_seconds, body);
+
+	return rc ? rc : coord_job_resume(reply, s, id, more_runs, more_seconds);
+}
+
 static int job_create(struct coord *s, json_t **reply, json_t *body)
 {
 	struct job_request req;
@@ -346,6 +354,8 @@ void api_handle(struct http_response *res, const struct http_request *r, void *a
 			rc = coord_job_get(&reply, s, id);
 		else if (n == 5 && post && !strcmp(seg[4], "cancel"))
 			rc = coord_job_cancel(&reply, s, id);
+		else if (n == 5 && post && !strcmp(seg[4], "resume"))
+			rc = job_resume(s, &reply, id, req);
 		else if (n == 5 && get && (!strcmp(seg[4], "report") || !strcmp(seg[4], "samples.csv")))
 			rc = job_text(s, &text, &ctype, id, seg[4], r);
 		else if (n == 5 && get && !strcmp(seg[4], "samples"))

@@ -132,6 +132,18 @@ int api_req_job(struct job_request *out, json_t *req)
 	return 0;
 }
 
+int api_req_resume(long long *more_runs, long long *more_seconds, json_t *req)
+{
+	static const char *const allowed[] = { "more_runs", "more_seconds", NULL };
+	int rc;
+
+	if ((rc = check_keys(req, allowed)) ||
+	    (rc = jsonx_int(more_runs, req, "more_runs", 1, 1000000, 0, 0)) ||
+	    (rc = jsonx_int(more_seconds, req, "more_seconds", 1, COORD_BUDGET_S_MAX, 0, 0)))
+		return rc;
+	return 0;
+}
+
 int api_req_register(struct register_request *out, json_t *req)
 {
 	static const char *const allowed[] = { "name", "labels", NULL };

@@ -15,6 +15,8 @@
 #include "coord.h"
 
 int api_req_job(struct job_request *out, json_t *body);
+/* POST /jobs/{id}/resume: more_runs and more_seconds, 0 where not given. */
+int api_req_resume(long long *more_runs, long long *more_seconds, json_t *body);
 int api_req_register(struct register_request *out, json_t *body);
 int api_req_heartbeat(struct heartbeat_request *out, json_t *body);
 /* out->samples is owned: result_request_release(), also after a failure. */

@@ -67,6 +67,12 @@ int coord_job_list(json_t **reply, struct coord *s);
 int coord_job_get(json_t **reply, struct coord *s, long long id);
 int coord_job_cancel(json_t **reply, struct coord *s, long long id);
 /*
+ * An undecided job runs on with more runs and wall time (0: derived from
+ * its report), every run it has kept; ERR_CONFLICT for a job not undecided,
+ * or one its first step would end again at once (the reason in err_msg()).
+ */
+int coord_job_resume(json_t **reply, struct coord *s, long long id, long long more_runs, long long more_seconds);
+/*
  * Reports and exports of a job, as text the caller frees; ERR_NOTFOUND
  * for a job that does not exist.
  *

@@ -277,3 +277,92 @@ unlock:
 	pthread_mutex_unlock(&s->lock);
 	return rc;
 }
+
+/* A number of the job's report, or def. */
+static long long report_int(json_t *rep, const char *key, long long def)
+{
+	json_t *v = json_object_get(rep, key);
+
+	return json_is_integer(v) ? json_integer_value(v) : def;
+}
+
+/*
+ * Gives an undecided job more runs and wall time, keeping every run it
+ * has: its budgets become what it used and more, and it runs on from the
+ * store as after a restart. more_runs 0: twice the runs its report said
+ * would decide it, else as many as its run budget; more_seconds 0: as much
+ * wall time as its budget had. A job whose first step would end it again
+ * at once (a verdict no budget changes: a confirmation that failed, ends
+ * neither shown apart nor equal) is left as it was: ERR_CONFLICT with the
+ * engine's reason.
+ */
+int coord_job_resume(json_t **reply, struct coord *s, long long id, long long more_runs, long long more_seconds)
+{
+	json_t *doc = NULL, *rep, *again = NULL;
+	long long used, builds, runs, secs, build_budget, now = (long long)now_unix();
+	struct jobctx c;
+	int rc;
+
+	*reply = NULL;
+	pthread_mutex_lock(&s->lock);
+	if ((rc = jobctx_load(s, &c, id)))
+		goto unlock;
+	if (strcmp(c.job.state, "undecided")) {
+		rc = err_set(ERR_CONFLICT, "job %lld is %s: only an undecided job can be resumed%s", id, c.job.state,
+			     !strcmp(c.job.state, "queued") || !strcmp(c.job.state, "running") ? "" :
+			     " (submit the range again for a job measured afresh)");
+		goto release;
+	}
+	if ((rc = store_job_doc(&doc, s->st, id)))
+		goto release;
+	rep = json_object_get(doc, "report");
+	used = report_int(rep, "runs", 0);
+	builds = report_int(rep, "builds", 0);
+	if (more_runs <= 0)
+		more_runs = report_int(rep, "more_runs", -1) > 0 ? 2 * report_int(rep, "more_runs", 0) :
+			    report_int(rep, "budget_runs", c.job.budget_runs);
+	if (more_runs <= 0)
+		more_runs = 100;
+	if (more_seconds <= 0)
+		more_seconds = report_int(rep, "budget_seconds", c.job.budget_seconds);
+	if (more_seconds <= 0)
+		more_seconds = 3600;
+	runs = used + more_runs;
+	secs = now - c.job.created + more_seconds;
+	if (secs > COORD_BUDGET_S_MAX)
+		secs = COORD_BUDGET_S_MAX;
+	build_budget = c.job.budget_builds > 0 ? builds + c.job.budget_builds : 0;
+	if ((rc = store_begin(s->st)))
+		goto release;
+	if ((rc = store_job_resume(s->st, id, runs, build_budget, secs)) ||
+	    (rc = coord_event(s, id, "resumed", "%lld more runs and %lld s more of wall time: budgets %lld runs "
+			      "(%lld used)%s, %lld s from its creation", more_runs, more_seconds, runs, used,
+			      build_budget ? ", builds as many again" : "", secs)) ||
+	    (rc = coord_job_step(s, id)))
+		goto rollback;
+	/* Its first step on: ended again at once, nothing is kept, and the reason is the answer. */
+	if ((rc = store_job_doc(&again, s->st, id)))
+		goto rollback;
+	if (strcmp(json_string_value(json_object_get(again, "state")), "running") &&
+	    strcmp(json_string_value(json_object_get(again, "state")), "queued")) {
+		const char *why = json_string_value(json_object_get(json_object_get(again, "report"), "why"));
+
+		rc = err_set(ERR_CONFLICT, "job %lld would end %s again at once: %s; more runs do not change that (submit "
+			     "the range again for a job measured afresh)", id,
+			     json_string_value(json_object_get(again, "state")), why && *why ? why : "the same verdict");
+		goto rollback;
+	}
+	if ((rc = store_commit(s->st)))
+		goto rollback;
+	*reply = coord_job_json(s, id, 0);
+	goto release;
+rollback:
+	store_rollback(s->st);
+release:
+	json_decref(doc);
+	json_decref(again);
+	jobctx_release(&c);
+unlock:
+	pthread_mutex_unlock(&s->lock);
+	return rc;
+}

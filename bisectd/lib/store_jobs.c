@@ -135,6 +135,18 @@ int store_job_finish(struct store *s, long long id, const char *state, long long
 	return rc < 0 ? rc : 0;
 }
 
+int store_job_resume(struct store *s, long long id, long long budget_runs, long long budget_builds,
+		     long long budget_seconds)
+{
+	int rc = store_exec(s, "UPDATE jobs SET state = 'running', finished = NULL, culprit = NULL, report = NULL, "
+			    "error = NULL, budget_runs = ?, budget_builds = ?, budget_seconds = ? "
+			    "WHERE id = ? AND state = 'undecided'", "iiii", budget_runs, budget_builds, budget_seconds, id);
+
+	if (rc < 0)
+		return rc;
+	return rc == 0 ? err_set(ERR_CONFLICT, "job %lld is not undecided", id) : 0;
+}
+
 int store_job_set_running(struct store *s, long long id)
 {
 	int rc = store_exec(s, "UPDATE jobs SET state = 'running' WHERE id = ? AND state = 'queued'", "i", id);
@@ -159,7 +171,9 @@ int store_job_ids(long long **ids, size_t *n, struct store *s, int max)
 int store_job_reproduced(int *yes, struct store *s, long long id)
 {
 	long long one;
-	int rc = store_int(&one, s, "SELECT 1 FROM decisions WHERE job_id = ? AND state != 'ends' LIMIT 1", "i", id);
+	/* Not 'done': a job that ended at its ends (undecided there, then resumed) did not reproduce. */
+	int rc = store_int(&one, s, "SELECT 1 FROM decisions WHERE job_id = ? AND state IN ('search', 'confirm') "
+			   "LIMIT 1", "i", id);
 
 	*yes = rc == 0;
 	return rc == ERR_NOTFOUND ? 0 : rc;

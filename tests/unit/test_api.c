@@ -40,6 +40,7 @@ static struct {
 	char profile[64];            /* the result's profile report, "(null)" without one */
 	int rc;                      /* what the stub returns */
 	int no_reply;                /* claim: nothing came */
+	long long more_runs, more_seconds;  /* resume */
 } seen;
 
 static const char *query_wait, *query_job, *query_cv, *query_format;
@@ -122,6 +123,15 @@ int coord_job_cancel(json_t **reply, struct coord *s, long long id)
 	(void)s;
 	seen.id = id;
 	return called(reply, "job_cancel");
+}
+
+int coord_job_resume(json_t **reply, struct coord *s, long long id, long long more_runs, long long more_seconds)
+{
+	(void)s;
+	seen.id = id;
+	seen.more_runs = more_runs;
+	seen.more_seconds = more_seconds;
+	return called(reply, "job_resume");
 }
 
 int coord_job_samples(json_t **reply, struct coord *s, long long id)
@@ -381,6 +391,17 @@ static void test_routes(void **state)
 	assert_int_equal(seen.id, 7);
 	expect("GET", "/api/v1/jobs/5/samples", NULL, 200, "job_samples", NULL);
 	assert_int_equal(seen.id, 5);
+	/* resume: its body is optional; its fields bounded; no other field. */
+	expect("POST", "/api/v1/jobs/6/resume", NULL, 200, "job_resume", NULL);
+	assert_int_equal(seen.id, 6);
+	assert_int_equal(seen.more_runs, 0);
+	assert_int_equal(seen.more_seconds, 0);
+	expect("POST", "/api/v1/jobs/6/resume", "{\"more_runs\": 40, \"more_seconds\": 600}", 200, "job_resume", NULL);
+	assert_int_equal(seen.more_runs, 40);
+	assert_int_equal(seen.more_seconds, 600);
+	expect("POST", "/api/v1/jobs/6/resume", "{\"more_runs\": 0}", 400, "", "more_runs");
+	expect("POST", "/api/v1/jobs/6/resume", "{\"more_seconds\": \"1h\"}", 400, "", "more_seconds");
+	expect("POST", "/api/v1/jobs/6/resume", "{\"budget_runs\": 9}", 400, "", "budget_runs");
 	expect("GET", "/api/v1/agents", NULL, 200, "agent_list", NULL);
 	expect("POST", "/api/v1/agents/register", "{\"name\": \"lab1\"}", 200, "agent_register", NULL);
 	expect("POST", "/api/v1/agents/lab1/heartbeat", NULL, 200, "agent_heartbeat", NULL);

@@ -447,6 +447,90 @@ static void test_profile_task_handed_with_its_role(void **state)
 	unpark(f, &p3);
 }
 
+/* The job's state, in buf. */
+static const char *job_state(struct fx *f, long long jid, char *buf, size_t n)
+{
+	struct job j = { 0 };
+
+	assert_int_equal(store_job_get(&j, f->st, jid), 0);
+	snprintf(buf, n, "%s", j.state);
+	store_job_release(&j);
+	return buf;
+}
+
+/*
+ * Runs the job's tasks on agent a1 until it ends, or max tasks: the k-th
+ * run at commit idx (0..4, the bad end last) reads value(idx, last, k).
+ */
+static void run_job(struct fx *f, long long jid, double (*value)(int idx, int last, long k), int max)
+{
+	char st[16];
+	long k[5] = { 0 };
+
+	for (int i = 0; i < max && (!strcmp(job_state(f, jid, st, sizeof(st)), "running") || !strcmp(st, "queued"));
+	     i++) {
+		struct result_request req = { .agent = "a1", .status = "ok", .build_s = 1, .run_s = 1 };
+		json_t *reply = NULL, *done = NULL;
+		struct task t = { 0 };
+		long long id;
+
+		assert_int_equal(coord_agent_claim(&reply, f->s, "a1", NULL), 0);
+		assert_non_null(reply);
+		id = json_integer_value(json_object_get(reply, "task"));
+		req.attempt = json_integer_value(json_object_get(reply, "attempt"));
+		req.nr_samples = (size_t)json_integer_value(json_object_get(reply, "runs"));
+		json_decref(reply);
+		assert_int_equal(store_task_get(&t, f->st, id), 0);
+		req.samples = xcalloc(req.nr_samples, sizeof(*req.samples));
+		for (size_t r = 0; r < req.nr_samples; r++)
+			req.samples[r].value = value(t.idx, t.idx == 4, k[t.idx]++);
+		store_task_release(&t);
+		assert_int_equal(coord_task_result(&done, f->s, id, &req), 0);
+		json_decref(done);
+		result_request_release(&req);
+	}
+}
+
+/* Ends about 1.2% apart in a spread of 6%: neither shown to differ at alpha 0.05 nor to be within 2%. */
+static double ends_unclear(int idx, int last, long k)
+{
+	return (last ? 98.8 : idx == 0 ? 100.0 : 99.4) + (k % 2 ? 6.0 : -6.0);
+}
+
+/*
+ * A job undecided for a reason no budget changes (its ends, at their cap
+ * of runs, neither differ nor are shown equal) is not resumed: its first
+ * step would end it the same at once. The answer says so with the
+ * engine's reason, and the job is as it was: undecided, its report and
+ * budget kept, no event. A job not undecided is refused too.
+ */
+static void test_resume_refused_when_it_would_end_again(void **state)
+{
+	struct fx *f = *state;
+	json_t *reply = NULL, *before = NULL, *after = NULL;
+	char st[16];
+	long long jid;
+
+	jid = job(f);
+	assert_int_equal(coord_job_resume(&reply, f->s, jid, 0, 0), ERR_CONFLICT);
+	assert_non_null(strstr(err_msg(), "is queued: only an undecided job can be resumed"));
+	run_job(f, jid, ends_unclear, 200);
+	assert_string_equal(job_state(f, jid, st, sizeof(st)), "undecided");
+	assert_int_equal(store_job_doc(&before, f->st, jid), 0);
+	assert_non_null(strstr(json_string_value(json_object_get(json_object_get(before, "report"), "why")),
+			       "neither a regression"));
+
+	assert_int_equal(coord_job_resume(&reply, f->s, jid, 500, 0), ERR_CONFLICT);
+	assert_null(reply);
+	assert_non_null(strstr(err_msg(), "would end undecided again at once: after "));
+	assert_non_null(strstr(err_msg(), "more runs do not change that"));
+	assert_int_equal(store_job_doc(&after, f->st, jid), 0);
+	assert_true(json_equal(before, after));
+	assert_int_equal(events(f, jid, "resumed"), 0);
+	json_decref(before);
+	json_decref(after);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -456,6 +540,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_rolled_back, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_gone_after_moved_on, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_profile_task_handed_with_its_role, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_resume_refused_when_it_would_end_again, setup, teardown),
 	};
 	int rc;
 
