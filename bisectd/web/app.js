@@ -178,6 +178,12 @@ function cancelButton(j) {
 	return LIVE_STATES.includes(j.state) && canWrite() ? `<button class="cancel" data-cancel="${esc(j.id)}">cancel</button>` : '';
 }
 
+/* An undecided job runs on with more runs (POST .../resume), every run it has kept. */
+function resumeButton(j) {
+	return j.state === 'undecided' && canWrite() ?
+		`<button class="resume" data-resume="${esc(j.id)}" title="run on from the runs it has, its budgets raised">more runs</button>` : '';
+}
+
 function renderJobs() {
 	const rows = [...state.jobs.values()].sort((a, b) => b.id - a.id);
 	$('#jobs-empty').hidden = rows.length > 0;
@@ -195,7 +201,7 @@ function renderJobs() {
 			<td class="num runs">${esc(p.runs ?? p.samples ?? '')}${p.budget_runs ? ` / ${esc(p.budget_runs)}` : ''}</td>
 			<td class="num builds">${esc(p.builds ?? '')}</td>
 			<td class="num elapsed" data-job="${esc(j.id)}">${duration(elapsed(j))}</td>
-			<td>${cancelButton(j)}</td></tr>`;
+			<td>${cancelButton(j)}${resumeButton(j)}</td></tr>`;
 	}).join('');
 }
 
@@ -246,6 +252,22 @@ async function cancelJob(id, where) {
 	}
 }
 
+async function resumeJob(id, where) {
+	if (!window.confirm(`Give job ${id} more runs? It runs on from the runs it has, ` +
+		'twice what its report said would decide it.')) return;
+	where.hidden = true;
+	const a = await api('POST', `/api/v1/jobs/${id}/resume`, {});
+	if (a.status === 200) {
+		state.jobs.set(a.body.id, a.body);
+		if (state.job && state.job.id === a.body.id) refreshJob();
+		render();
+	} else {
+		where.textContent = `${a.status}: ${errorOf(a)}`;
+		where.hidden = false;
+		refusedWrite(a);
+	}
+}
+
 /* --- the job page --------------------------------------------------------- */
 
 function commitLabel(c) {
@@ -254,7 +276,7 @@ function commitLabel(c) {
 
 function renderJobHead(j) {
 	const p = j.progress || {};
-	$('#job-head').innerHTML = `<h2>Job ${esc(j.id)} ${badge(j.state)} ${cancelButton(j)}</h2>
+	$('#job-head').innerHTML = `<h2>Job ${esc(j.id)} ${badge(j.state)} ${cancelButton(j)}${resumeButton(j)}</h2>
 		<dl class="kv">
 		<dt>range</dt><dd>${esc(j.repo)} <span class="sha">${esc(j.good_ref)}..${esc(j.bad_ref)}</span>
 			(${esc(j.nr_commits)} commits, <span class="sha">${short(j.good)}..${short(j.bad)}</span>)</dd>
@@ -634,6 +656,8 @@ function main() {
 	document.addEventListener('click', (ev) => {
 		const b = ev.target.closest('button[data-cancel]');
 		if (b) cancelJob(Number(b.dataset.cancel), state.jobId ? $('#job-error') : $('#submit-error'));
+		const r = ev.target.closest('button[data-resume]');
+		if (r) resumeJob(Number(r.dataset.resume), state.jobId ? $('#job-error') : $('#submit-error'));
 	});
 	if (new URLSearchParams(location.search).has('poll')) startPolling('asked for with ?poll');
 	else startEvents();

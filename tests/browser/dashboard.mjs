@@ -64,6 +64,38 @@ const OUTCOMES = {
 	agents: ["1\\.25 \u2192 0\\.960 ops/s[\\s\\S]*hmeans at lab1's level: lab2 reads -15\\.00% against it",
 		'with two agents the hmeans are at the reference\'s level, and the other agent\'s level is shown', '8-agents'],
 };
+// An undecided job (as the test stored it): its page has a "more runs"
+// button; clicked and confirmed, the job runs on (resumed), as the API says.
+if (mode === 'resume') {
+	const b = await launch();
+	try {
+		const page = await b.newPage({ viewport: { width: 1400, height: 900 } });
+
+		page.on('dialog', (d) => d.accept());
+		await page.goto(url + '/');
+		if (token) {
+			await page.click('#token-ask');
+			await page.fill('#token-input', token);
+			await page.click('#token-form button[type=submit]');
+			await until(page, () => !document.querySelector('#submit-form').hidden, null, 5000);
+		}
+		await page.goto(`${url}/jobs/${job}`);
+		check(await until(page, () => !!document.querySelector('#job-head button.resume'), null, 10000),
+			'an undecided job has a "more runs" button');
+		await shot(page, '9-undecided');
+		await page.click('#job-head button.resume');
+		check(await until(page, () => /running|queued/.test(document.querySelector('#job-head h2').textContent) &&
+			!document.querySelector('#job-head button.resume'), null, 15000),
+			'"more runs" from the page: the job runs on', await page.textContent('#job-head h2'));
+		const after = await api('GET', `/api/v1/jobs/${job}`);
+		check(['running', 'queued'].includes(after.body.state) &&
+			(after.body.events || []).some((e) => e.kind === 'resumed'),
+			'... and the API says it was resumed', JSON.stringify([after.body.state, (after.body.events || []).slice(-3)]));
+	} finally {
+		await b.close();
+	}
+	process.exit(failed ? 1 : 0);
+}
 if (OUTCOMES[mode]) {
 	const [pattern, what, name] = OUTCOMES[mode];
 	const b = await launch();
