@@ -63,6 +63,7 @@ like "$report" "noise: [0-9.]+% between the tasks of a commit" "... the noise"
 like "$report" "(about [0-9]+ more runs would decide it \(or a quieter lab\)|the effect does not show)" \
 	"... and what more it would take"
 like "$report" "budget: [0-9]+ runs used of 12;" "... and the budget it spent"
+like "$report" "to run on with more runs, every run kept: bisectctl resume 1 " "... and how to run on with more runs"
 "$BUILD/bisectctl" --json report 1 > /dev/null
 is "$?" 4 "bisectctl --json report exits 4 too"
 out=$("$BUILD/bisectctl" show 1)

@@ -222,11 +222,11 @@ static void text_undecided(struct sbuf *sb, json_t *j, json_t *rep, double base)
 {
 	json_t *top = json_object_get(rep, "top"), *x;
 	json_t *fc = json_object_get(rep, "failed_confirm");
+	const char *why = json_string_value(json_object_get(rep, "why"));
 	size_t i;
 
 	sbuf_addf(sb, "undecided: no commit holds the asked confidence (%.4g) within the budget\nwhy: %s\n",
-		  json_number_value(json_object_get(j, "confidence")),
-		  json_string_value(json_object_get(rep, "why")) ? json_string_value(json_object_get(rep, "why")) : "");
+		  json_number_value(json_object_get(j, "confidence")), why ? why : "");
 	if (json_array_size(top) > 0) {
 		sbuf_adds(sb, "the most probable commits (p: the posterior probability that it is the culprit):\n");
 		sbuf_addf(sb, "  %-8s %-12s  %14s %-8s  %8s  %-5s %s\n", "p", "commit", "HARMEAN", "(CV)", "change",
@@ -253,6 +253,10 @@ static void text_undecided(struct sbuf *sb, json_t *j, json_t *rep, double base)
 			  json_integer_value(json_object_get(rep, "more_runs")));
 	else
 		sbuf_adds(sb, "no estimate of the runs that would decide it: the effect does not show in the data\n");
+	/* A budget that ran out, not a verdict of the data: the job can run on (coord_job_resume()). */
+	if (why && strstr(why, "budget") && strstr(why, "spent"))
+		sbuf_addf(sb, "to run on with more runs, every run kept: bisectctl resume %lld [--more-runs N]\n",
+			  json_integer_value(json_object_get(j, "id")));
 }
 
 /* The first line: the range, the workload and what is better. */
