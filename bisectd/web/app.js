@@ -238,25 +238,11 @@ async function submit(ev) {
 	}
 }
 
-async function cancelJob(id, where) {
-	if (!window.confirm(`Cancel job ${id}? Its queued tasks are dropped.`)) return;
-	const a = await api('POST', `/api/v1/jobs/${id}/cancel`);
-	if (a.status === 200) {
-		state.jobs.set(a.body.id, a.body);
-		if (state.job && state.job.id === a.body.id) refreshJob();
-		render();
-	} else {
-		where.textContent = `${a.status}: ${errorOf(a)}`;
-		where.hidden = false;
-		refusedWrite(a);
-	}
-}
-
-async function resumeJob(id, where) {
-	if (!window.confirm(`Give job ${id} more runs? It runs on from the runs it has, ` +
-		'twice what its report said would decide it.')) return;
+/* A write on a job (cancel, resume) once confirmed: the job as answered, or the API's error in where. */
+async function jobAction(id, action, question, body, where) {
+	if (!window.confirm(question)) return;
 	where.hidden = true;
-	const a = await api('POST', `/api/v1/jobs/${id}/resume`, {});
+	const a = await api('POST', `/api/v1/jobs/${id}/${action}`, body);
 	if (a.status === 200) {
 		state.jobs.set(a.body.id, a.body);
 		if (state.job && state.job.id === a.body.id) refreshJob();
@@ -654,10 +640,13 @@ function main() {
 		}).catch(() => {});
 	}
 	document.addEventListener('click', (ev) => {
+		const where = state.jobId ? $('#job-error') : $('#submit-error');
 		const b = ev.target.closest('button[data-cancel]');
-		if (b) cancelJob(Number(b.dataset.cancel), state.jobId ? $('#job-error') : $('#submit-error'));
+		if (b) jobAction(b.dataset.cancel, 'cancel', `Cancel job ${b.dataset.cancel}? Its queued tasks are dropped.`,
+			undefined, where);
 		const r = ev.target.closest('button[data-resume]');
-		if (r) resumeJob(Number(r.dataset.resume), state.jobId ? $('#job-error') : $('#submit-error'));
+		if (r) jobAction(r.dataset.resume, 'resume', `Give job ${r.dataset.resume} more runs? It runs on from the ` +
+			'runs it has, twice what its report said would decide it.', {}, where);
 	});
 	if (new URLSearchParams(location.search).has('poll')) startPolling('asked for with ?poll');
 	else startEvents();
