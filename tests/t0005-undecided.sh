@@ -64,11 +64,14 @@ like "$report" "(about [0-9]+ more runs would decide it \(or a quieter lab\)|the
 	"... and what more it would take"
 like "$report" "budget: [0-9]+ runs used of 12;" "... and the budget it spent"
 like "$report" "to run on with more runs, every run kept: bisectctl resume 1 " "... and how to run on with more runs"
+is "$(printf '%s\n' "$report" | grep -c 'bisectctl resume 1 ')" 1 "... said once"
 "$BUILD/bisectctl" --json report 1 > /dev/null
 is "$?" 4 "bisectctl --json report exits 4 too"
 out=$("$BUILD/bisectctl" show 1)
 like "$out" "result: undecided" "bisectctl show prints the result"
 like "$out" "budget +12 runs" "... and the budget in force"
+like "$out" "to run on with more runs, every run kept: bisectctl resume 1 " "... and how to run on with more runs"
+is "$(grep -c 'bisectctl resume 1 ' "$LAB/runs.out")" 1 "... and submit --watch of it says so once"
 
 # Job 2: a budget of one second is spent before the engine could decide;
 # the next step ends the job undecided with the engine's numbers as they stand.

@@ -73,7 +73,7 @@ static void measure_line(struct sbuf *out, const struct mwidth *w, const char *l
  * probable commits, then (any verdict) the effect with its 95% interval,
  * the noise per task and per run, and what more it would take.
  */
-static void print_numbers(struct sbuf *out, const json_t *report)
+static void print_numbers(struct sbuf *out, const json_t *report, long long id)
 {
 	const char *verdict = ctl_jstr_or(report, "verdict", "?");
 	json_t *top = json_object_get(report, "top"), *x;
@@ -127,6 +127,9 @@ static void print_numbers(struct sbuf *out, const json_t *report)
 			  ctl_jint(report, "more_runs", 0));
 	else
 		sbuf_adds(out, "  no estimate of the runs that would decide it: the effect does not show\n");
+	/* A budget that ran out, not a verdict of the data: the job can run on, as the server's report says. */
+	if (strstr(ctl_jstr_or(report, "why", ""), "budget") && strstr(ctl_jstr_or(report, "why", ""), "spent"))
+		sbuf_addf(out, "  to run on with more runs, every run kept: bisectctl resume %lld [--more-runs N]\n", id);
 }
 
 /* "agents lab1 (reference, 25 runs), lab2 -12.07% (18 runs); rows at lab1's level". */
@@ -157,7 +160,7 @@ static void print_agents(struct sbuf *out, const json_t *report)
 }
 
 /* The report object: the culprit (or the verdict) and the numbers behind it. */
-static void print_result(struct sbuf *out, const json_t *report)
+static void print_result(struct sbuf *out, const json_t *report, long long id)
 {
 	static const char *const rows[] = { "good", "parent", "culprit", "bad" };
 	const char *verdict = ctl_jstr_or(report, "verdict", "?");
@@ -208,7 +211,7 @@ static void print_result(struct sbuf *out, const json_t *report)
 	if (sep)
 		sbuf_adds(out, "\n");
 	print_agents(out, report);
-	print_numbers(out, report);
+	print_numbers(out, report, id);
 }
 
 /* "budget    24 runs (derived), 1h00m of wall time (derived), 2m10s used": the budgets in force, and the end runs asked for. */
@@ -400,7 +403,7 @@ void ctl_format_job(struct sbuf *out, const json_t *job, size_t max_events, int 
 		return;
 	if (json_is_object(report)) {
 		sbuf_adds(out, "\n");
-		print_result(out, report);
+		print_result(out, report, ctl_jint(job, "id", 0));
 	} else if (!json_is_null(json_object_get(job, "culprit")) &&
 		   json_object_get(job, "culprit")) {
 		ctl_culprit_sha(good, job);
@@ -450,7 +453,7 @@ int ctl_finish_job(long id, const json_t *job, int strict, const char *query)
 		sbuf_addf(&sb, "job %ld %s%s%s\n", id, state, err && *err ? ": " : "",
 			  err && *err ? err : "");
 		if (json_is_object(json_object_get(job, "report")))
-			print_result(&sb, json_object_get(job, "report"));
+			print_result(&sb, json_object_get(job, "report"), id);
 		fputs(sb.buf, stdout);
 		sbuf_release(&sb);
 		rc = ctl_job_rc(job);
