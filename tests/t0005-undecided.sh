@@ -48,6 +48,7 @@ is "$(lab_report 1 "r['effect_lo_pct'] <= r['effect_pct'] <= r['effect_hi_pct']"
 is "$(lab_report 1 "'run_cv' in r and 'task_cv' in r")" True "... the noise per run and per task"
 is "$(lab_report 1 "r['budget_runs'] == 12 and j['progress']['budget_runs'] == 12")" True \
 	"... and the run budget in force, also in the job's progress"
+is "$(lab_report 1 "r['budget_spent']")" True "... which it spent (budget_spent: it can run on)"
 # On a busy machine the ends' noise may hide even 28% (a task CV of 0.24
 # was seen beside a loaded make check): then no count of runs is promised,
 # and the report says the effect does not show (its interval holds 0).
@@ -81,6 +82,7 @@ is "$?" 4 "a wall-time budget spent: submit --watch exits 4"
 is "$(q "SELECT state FROM jobs WHERE id = 2")" undecided "the job ends undecided"
 like "$(lab_report 2 "r['why']")" "^the wall-time budget is spent" "the report says the wall-time budget is spent"
 is "$(lab_report 2 "r['budget_seconds'] == 1 and j['budget_seconds'] == 1")" True "... and which budget"
+is "$(lab_report 2 "r['budget_spent']")" True "... spent (budget_spent)"
 like "$("$BUILD/bisectctl" report 2)" "wall-time budget is spent" "bisectctl report says so"
 like "$(q "SELECT message FROM events WHERE job_id = 2 AND kind = 'undecided'")" "wall-time budget is spent" \
 	"the event log says so"

@@ -127,8 +127,7 @@ static void print_numbers(struct sbuf *out, const json_t *report, long long id)
 			  ctl_jint(report, "more_runs", 0));
 	else
 		sbuf_adds(out, "  no estimate of the runs that would decide it: the effect does not show\n");
-	/* A budget that ran out, not a verdict of the data: the job can run on, as the server's report says. */
-	if (strstr(ctl_jstr_or(report, "why", ""), "budget") && strstr(ctl_jstr_or(report, "why", ""), "spent"))
+	if (json_is_true(json_object_get(report, "budget_spent")))
 		sbuf_addf(out, "  to run on with more runs, every run kept: bisectctl resume %lld [--more-runs N]\n", id);
 }
 

@@ -362,9 +362,14 @@ static int engine_finish_undecided(struct coord *s, struct jobctx *c, const stru
 {
 	int rc;
 
+	long long runs = budget_runs_of(c, res);
+
 	if (why)
 		json_object_set_new(rep, "why", json_string(why));
 	json_object_set_new(rep, "verdict", json_string("undecided"));
+	/* A budget ran out (wall time: why given), not a verdict of the data: the job can run on (coord_job_resume()). */
+	json_object_set_new(rep, "budget_spent", json_boolean(why || (runs > 0 && res->runs >= runs) ||
+				(c->job.budget_builds > 0 && res->builds >= c->job.budget_builds)));
 	if (!why)
 		why = res->why ? res->why : "the data cannot decide within the budget";
 	if ((rc = coord_event(s, c->id, "undecided", "%s (after %ld runs)", why, res->runs)))

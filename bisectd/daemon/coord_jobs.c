@@ -299,7 +299,7 @@ static long long report_int(json_t *rep, const char *key, long long def)
 int coord_job_resume(json_t **reply, struct coord *s, long long id, long long more_runs, long long more_seconds)
 {
 	json_t *doc = NULL, *rep, *again = NULL;
-	long long used, builds, runs, secs, build_budget, now = (long long)now_unix();
+	long long used, builds, est, runs, secs, build_budget, now = (long long)now_unix();
 	struct jobctx c;
 	int rc;
 
@@ -318,9 +318,9 @@ int coord_job_resume(json_t **reply, struct coord *s, long long id, long long mo
 	rep = json_object_get(doc, "report");
 	used = report_int(rep, "runs", 0);
 	builds = report_int(rep, "builds", 0);
+	est = report_int(rep, "more_runs", 0);
 	if (more_runs <= 0)
-		more_runs = report_int(rep, "more_runs", -1) > 0 ? 2 * report_int(rep, "more_runs", 0) :
-			    report_int(rep, "budget_runs", c.job.budget_runs);
+		more_runs = est > 0 ? 2 * est : report_int(rep, "budget_runs", c.job.budget_runs);
 	if (more_runs <= 0)
 		more_runs = 100;
 	if (more_seconds <= 0)

@@ -253,8 +253,7 @@ static void text_undecided(struct sbuf *sb, json_t *j, json_t *rep, double base)
 			  json_integer_value(json_object_get(rep, "more_runs")));
 	else
 		sbuf_adds(sb, "no estimate of the runs that would decide it: the effect does not show in the data\n");
-	/* A budget that ran out, not a verdict of the data: the job can run on (coord_job_resume()). */
-	if (why && strstr(why, "budget") && strstr(why, "spent"))
+	if (json_is_true(json_object_get(rep, "budget_spent")))
 		sbuf_addf(sb, "to run on with more runs, every run kept: bisectctl resume %lld [--more-runs N]\n",
 			  json_integer_value(json_object_get(j, "id")));
 }

@@ -519,6 +519,7 @@ static void test_resume_refused_when_it_would_end_again(void **state)
 	assert_int_equal(store_job_doc(&before, f->st, jid), 0);
 	assert_non_null(strstr(json_string_value(json_object_get(json_object_get(before, "report"), "why")),
 			       "neither a regression"));
+	assert_true(json_is_false(json_object_get(json_object_get(before, "report"), "budget_spent")));
 
 	assert_int_equal(coord_job_resume(&reply, f->s, jid, 500, 0), ERR_CONFLICT);
 	assert_null(reply);
