@@ -278,10 +278,10 @@ unlock:
 	return rc;
 }
 
-/* A number of the job's report, or def. */
-static long long report_int(json_t *rep, const char *key, long long def)
+/* An integer field of the job's document or its report, or def. */
+static long long int_of(json_t *o, const char *key, long long def)
 {
-	json_t *v = json_object_get(rep, key);
+	json_t *v = json_object_get(o, key);
 
 	return json_is_integer(v) ? json_integer_value(v) : def;
 }
@@ -300,38 +300,42 @@ int coord_job_resume(json_t **reply, struct coord *s, long long id, long long mo
 {
 	json_t *doc = NULL, *rep, *again = NULL;
 	long long used, builds, est, runs, secs, build_budget, now = (long long)now_unix();
-	struct jobctx c;
+	const char *state;
 	int rc;
 
 	*reply = NULL;
 	pthread_mutex_lock(&s->lock);
-	if ((rc = jobctx_load(s, &c, id)))
-		goto unlock;
-	if (strcmp(c.job.state, "undecided")) {
-		rc = err_set(ERR_CONFLICT, "job %lld is %s: only an undecided job can be resumed%s", id, c.job.state,
-			     !strcmp(c.job.state, "queued") || !strcmp(c.job.state, "running") ? "" :
+	if ((rc = store_job_doc(&doc, s->st, id))) {
+		if (rc == ERR_NOTFOUND)
+			rc = err_set(ERR_NOTFOUND, "job %lld does not exist", id);
+		goto release;
+	}
+	state = json_string_value(json_object_get(doc, "state"));
+	if (strcmp(state, "undecided")) {
+		rc = err_set(ERR_CONFLICT, "job %lld is %s: only an undecided job can be resumed%s", id, state,
+			     !strcmp(state, "queued") || !strcmp(state, "running") ? "" :
 			     " (submit the range again for a job measured afresh)");
 		goto release;
 	}
-	if ((rc = store_job_doc(&doc, s->st, id)))
-		goto release;
 	rep = json_object_get(doc, "report");
-	used = report_int(rep, "runs", 0);
-	builds = report_int(rep, "builds", 0);
-	est = report_int(rep, "more_runs", 0);
+	used = int_of(rep, "runs", 0);
+	builds = int_of(rep, "builds", 0);
+	est = int_of(rep, "more_runs", 0);
 	if (more_runs <= 0)
-		more_runs = est > 0 ? 2 * est : report_int(rep, "budget_runs", c.job.budget_runs);
+		more_runs = est > 0 ? 2 * est : int_of(rep, "budget_runs", int_of(doc, "budget_runs", 0));
 	if (more_runs <= 0)
 		more_runs = 100;
 	if (more_seconds <= 0)
-		more_seconds = report_int(rep, "budget_seconds", c.job.budget_seconds);
+		more_seconds = int_of(rep, "budget_seconds", int_of(doc, "budget_seconds", 0));
 	if (more_seconds <= 0)
 		more_seconds = 3600;
 	runs = used + more_runs;
-	secs = now - c.job.created + more_seconds;
+	secs = now - int_of(doc, "created", now) + more_seconds;
 	if (secs > COORD_BUDGET_S_MAX)
 		secs = COORD_BUDGET_S_MAX;
-	build_budget = c.job.budget_builds > 0 ? builds + c.job.budget_builds : 0;
+	build_budget = int_of(doc, "budget_builds", 0);
+	if (build_budget > 0)
+		build_budget += builds;  /* as many builds again */
 	if ((rc = store_begin(s->st)))
 		goto release;
 	if ((rc = store_job_resume(s->st, id, runs, build_budget, secs)) ||
@@ -361,8 +365,6 @@ rollback:
 release:
 	json_decref(doc);
 	json_decref(again);
-	jobctx_release(&c);
-unlock:
 	pthread_mutex_unlock(&s->lock);
 	return rc;
 }
