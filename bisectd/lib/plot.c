@@ -160,6 +160,68 @@ static void add_file(struct plot_files *fs, const char *name, struct sbuf *sb)
 	f->text = sbuf_detach(sb);
 }
 
+/* Units a prefix can be put before ("Mops/s"), bare or after one of theirs ("Kbits/s"). */
+static const char *const prefixable[] = { "ops/s", "bits/s", "bps", "b/s", "pps", "Bytes/s", "B/s", NULL };
+
+static int is_prefixable(const char *unit)
+{
+	for (const char *const *u = prefixable; *u; u++)
+		if (!strcmp(unit, *u))
+			return 1;
+	return 0;
+}
+
+double plot_axis_scale(char *out, size_t n, const char *unit, double max)
+{
+	static const char *const words[] = { "", "thousands", "millions", "billions", "trillions" };
+	static const char letters[] = "-KMGT";
+	const char *base = NULL, *had;
+	double div = 1;
+	int k = 0, have = 0;
+
+	unit = unit ? unit : "";
+	while (k < 4 && isfinite(max) && fabs(max) / div >= 1e4) {
+		div *= 1e3;
+		k++;
+	}
+	if (!k) {
+		snprintf(out, n, "%s", unit);
+		return 1;
+	}
+	if (is_prefixable(unit)) {
+		base = unit;
+	} else if (unit[0] && (had = strchr(letters + 1, unit[0] == 'k' ? 'K' : unit[0])) && is_prefixable(unit + 1)) {
+		base = unit + 1;
+		have = (int)(had - letters);
+	}
+	if (base && have + k <= 4)
+		snprintf(out, n, "%c%s", letters[have + k], base);
+	else
+		snprintf(out, n, "%s%s(%s)", unit, *unit ? " " : "", words[k]);
+	return div;
+}
+
+/* The largest value a chart of these jobs draws: a run, or a commit's hmean x (1 + CV). */
+static double max_value(const struct plot_job *jobs, size_t nr_jobs)
+{
+	double max = 0;
+
+	for (size_t o = 0; o < nr_jobs; o++) {
+		const struct plot_job *j = &jobs[o];
+
+		for (size_t i = 0; i < j->nr_runs; i++)
+			if (j->runs[i].value > max && isfinite(j->runs[i].value))
+				max = j->runs[i].value;
+		for (int i = 0; i < j->nr_commits; i++) {
+			double top = j->commits[i].hmean * (1 + fabs(j->commits[i].cv));
+
+			if (j->commits[i].n > 0 && top > max && isfinite(top))
+				max = top;
+		}
+	}
+	return max;
+}
+
 static size_t nr_good_runs(const struct plot_job *j)
 {
 	size_t n = 0;
@@ -169,9 +231,9 @@ static size_t nr_good_runs(const struct plot_job *j)
 	return n;
 }
 
-/* What every chart's variables start with: where it goes, its title, the unit. */
+/* What every chart's variables start with: where it goes, its title, the unit (as plot_axis_scale() made it). */
 static void common_vars(struct sbuf *v, enum plot_format f, int w, int h, const struct plot_job *j,
-			const char *chart)
+			const char *chart, const char *unit)
 {
 	const struct plot_commit *c = commit_at(j, focus_idx(j));
 	char *title;
@@ -200,7 +262,7 @@ static void common_vars(struct sbuf *v, enum plot_format f, int w, int h, const 
 	}
 	gp_var(v, "SUBTITLE", title);
 	free(title);
-	gp_var(v, "UNIT", j->unit ? j->unit : "");
+	gp_var(v, "UNIT", unit);
 	sbuf_addf(v, "HIGHER = %d\n", j->higher ? 1 : 0);
 }
 
@@ -242,6 +304,8 @@ static int make_timeline(struct plot_files *fs, enum plot_format f, const struct
 	struct sbuf v = SBUF_INIT, runs = SBUF_INIT, commits = SBUF_INIT, tics = SBUF_INIT;
 	int *pos = xcalloc((size_t)j->nr_commits + 1, sizeof(*pos)), *seen;
 	int n = 0, x_focus = 0;
+	char unit[96];
+	double div = plot_axis_scale(unit, sizeof(unit), j->unit, max_value(j, 1));
 
 	if (!nr_good_runs(j)) {
 		free(pos);
@@ -258,7 +322,7 @@ static int make_timeline(struct plot_files *fs, enum plot_format f, const struct
 
 		if (!x || !(r->value > 0) || !isfinite(r->value))
 			continue;
-		sbuf_addf(&runs, "%.3f %.9g %d\n", x + ((seen[x]++ % 7) - 3) * 0.05, r->value,
+		sbuf_addf(&runs, "%.3f %.9g %d\n", x + ((seen[x]++ % 7) - 3) * 0.05, r->value / div,
 			  r->agent >= 0 && r->agent < j->nr_agents ? r->agent : 0);
 	}
 	sbuf_adds(&commits, "# x hmean lo hi n kind idx (kind: 0 measured, 1 good end, 2 bad end, 3 culprit, "
@@ -274,14 +338,14 @@ static int make_timeline(struct plot_files *fs, enum plot_format f, const struct
 			continue;
 		if (kind == 3 || kind == 4)
 			x_focus = pos[i];
-		sbuf_addf(&commits, "%d %.9g %.9g %.9g %zu %d %d\n", pos[i], c->hmean, c->hmean * (1 - c->cv),
-			  c->hmean * (1 + c->cv), c->n, kind, i);
+		sbuf_addf(&commits, "%d %.9g %.9g %.9g %zu %d %d\n", pos[i], c->hmean / div,
+			  c->hmean * (1 - c->cv) / div, c->hmean * (1 + c->cv) / div, c->n, kind, i);
 		commit_label(label, sizeof(label), j, i);
 		sbuf_addf(&tics, "%s'%s' %d", pos[i] > 1 ? ", " : "", label, pos[i]);
 	}
 	sbuf_adds(&tics, ")\n");
 
-	common_vars(&v, f, 1000, 560, j, "timeline");
+	common_vars(&v, f, 1000, 560, j, "timeline", unit);
 	sbuf_addf(&v, "N = %d\nFOCUS_X = %d\nNAGENTS = %d\n", n, x_focus, j->nr_agents > 0 ? j->nr_agents : 1);
 	gp_var(&v, "FOCUS", focus_word(j));
 	gp_array(&v, "AGENT", j->agents, j->nr_agents);
@@ -318,6 +382,8 @@ static int make_distribution(struct plot_files *fs, enum plot_format f, const st
 	double *vals = xcalloc(j->nr_runs + 1, sizeof(*vals));
 	int groups[4], nr_groups = 0, used[64] = { 0 }, nr_used = 0, slot[64], nb = 0;
 	int cand[4] = { 0, j->parent, focus_idx(j), j->nr_commits - 1 };
+	char unit[96];
+	double div = plot_axis_scale(unit, sizeof(unit), j->unit, max_value(j, 1));
 
 	if (!nr_good_runs(j)) {
 		free(vals);
@@ -373,9 +439,10 @@ static int make_distribution(struct plot_files *fs, enum plot_format f, const st
 				if (r->idx != groups[g] || !(r->value > 0) || !isfinite(r->value) ||
 				    (nr_used > 1 && (r->agent < 0 || r->agent >= 64 || slot[r->agent] != s)))
 					continue;
-				vals[k] = r->value;
-				sbuf_addf(&d, "%.3f %.9g %d\n", x + ((k++ % 7) - 3) * 0.04, r->value,
+				vals[k] = r->value / div;
+				sbuf_addf(&d, "%.3f %.9g %d\n", x + ((k % 7) - 3) * 0.04, vals[k],
 					  r->agent >= 0 ? r->agent : 0);
+				k++;
 			}
 			if (!k)
 				continue;
@@ -405,7 +472,7 @@ static int make_distribution(struct plot_files *fs, enum plot_format f, const st
 		sbuf_release(&tics);
 		return no_runs(j);
 	}
-	common_vars(&v, f, 1000, 560, j, "distribution");
+	common_vars(&v, f, 1000, 560, j, "distribution", unit);
 	sbuf_addf(&v, "NB = %d\nXMAX = %d\nNAGENTS = %d\n", nb,
 		  nr_groups * ((nr_used > 1 ? nr_used : 1) + 1), j->nr_agents > 0 ? j->nr_agents : 1);
 	gp_array(&v, "AGENT", j->agents, j->nr_agents);
@@ -433,6 +500,8 @@ static int make_compare(struct plot_files *fs, enum plot_format f, const struct 
 	const char **names = xcalloc(nr_jobs, sizeof(*names));
 	char **owned = xcalloc(nr_jobs, sizeof(*owned));
 	int rows[4] = { 0, j->parent, focus_idx(j), j->nr_commits - 1 }, nr_rows = 0, done[4];
+	char unit[96];
+	double div = plot_axis_scale(unit, sizeof(unit), j->unit, max_value(jobs, nr_jobs));
 
 	if (!nr_good_runs(j)) {
 		free(names);
@@ -456,7 +525,7 @@ static int make_compare(struct plot_files *fs, enum plot_format f, const struct 
 			const struct plot_commit *oc = commit_by_sha(&jobs[o], c->sha);
 
 			if (oc && oc->n > 0)
-				sbuf_addf(&d, " %.9g %.9g", oc->hmean, oc->hmean * oc->cv);
+				sbuf_addf(&d, " %.9g %.9g", oc->hmean / div, oc->hmean * oc->cv / div);
 			else
 				sbuf_adds(&d, " ? ?");
 		}
@@ -466,7 +535,7 @@ static int make_compare(struct plot_files *fs, enum plot_format f, const struct 
 		owned[o] = xasprintf("%s (job %lld)", jobs[o].variant ? jobs[o].variant : "no variant", jobs[o].id);
 		names[o] = owned[o];
 	}
-	common_vars(&v, f, 1000, 560, j, "compare");
+	common_vars(&v, f, 1000, 560, j, "compare", unit);
 	sbuf_addf(&v, "NV = %zu\nNK = %d\n", nr_jobs, nr_rows);
 	gp_array(&v, "VARIANT", names, (int)nr_jobs);
 	add_file(fs, "vars.gp", &v);
@@ -588,7 +657,7 @@ static int make_posterior(struct plot_files *fs, enum plot_format f, const struc
 			  j->decisions[i].time - j->created);
 	}
 
-	common_vars(&v, f, 1000, 720, j, "posterior");
+	common_vars(&v, f, 1000, 720, j, "posterior", j->unit ? j->unit : "");
 	sbuf_addf(&v, "NTOP = %d\nNC = %d\nNDEC = %zu\n", end->nr_top, nr_cand, j->nr_decisions);
 	gp_array(&v, "CAND", labels, nr_cand);
 	add_file(fs, "vars.gp", &v);

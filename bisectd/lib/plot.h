@@ -122,6 +122,18 @@ void plot_files_release(struct plot_files *fs);
 /* Writes every file into dir (which exists). */
 int plot_files_write(const struct plot_files *fs, const char *dir);
 
+/*
+ * The y axis of a chart whose values reach max: returns the divisor its
+ * values are drawn at, and writes the unit that says so into out. Up to
+ * 9999 they are drawn as measured; above, in thousands, millions, ...,
+ * at most four digits before the point (gnuplot's own labels read
+ * 172480905 as 1.8e+08, and its SI format reads ticks at 1850 and 1855
+ * both as 1.9k). The units of bisectd's workloads take the prefix
+ * ("ops/s" becomes "Mops/s", "Kbits/s" "Mbits/s"); any other unit says
+ * it in words ("ns (thousands)").
+ */
+double plot_axis_scale(char *out, size_t n, const char *unit, double max);
+
 /* Appends s as a gnuplot single-quoted string: ' doubled, control characters as spaces, at most max bytes of s. */
 void plot_gp_quote(struct sbuf *sb, const char *s, size_t max);
 

@@ -53,10 +53,15 @@ function duration(s) {
 	return h ? `${h}:${String(m).padStart(2, '0')}:${String(r).padStart(2, '0')}` : `${m}:${String(r).padStart(2, '0')}`;
 }
 
+// A measurement: 1877 as it is, 172480905 as 172.48M (5 digits, a prefix as the charts' axes have), not 1.725e+8.
 function num(v) {
 	if (v == null) return '';
 	const a = Math.abs(v);
-	return a >= 1e6 ? v.toExponential(3) : a >= 100 ? v.toFixed(0) : a >= 1 ? v.toFixed(2) : v.toPrecision(3);
+	if (a >= 1e5) {
+		const k = Math.min(4, Math.floor(Math.log10(a) / 3));
+		return `${(v / 10 ** (3 * k)).toPrecision(5)}${'-KMGT'[k]}`;
+	}
+	return a >= 100 ? v.toFixed(0) : a >= 1 ? v.toFixed(2) : v.toPrecision(3);
 }
 
 const pct = (p) => (p == null ? '' : `${(100 * p).toFixed(p > 0.999 ? 2 : 1)}%`);

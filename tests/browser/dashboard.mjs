@@ -115,9 +115,10 @@ if (OUTCOMES[mode]) {
 			const rows = await page.evaluate(() => [...document.querySelectorAll('#job-commits tbody tr')]
 				.map((tr) => [Number(tr.dataset.idx), tr.children[5].textContent.trim()]));
 			const want = new Map((j.commits || []).filter((c) => c.hmean_ref != null).map((c) => [c.idx, c.hmean_ref]));
-			// num() prints 3 significant digits in exponent form, none after the point from 100 up.
+			// num() prints 5 significant digits and a prefix from 1e5 up ("172.48M"), none after the point from 100 up.
+			const value = (text) => parseFloat(text) * (10 ** (3 * Math.max(0, ' KMGT'.indexOf(text.match(/^[-\d.]+([KMGT])?/)?.[1] || ' '))));
 			const off = rows.filter(([idx, text]) => want.has(idx) &&
-				Math.abs(parseFloat(text) - want.get(idx)) > Math.max(0.0051 * Math.abs(want.get(idx)), 0.51));
+				Math.abs(value(text) - want.get(idx)) > Math.max(0.0051 * Math.abs(want.get(idx)), 0.51));
 			const moved = (j.commits || []).filter((c) => c.hmean_ref != null && Math.abs(c.hmean_ref / c.hmean - 1) > 0.01);
 			check(want.size > 0 && off.length === 0 && moved.length > 0,
 				`... each of the ${want.size} measured rows at its hmean_ref (${moved.length} of them off the pooled hmean)`,

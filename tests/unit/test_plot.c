@@ -173,6 +173,84 @@ static void test_timeline(void **state)
 	plot_files_release(&fs);
 }
 
+/* The y axis' unit and divisor: at most four digits before the point, the prefix on units that take one. */
+static void test_axis_scale(void **state)
+{
+	static const struct {
+		const char *unit;
+		double max, div;
+		const char *want;
+	} cases[] = {
+		{ "Mb/s", 1877.4, 1, "Mb/s" },           /* pktgen's seed, as measured */
+		{ "ops/s", 9999, 1, "ops/s" },
+		{ "ops/s", 10000, 1e3, "Kops/s" },
+		{ "ops/s", 172480905, 1e6, "Mops/s" },
+		{ "bits/s", 9.41e9, 1e6, "Mbits/s" },     /* 9410 Mbits/s: four digits */
+		{ "Kbits/s", 9.41e6, 1e3, "Mbits/s" },    /* a prefix raised */
+		{ "kpps", 2e7, 1e6, "Gpps" },             /* 20000 Mpps: five digits */
+		{ "Mpps", 14.88, 1, "Mpps" },
+		{ "Gbps", 4e6, 1e3, "Tbps" },
+		{ "Gbps", 4e7, 1e6, "Gbps (millions)" },  /* no prefix beyond T */
+		{ "ns", 125000, 1e3, "ns (thousands)" },  /* not a unit of ours: in words */
+		{ "", 5e9, 1e6, "(millions)" },
+		{ "%", 99.5, 1, "%" },
+		{ "ops/s", 1e30, 1e12, "Tops/s" },        /* at most trillions */
+	};
+	char out[96];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		double div = plot_axis_scale(out, sizeof(out), cases[i].unit, cases[i].max);
+
+		if (div != cases[i].div || strcmp(out, cases[i].want))
+			fail_msg("%s at %g: %g '%s', want %g '%s'", cases[i].unit, cases[i].max, div, out,
+				 cases[i].div, cases[i].want);
+	}
+	assert_true(plot_axis_scale(out, sizeof(out), NULL, NAN) == 1);
+	assert_string_equal(out, "");
+}
+
+/*
+ * A job at 172 Mops/s (the fixture's runs x 172480.905): every chart
+ * draws its values in millions and says so in its unit, where gnuplot's
+ * own tick labels would read 1.7e+08.
+ */
+static void test_big_values(void **state)
+{
+	const double k = 172480.905;
+	struct plot_job j[2];
+	struct plot_files fs;
+
+	(void)state;
+	j[0] = fixture();
+	for (size_t i = 0; i < j[0].nr_runs; i++)
+		runs[i].value *= k;
+	for (int i = 0; i < NC; i++)
+		commits[i].hmean *= k;
+	j[1] = j[0];
+	j[1].id = 4;
+	for (int c = PLOT_TIMELINE; c <= PLOT_COMPARE; c++) {
+		assert_int_equal(plot_files_make(&fs, c, PLOT_SVG, j, 2), 0);
+		assert_non_null(strstr(file_text(&fs, "vars.gp"), "UNIT = 'Mops/s'\n"));
+		plot_files_release(&fs);
+	}
+	assert_int_equal(plot_files_make(&fs, PLOT_TIMELINE, PLOT_SVG, j, 1), 0);
+	assert_non_null(strstr(file_text(&fs, "runs.dat"), "\n0.850 172.480905 0\n"));
+	assert_non_null(strstr(file_text(&fs, "commits.dat"), "\n1 175.861531 173.047746 178.675315 5 1 0\n"));
+	plot_files_release(&fs);
+	assert_int_equal(plot_files_make(&fs, PLOT_DISTRIBUTION, PLOT_SVG, j, 1), 0);
+	assert_non_null(strstr(file_text(&fs, "box.dat"), "\n1 174.205714 172.480905 179.380141 177.655332 "
+			       "175.930523 3\n"));
+	plot_files_release(&fs);
+	assert_int_equal(plot_files_make(&fs, PLOT_COMPARE, PLOT_SVG, j, 2), 0);
+	assert_non_null(strstr(file_text(&fs, "compare.dat"), " 175.861531 2.81378449 175.861531 2.81378449\n"));
+	plot_files_release(&fs);
+	/* The posterior draws probabilities: its unit is the job's. */
+	assert_int_equal(plot_files_make(&fs, PLOT_POSTERIOR, PLOT_SVG, j, 1), 0);
+	assert_non_null(strstr(file_text(&fs, "vars.gp"), "UNIT = 'ops/s'\n"));
+	plot_files_release(&fs);
+}
+
 /*
  * Agent lab2 reads 15% low: its runs divided by 0.85, every commit's
  * hmean and CV made again from them (1000 + 10 r at commit 0 whichever
@@ -391,6 +469,8 @@ int main(void)
 		cmocka_unit_test(test_quote),
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_timeline),
+		cmocka_unit_test(test_axis_scale),
+		cmocka_unit_test(test_big_values),
 		cmocka_unit_test(test_timeline_at_levels),
 		cmocka_unit_test(test_timeline_undecided),
 		cmocka_unit_test(test_distribution),
