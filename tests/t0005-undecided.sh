@@ -157,6 +157,10 @@ else
 	echo "# job 3: $(lab_report 3 "r.get('why')")"
 	for i in 1 2 3 4; do skip "the no-change job ended $state on this machine's noise"; done
 fi
+# The runs each end may be measured to, as a resume of a job undecided at its ends raises them (test_coord).
+q "UPDATE jobs SET ends_max = 80 WHERE id = 3"
+is "$(lab_report 3 "j['ends_max']")" 80 "a job's raised ends_max is in its document"
+like "$("$BUILD/bisectctl" show 3)" "ends +measured to 80 runs each at most \(raised by resume\)" "... and bisectctl show says so"
 
 tap_plan "$tap_n"
 tap_done

@@ -88,15 +88,19 @@ static const struct cmd commands[] = {
 	{ "resume", cmd_resume, "ID [--more-runs N] [--more-seconds S] [--watch [--interval S]]",
 	  "give an undecided job more runs, keeping the ones it has",
 	  "An undecided job runs on from every run it has, with its budgets raised:\n"
-	  "the runs it used and N more, the wall time it took and S seconds more.\n\n"
+	  "the runs it used and N more, the wall time it took and S seconds more.\n"
+	  "A job undecided at its ends (neither shown apart nor equal in the runs\n"
+	  "they may take) measures each end on by half the N runs. A job whose\n"
+	  "runs already decide it (its budget ran out as they came in) ends so.\n\n"
 	  "  --more-runs N     runs more (default: twice what its report said would\n"
 	  "                    decide it, else as many as its run budget was)\n"
 	  "  --more-seconds S  seconds of wall time more (default: as many as its\n"
 	  "                    budget had)\n"
 	  "  --watch           follow it as 'watch' does; the exit status is its end's\n\n"
 	  "Exits 2 when the job is not undecided, or when bisectd finds that its\n"
-	  "first step would end it again at once (a verdict more runs do not change:\n"
-	  "the reason is printed; submit the range again for a job measured afresh).\n" },
+	  "first step would end it undecided again at once (a verdict more runs do\n"
+	  "not change: the reason is printed; submit the range again for a job\n"
+	  "measured afresh).\n" },
 	{ "report", cmd_report, "ID [--cv amean|hmean] [--mail]",
 	  "print a job's report (with --json: the report object)",
 	  "The table gives each kernel's HARMEAN (CV) over its runs and its change\n"

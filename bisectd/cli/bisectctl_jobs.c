@@ -524,8 +524,16 @@ int cmd_resume(const struct cmd *c, int argc, char **argv)
 	if (ctl_json) {
 		ctl_print_json(reply, JSON_INDENT(2));
 	} else {
-		printf("job %ld resumed: budget %lld runs (%lld so far), %lld s of wall time from its creation\n", id,
+		const char *state = json_string_value(json_object_get(reply, "state"));
+
+		printf("job %ld resumed: budget %lld runs (%lld so far), %lld s of wall time from its creation", id,
 		       ctl_jint(prog, "budget_runs", 0), ctl_jint(prog, "samples", 0), ctl_jint(prog, "budget_seconds", 0));
+		if (ctl_jint(reply, "ends_max", 0) > 0)
+			printf("; each end measured to %lld runs at most", ctl_jint(reply, "ends_max", 0));
+		/* The runs it had decide it (its budget ran out as they came in): it ended so at its first step. */
+		if (state && strcmp(state, "running") && strcmp(state, "queued"))
+			printf("\njob %ld is %s at once, on the runs it had", id, state);
+		printf("\n");
 		fflush(stdout);
 	}
 	if (watch)

@@ -127,7 +127,7 @@ static void print_numbers(struct sbuf *out, const json_t *report, long long id)
 			  ctl_jint(report, "more_runs", 0));
 	else
 		sbuf_adds(out, "  no estimate of the runs that would decide it: the effect does not show\n");
-	if (json_is_true(json_object_get(report, "budget_spent")))
+	if (json_is_true(json_object_get(report, "resumable")))
 		sbuf_addf(out, "  to run on with more runs, every run kept: bisectctl resume %lld [--more-runs N]\n", id);
 }
 
@@ -222,6 +222,8 @@ static void budget_text(struct sbuf *out, const json_t *job)
 
 	if (ctl_jint(job, "end_runs", 0) > 0)
 		sbuf_addf(out, "ends      %lld runs each before not-reproduced (--end-runs)\n", ctl_jint(job, "end_runs", 0));
+	if (ctl_jint(job, "ends_max", 0) > 0)
+		sbuf_addf(out, "ends      measured to %lld runs each at most (raised by resume)\n", ctl_jint(job, "ends_max", 0));
 	if (!json_is_object(p) || (runs <= 0 && secs <= 0))
 		return;
 	sbuf_adds(out, "budget    ");

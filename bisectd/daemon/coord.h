@@ -25,6 +25,7 @@
 /* The most wall time a job may ask for: a year. */
 #define COORD_BUDGET_S_MAX 31536000
 #define COORD_END_RUNS_MAX 200  /* a job's end_runs: rules out a change in 2.6% of the runs at 0.99 */
+#define COORD_ENDS_MAX 100000   /* the runs a resume lets each end be measured to */
 
 struct coord;
 

@@ -37,6 +37,8 @@ static int engine_load(struct bisect **out, struct coord *s, struct jobctx *c)
 	bisect_job_opts(&o, c->job.confidence, c->job.alpha, c->job.min_effect, (long)c->job.budget_runs,
 			(long)c->job.budget_builds, c->higher, c->runs);
 	o.equal_runs = (int)c->job.end_runs;
+	if (c->job.ends_max > o.end_runs_max)  /* raised by a resume of a job undecided at its ends */
+		o.end_runs_max = (int)c->job.ends_max;
 	/*
 	 * The job's runs in the order they were taken, each with its task, its
 	 * agent and the kind of query it answered (coord_ecache.c): from the
@@ -360,16 +362,17 @@ static int queue_queries(struct coord *s, struct jobctx *c, const struct bisect_
 static int engine_finish_undecided(struct coord *s, struct jobctx *c, const struct bisect_result *res,
 				   json_t *rep, const char *why)
 {
-	int rc;
-
 	long long runs = budget_runs_of(c, res);
+	int rc, spent;
 
 	if (why)
 		json_object_set_new(rep, "why", json_string(why));
 	json_object_set_new(rep, "verdict", json_string("undecided"));
-	/* A budget ran out (wall time: why given), not a verdict of the data: the job can run on (coord_job_resume()). */
-	json_object_set_new(rep, "budget_spent", json_boolean(why || (runs > 0 && res->runs >= runs) ||
-				(c->job.budget_builds > 0 && res->builds >= c->job.budget_builds)));
+	/* A budget ran out (wall time: why given), not a verdict of the data. */
+	spent = why || (runs > 0 && res->runs >= runs) || (c->job.budget_builds > 0 && res->builds >= c->job.budget_builds);
+	json_object_set_new(rep, "budget_spent", json_boolean(spent));
+	/* ... or the ends ran to the runs they may take: more runs can decide it (coord_job_resume()). */
+	json_object_set_new(rep, "resumable", json_boolean(spent || !c->reproduced));
 	if (!why)
 		why = res->why ? res->why : "the data cannot decide within the budget";
 	if ((rc = coord_event(s, c->id, "undecided", "%s (after %ld runs)", why, res->runs)))

@@ -291,17 +291,22 @@ static long long int_of(json_t *o, const char *key, long long def)
  * has: its budgets become what it used and more, and it runs on from the
  * store as after a restart. more_runs 0: twice the runs its report said
  * would decide it, else as many as its run budget; more_seconds 0: as much
- * wall time as its budget had. A job whose first step would end it again
- * at once (a verdict no budget changes: a confirmation that failed, ends
- * neither shown apart nor equal) is left as it was: ERR_CONFLICT with the
- * engine's reason.
+ * wall time as its budget had. A job undecided at its ends (they were
+ * neither shown apart nor equal) may measure each end on by half the more
+ * runs (its ends_max). A job whose first step would end it undecided
+ * again at once (a verdict no budget changes: a confirmation that failed;
+ * a job older than the longest wall time a job may have) is left as it
+ * was: ERR_CONFLICT with the reason. One whose first step decides it on
+ * the runs it has (a budget spent just as its confirmation's last pair
+ * came in) ends so.
  */
 int coord_job_resume(json_t **reply, struct coord *s, long long id, long long more_runs, long long more_seconds)
 {
 	json_t *doc = NULL, *rep, *again = NULL;
-	long long used, builds, est, runs, secs, build_budget, now = (long long)now_unix();
+	long long used, builds, est, runs, secs, build_budget, ends_max = 0, now = (long long)now_unix();
 	const char *state;
-	int rc;
+	char ends[96] = "";
+	int rc, reproduced;
 
 	*reply = NULL;
 	pthread_mutex_lock(&s->lock);
@@ -336,24 +341,33 @@ int coord_job_resume(json_t **reply, struct coord *s, long long id, long long mo
 	build_budget = int_of(doc, "budget_builds", 0);
 	if (build_budget > 0)
 		build_budget += builds;  /* as many builds again */
+	/* Undecided at its ends (they never differed): each end may take half the more runs beyond what it has. */
+	if ((rc = store_job_reproduced(&reproduced, s->st, id)))
+		goto release;
+	if (!reproduced) {
+		long long g = int_of(json_object_get(rep, "good"), "n", 0), b = int_of(json_object_get(rep, "bad"), "n", 0);
+
+		ends_max = (g > b ? g : b) + (more_runs + 1) / 2;
+		if (ends_max > COORD_ENDS_MAX)
+			ends_max = COORD_ENDS_MAX;
+		snprintf(ends, sizeof(ends), ", each end measured on to %lld runs", ends_max);
+	}
 	if ((rc = store_begin(s->st)))
 		goto release;
-	if ((rc = store_job_resume(s->st, id, runs, build_budget, secs)) ||
+	if ((rc = store_job_resume(s->st, id, runs, build_budget, ends_max, secs)) ||
 	    (rc = coord_event(s, id, "resumed", "%lld more runs and %lld s more of wall time: budgets %lld runs "
-			      "(%lld used)%s, %lld s from its creation", more_runs, more_seconds, runs, used,
-			      build_budget ? ", builds as many again" : "", secs)) ||
+			      "(%lld used)%s, %lld s from its creation%s", more_runs, more_seconds, runs, used,
+			      build_budget ? ", builds as many again" : "", secs, ends)) ||
 	    (rc = coord_job_step(s, id)))
 		goto rollback;
-	/* Its first step on: ended again at once, nothing is kept, and the reason is the answer. */
+	/* Its first step on: undecided again at once, nothing is kept, and the reason is the answer. */
 	if ((rc = store_job_doc(&again, s->st, id)))
 		goto rollback;
-	if (strcmp(json_string_value(json_object_get(again, "state")), "running") &&
-	    strcmp(json_string_value(json_object_get(again, "state")), "queued")) {
+	if (!strcmp(json_string_value(json_object_get(again, "state")), "undecided")) {
 		const char *why = json_string_value(json_object_get(json_object_get(again, "report"), "why"));
 
-		rc = err_set(ERR_CONFLICT, "job %lld would end %s again at once: %s; more runs do not change that (submit "
-			     "the range again for a job measured afresh)", id,
-			     json_string_value(json_object_get(again, "state")), why && *why ? why : "the same verdict");
+		rc = err_set(ERR_CONFLICT, "job %lld would end undecided again at once: %s; more runs do not change that "
+			     "(submit the range again for a job measured afresh)", id, why && *why ? why : "the same verdict");
 		goto rollback;
 	}
 	if ((rc = store_commit(s->st)))

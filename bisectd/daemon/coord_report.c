@@ -253,7 +253,7 @@ static void text_undecided(struct sbuf *sb, json_t *j, json_t *rep, double base)
 			  json_integer_value(json_object_get(rep, "more_runs")));
 	else
 		sbuf_adds(sb, "no estimate of the runs that would decide it: the effect does not show in the data\n");
-	if (json_is_true(json_object_get(rep, "budget_spent")))
+	if (json_is_true(json_object_get(rep, "resumable")))
 		sbuf_addf(sb, "to run on with more runs, every run kept: bisectctl resume %lld [--more-runs N]\n",
 			  json_integer_value(json_object_get(j, "id")));
 }

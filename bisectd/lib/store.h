@@ -87,6 +87,8 @@ struct job {
 	char *append;                /* kernel command line variant; NULL: none */
 	char *config;                /* kernel config variant: a JSON array of "CONFIG_X=value"; NULL: none */
 	long long end_runs;          /* runs of each end before not-reproduced; 0: the engine's own */
+	long long ends_max;          /* runs each end may be measured to before they are undecided, as a
+					resume raised it; 0: the engine's own */
 };
 
 /* The job; ERR_NOTFOUND when there is none. Release with store_job_release(). */
@@ -99,8 +101,12 @@ int store_job_finish(struct store *s, long long id, const char *state, long long
 		     const char *report, const char *error);
 /* A queued job starts running (its first claim); a job in any other state stays as it is. */
 int store_job_set_running(struct store *s, long long id);
-/* An undecided job running again with these budgets, its report and end cleared; ERR_CONFLICT if not undecided. */
-int store_job_resume(struct store *s, long long id, long long budget_runs, long long budget_builds,
+/*
+ * An undecided job running again with these budgets (and ends_max, the
+ * runs each end may be measured to; 0: as it was), its report and end
+ * cleared; ERR_CONFLICT if not undecided.
+ */
+int store_job_resume(struct store *s, long long id, long long budget_runs, long long budget_builds, long long ends_max,
 		     long long budget_seconds);
 /* Keeps the budgets the engine derived (0: none), changing the row only when they differ. */
 int store_job_set_auto_budgets(struct store *s, long long id, long long runs, long long seconds);

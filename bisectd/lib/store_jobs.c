@@ -36,7 +36,7 @@ int store_event_add(struct store *s, long long job, long long time, const char *
 
 #define JOB_COLUMNS "id, repo_id, workload, pool, good, bad, good_ref, bad_ref, runs, unit, direction, " \
 	"state, created, finished, culprit, error, policy, confidence, alpha, min_effect, budget_runs, " \
-	"budget_builds, budget_seconds, append, config, end_runs"
+	"budget_builds, budget_seconds, append, config, end_runs, ends_max"
 
 static void job_from_row(struct job *j, sqlite3_stmt *st)
 {
@@ -66,6 +66,7 @@ static void job_from_row(struct job *j, sqlite3_stmt *st)
 	j->append = store_col_text(st, 23);
 	j->config = store_col_text(st, 24);
 	j->end_runs = sqlite3_column_int64(st, 25);
+	j->ends_max = sqlite3_column_int64(st, 26);
 }
 
 int store_job_get(struct job *job, struct store *s, long long id)
@@ -135,12 +136,13 @@ int store_job_finish(struct store *s, long long id, const char *state, long long
 	return rc < 0 ? rc : 0;
 }
 
-int store_job_resume(struct store *s, long long id, long long budget_runs, long long budget_builds,
+int store_job_resume(struct store *s, long long id, long long budget_runs, long long budget_builds, long long ends_max,
 		     long long budget_seconds)
 {
 	int rc = store_exec(s, "UPDATE jobs SET state = 'running', finished = NULL, culprit = NULL, report = NULL, "
-			    "error = NULL, budget_runs = ?, budget_builds = ?, budget_seconds = ? "
-			    "WHERE id = ? AND state = 'undecided'", "iiii", budget_runs, budget_builds, budget_seconds, id);
+			    "error = NULL, budget_runs = ?, budget_builds = ?, budget_seconds = ?, "
+			    "ends_max = max(ends_max, ?) WHERE id = ? AND state = 'undecided'", "iiiii", budget_runs,
+			    budget_builds, budget_seconds, ends_max, id);
 
 	if (rc < 0)
 		return rc;
@@ -291,7 +293,7 @@ int store_job_doc(json_t **out, struct store *s, long long id)
 			 "j.bad_ref, j.runs, j.unit, j.direction, j.state, j.created, j.finished, j.culprit, "
 			 "j.error, j.report AS report_json, j.policy, j.confidence, j.alpha, j.min_effect, "
 			 "j.budget_runs, j.budget_builds, j.append, j.config AS config_json, j.budget_seconds, "
-			 "j.budget_runs_auto, j.budget_seconds_auto, j.end_runs FROM jobs j JOIN repos r ON r.id = j.repo_id WHERE j.id = ?", "i", id);
+			 "j.budget_runs_auto, j.budget_seconds_auto, j.end_runs, nullif(j.ends_max, 0) AS ends_max FROM jobs j JOIN repos r ON r.id = j.repo_id WHERE j.id = ?", "i", id);
 }
 
 int store_job_nr_commits(long long *n, struct store *s, long long id)

@@ -276,7 +276,8 @@ function renderJobHead(j) {
 		<dt>variant</dt><dd>${esc(j.append || 'none')}</dd>
 		<dt>kernel config</dt><dd>${(j.config || []).length ? j.config.map((o) => `<code>${esc(o)}</code>`).join(' ') : 'the workload\'s'}</dd>
 		<dt>policy</dt><dd>${esc(j.policy)}, confidence ${esc(j.confidence)}, alpha ${esc(j.alpha)},
-			min effect ${pct(j.min_effect)}${j.end_runs ? `, ${esc(j.end_runs)} runs an end before not-reproduced` : ''}</dd>
+			min effect ${pct(j.min_effect)}${j.end_runs ? `, ${esc(j.end_runs)} runs an end before not-reproduced` : ''}${
+			j.ends_max ? `, the ends measured to ${esc(j.ends_max)} runs each at most (raised by resume)` : ''}</dd>
 		<dt>progress</dt><dd class="job-progress">${esc(p.candidates ?? '?')} candidates left,
 			${esc(p.runs ?? p.samples)} runs${p.budget_runs ? ` of ${esc(p.budget_runs)}` : ''},
 			${esc(p.builds ?? 0)} builds, ${esc(p.tasks_done)}/${esc(p.tasks_total)} tasks,

@@ -107,6 +107,8 @@ static void export_job(const struct job *job, long long id, const struct job_com
 	       (long long)job->budget_builds, job->higher, (long long)job->runs);
 	if (job->end_runs)
 		printf("job end_runs %lld\n", (long long)job->end_runs);
+	if (job->ends_max)
+		printf("job ends_max %lld\n", (long long)job->ends_max);
 	if (have_cost)
 		printf("costs %.15g %.15g\n", cost->build, cost->run);
 	for (int i = 0; i < n; i++) {
@@ -202,6 +204,8 @@ int main(int argc, char **argv)
 	bisect_job_opts(&o, job.confidence, job.alpha, job.min_effect, (long)job.budget_runs, (long)job.budget_builds,
 			job.higher, (int)job.runs);
 	o.equal_runs = (int)job.end_runs;
+	if (job.ends_max > o.end_runs_max)
+		o.end_runs_max = (int)job.ends_max;
 	if (bisect_new(&b, n, par, npar, &o)) {
 		store_job_release(&job);
 		goto fail;

@@ -2801,7 +2801,7 @@ static void lab_job_load(struct lab_job *j, const char *name)
 	struct bisect_opts o;
 	double conf = 0, alpha = 0, min_effect = 0, build = -1, run = -1;
 	long long budget_runs = 0, budget_builds = 0, runs = 0;
-	int higher = 1, cap = 0, skipped[64], nsk = 0, end_runs = 0;
+	int higher = 1, cap = 0, skipped[64], nsk = 0, end_runs = 0, ends_max = 0;
 	FILE *f;
 
 	memset(j, 0, sizeof(*j));
@@ -2821,6 +2821,8 @@ static void lab_job_load(struct lab_job *j, const char *name)
 			   &runs) == 7)
 			continue;
 		if (sscanf(line, "job end_runs %d", &end_runs) == 1)
+			continue;
+		if (sscanf(line, "job ends_max %d", &ends_max) == 1)
 			continue;
 		if (sscanf(line, "costs %lf %lf", &build, &run) == 2)
 			continue;
@@ -2861,6 +2863,8 @@ static void lab_job_load(struct lab_job *j, const char *name)
 	assert_true(conf > 0 && j->n >= 2 && j->nr > 0);
 	bisect_job_opts(&o, conf, alpha, min_effect, (long)budget_runs, (long)budget_builds, higher, (int)runs);
 	o.equal_runs = end_runs;
+	if (ends_max > o.end_runs_max)
+		o.end_runs_max = ends_max;
 	assert_int_equal(bisect_new(&j->b, j->n, j->par, j->npar, &o), 0);
 	for (int i = 0; i < nsk; i++)
 		bisect_mark_skipped(j->b, skipped[i]);

@@ -27,6 +27,7 @@
 #include "gitsh.h"
 #include "http_wait.h"
 #include "log.h"
+#include "store_internal.h"
 #include "util.h"
 
 /* --- the stub ------------------------------------------------------------ */
@@ -497,12 +498,114 @@ static double ends_unclear(int idx, int last, long k)
 	return (last ? 98.8 : idx == 0 ? 100.0 : 99.4) + (k % 2 ? 6.0 : -6.0);
 }
 
+/* The job's report's integer field key (of its member sub when sub is not NULL), def when none. */
+static long long report_int(struct fx *f, long long jid, const char *sub, const char *key, long long def)
+{
+	json_t *doc = NULL, *o;
+	long long v;
+
+	assert_int_equal(store_job_doc(&doc, f->st, jid), 0);
+	o = json_object_get(doc, "report");
+	if (sub)
+		o = json_object_get(o, sub);
+	v = json_is_integer(json_object_get(o, key)) ? json_integer_value(json_object_get(o, key)) : def;
+	json_decref(doc);
+	return v;
+}
+
 /*
- * A job undecided for a reason no budget changes (its ends, at their cap
- * of runs, neither differ nor are shown equal) is not resumed: its first
- * step would end it the same at once. The answer says so with the
- * engine's reason, and the job is as it was: undecided, its report and
- * budget kept, no event. A job not undecided is refused too.
+ * A job undecided at its ends (at their cap of 30 runs, neither shown
+ * apart nor equal) is resumed with its ends measured on: its ends_max
+ * becomes its ends' 30 runs and half the more runs, the event says so,
+ * and the ends take runs beyond the old cap. Its report says it can be
+ * resumed though no budget ran out. (It was refused before: "more runs
+ * do not change that".) A job not undecided is refused.
+ */
+static void test_resume_measures_the_ends_on(void **state)
+{
+	struct fx *f = *state;
+	json_t *reply = NULL, *doc = NULL;
+	char st[16];
+	long long jid;
+
+	jid = job(f);
+	assert_int_equal(coord_job_resume(&reply, f->s, jid, 0, 0), ERR_CONFLICT);
+	assert_non_null(strstr(err_msg(), "is queued: only an undecided job can be resumed"));
+	run_job(f, jid, ends_unclear, 200);
+	assert_string_equal(job_state(f, jid, st, sizeof(st)), "undecided");
+	assert_int_equal(store_job_doc(&doc, f->st, jid), 0);
+	assert_non_null(strstr(json_string_value(json_object_get(json_object_get(doc, "report"), "why")),
+			       "neither a regression"));
+	assert_true(json_is_false(json_object_get(json_object_get(doc, "report"), "budget_spent")));
+	assert_true(json_is_true(json_object_get(json_object_get(doc, "report"), "resumable")));
+	assert_false(json_is_integer(json_object_get(doc, "ends_max")));
+	json_decref(doc);
+	assert_int_equal(report_int(f, jid, "good", "n", 0), 30);
+	assert_int_equal(report_int(f, jid, "bad", "n", 0), 30);
+
+	assert_int_equal(coord_job_resume(&reply, f->s, jid, 100, 0), 0);
+	assert_non_null(reply);
+	assert_string_equal(json_string_value(json_object_get(reply, "state")), "running");
+	assert_int_equal(json_integer_value(json_object_get(reply, "ends_max")), 80);
+	json_decref(reply);
+	assert_int_equal(events(f, jid, "resumed"), 1);
+	run_job(f, jid, ends_unclear, 400);
+	/* Undecided again, its ends measured past 30 (to their new cap unless the budget ended first). */
+	assert_string_equal(job_state(f, jid, st, sizeof(st)), "undecided");
+	assert_true(report_int(f, jid, "good", "n", 0) > 30);
+	assert_true(report_int(f, jid, "bad", "n", 0) > 30);
+	assert_true(report_int(f, jid, "good", "n", 0) <= 80 && report_int(f, jid, "bad", "n", 0) <= 80);
+}
+
+/* The demo range's culprit, commit 3: 10% down, the runs of each commit +-0.5 in turn. */
+static double clear_culprit(int idx, int last, long k)
+{
+	(void)last;
+	return (idx <= 2 ? 100 : 90) + (k % 2 ? 0.5 : -0.5);
+}
+
+/*
+ * A job whose run budget ran out as its confirmation's last pair came in
+ * (a budget of the runs the job takes without one: the engine ends a job
+ * at its budget before it looks at the pairs) is decided by the first
+ * step of its resume, on the runs it has: it ends done at commit 3, no
+ * run more. (Before, the resume refused it: "would end done again at
+ * once: ...; more runs do not change that".)
+ */
+static void test_resume_decided_at_once(void **state)
+{
+	struct fx *f = *state;
+	struct job_request req = { .repo = "demo", .good = "v1", .bad = "main", .workload = "bench",
+				   .policy = "bisectd", .confidence = 0.99, .alpha = 0.05, .min_effect = 0.02 };
+	json_t *reply = NULL;
+	long long jid, runs;
+	char st[16];
+
+	jid = job(f);
+	run_job(f, jid, clear_culprit, 400);
+	assert_string_equal(job_state(f, jid, st, sizeof(st)), "done");
+	runs = report_int(f, jid, NULL, "runs", 0);
+	req.budget_runs = runs;
+	assert_int_equal(coord_job_create(&reply, f->s, &req), 0);
+	jid = json_integer_value(json_object_get(reply, "id"));
+	json_decref(reply);
+	run_job(f, jid, clear_culprit, 400);
+	assert_string_equal(job_state(f, jid, st, sizeof(st)), "undecided");
+	assert_int_equal(report_int(f, jid, NULL, "runs", 0), runs);
+	assert_int_equal(coord_job_resume(&reply, f->s, jid, 1, 0), 0);
+	assert_string_equal(json_string_value(json_object_get(reply, "state")), "done");
+	json_decref(reply);
+	assert_int_equal(report_int(f, jid, "culprit", "idx", -1), 3);
+	assert_int_equal(report_int(f, jid, NULL, "runs", 0), runs);
+	assert_int_equal(events(f, jid, "resumed"), 1);
+}
+
+/*
+ * A job whose first step would end it undecided again at once is not
+ * resumed: one created longer ago than the most wall time a job may have
+ * (a year) is past any budget of seconds a resume can give. The answer
+ * says so with the reason, and the job is as it was: undecided, its
+ * report and budget kept, no event.
  */
 static void test_resume_refused_when_it_would_end_again(void **state)
 {
@@ -512,19 +615,15 @@ static void test_resume_refused_when_it_would_end_again(void **state)
 	long long jid;
 
 	jid = job(f);
-	assert_int_equal(coord_job_resume(&reply, f->s, jid, 0, 0), ERR_CONFLICT);
-	assert_non_null(strstr(err_msg(), "is queued: only an undecided job can be resumed"));
 	run_job(f, jid, ends_unclear, 200);
 	assert_string_equal(job_state(f, jid, st, sizeof(st)), "undecided");
+	assert_true(store_exec(f->st, "UPDATE jobs SET created = created - 2 * 31536000 WHERE id = ?", "i", jid) == 1);
 	assert_int_equal(store_job_doc(&before, f->st, jid), 0);
-	assert_non_null(strstr(json_string_value(json_object_get(json_object_get(before, "report"), "why")),
-			       "neither a regression"));
-	assert_true(json_is_false(json_object_get(json_object_get(before, "report"), "budget_spent")));
 
 	assert_int_equal(coord_job_resume(&reply, f->s, jid, 500, 0), ERR_CONFLICT);
 	assert_null(reply);
-	assert_non_null(strstr(err_msg(), "would end undecided again at once: after "));
-	assert_non_null(strstr(err_msg(), "more runs do not change that"));
+	assert_non_null(strstr(err_msg(), "would end undecided again at once: "));
+	assert_non_null(strstr(err_msg(), "the wall-time budget is spent (31536000 s, "));
 	assert_int_equal(store_job_doc(&after, f->st, jid), 0);
 	assert_true(json_equal(before, after));
 	assert_int_equal(events(f, jid, "resumed"), 0);
@@ -541,6 +640,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_rolled_back, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_gone_after_moved_on, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_profile_task_handed_with_its_role, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_resume_measures_the_ends_on, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_resume_decided_at_once, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_resume_refused_when_it_would_end_again, setup, teardown),
 	};
 	int rc;
