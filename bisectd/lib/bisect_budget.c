@@ -72,20 +72,46 @@ void bisect_estimate_more(struct bisect *b)
 		       2 * bisect_pairs_needed(b);
 }
 
+/* The z whose upper tail of the standard normal is p (0 < p < 0.5), by bisection. */
+static double z_upper(double p)
+{
+	double lo = 0, hi = 40;
+
+	for (int i = 0; i < 100; i++) {
+		double mid = (lo + hi) / 2;
+
+		if (0.5 * erfc(mid / M_SQRT2) > p)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return (lo + hi) / 2;
+}
+
 /*
- * At the ends: about how many more runs there would show the shift seen at
- * the job's alpha (the sd shrinks as the square root of the runs), -1 when
- * the shift is not even one sd from nothing.
+ * At the ends: about how many more runs there would decide them (the sd
+ * shrinks as the square root of the runs). A shift seen beyond min_effect
+ * the worse way: shown at the job's alpha, -1 when it is not even one sd
+ * from nothing. Any other: the bad end shown not worse by min_effect at
+ * the job's confidence, as bisect_ends_test() does, from the shift's
+ * distance to that bound (ends neither apart nor equal on a noisy lab
+ * read "no estimate" before, though their runs would tell).
  */
 void bisect_estimate_more_ends(struct bisect *b)
 {
-	double z = 2.326, ratio;
+	double z = 2.326, gap = fabs(b->delta), m = bisect_min_shift(b), ratio;
 	long have = b->c[0].nx + b->c[b->n - 1].nx;
 
 	b->more_runs = -1;
-	if (!(b->delta_sd > 0) || fabs(b->delta) < b->delta_sd)
+	if (!(b->delta_sd > 0))
 		return;
-	ratio = z * b->delta_sd / fabs(b->delta);
+	if (b->delta > m) {
+		z = z_upper((1 - b->o.confidence) / 2);
+		gap = b->delta - m;
+	} else if (gap < b->delta_sd) {
+		return;
+	}
+	ratio = z * b->delta_sd / gap;
 	b->more_runs = ratio * ratio > 1 ? (long)ceil(have * (ratio * ratio - 1)) : 2 * b->o.end_runs;
 }
 

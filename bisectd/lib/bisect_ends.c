@@ -6,7 +6,7 @@
 #include "bisect_internal.h"
 
 /* The worsening by min_effect, in the engine's units (log, lower is worse). */
-static double min_shift(const struct bisect *b)
+double bisect_min_shift(const struct bisect *b)
 {
 	return b->o.higher_is_better ? log1p(-fmin(b->o.min_effect, 0.99)) : -log1p(b->o.min_effect);
 }
@@ -270,7 +270,7 @@ static int ends_equal_every_run(struct bisect *b, double beyond)
  */
 int bisect_ends_test(struct bisect *b)
 {
-	double xs[2] = { 0, min_shift(b) }, p[2];
+	double xs[2] = { 0, bisect_min_shift(b) }, p[2];
 	const struct cdata *g = &b->c[0], *x = &b->c[b->n - 1];
 	int verdict = ENDS_UNCLEAR;
 
@@ -523,7 +523,7 @@ int bisect_ends_step(struct bisect_query *out, struct bisect *b, int k, const un
 void bisect_ends_kept_shift(struct bisect *b, double *worse, double *better)
 {
 	struct fit_saved f = fit_save(b);
-	double xs[2] = { min_shift(b), -min_shift(b) }, p[2];
+	double xs[2] = { bisect_min_shift(b), -bisect_min_shift(b) }, p[2];
 	struct task *tasks = xmalloc((size_t)(b->nr_tasks ? b->nr_tasks : 1) * sizeof(*tasks));
 
 	/*

@@ -225,6 +225,8 @@ int bisect_confirm_step(struct bisect_query *out, struct bisect *b, int k, const
 void bisect_set_budget(struct bisect *b);
 void bisect_estimate_more(struct bisect *b);
 void bisect_estimate_more_ends(struct bisect *b);
+/* min_effect as a shift of the ends' model: log units, worse is negative. */
+double bisect_min_shift(const struct bisect *b);
 int bisect_budget_spent(const struct bisect *b);
 
 /* bisect_ends.c: the ends, shown to differ, shown equal, or neither */
