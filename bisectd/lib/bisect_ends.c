@@ -6,11 +6,6 @@
 #include "bisect_internal.h"
 
 /* The worsening by min_effect, in the engine's units (log, lower is worse). */
-double bisect_min_shift(const struct bisect *b)
-{
-	return b->o.higher_is_better ? log1p(-fmin(b->o.min_effect, 0.99)) : -log1p(b->o.min_effect);
-}
-
 /* Runs of commit i in distinct tasks. */
 static int tasks_at(const struct bisect *b, int i)
 {

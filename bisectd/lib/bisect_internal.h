@@ -225,8 +225,6 @@ int bisect_confirm_step(struct bisect_query *out, struct bisect *b, int k, const
 void bisect_set_budget(struct bisect *b);
 void bisect_estimate_more(struct bisect *b);
 void bisect_estimate_more_ends(struct bisect *b);
-/* min_effect as a shift of the ends' model: log units, worse is negative. */
-double bisect_min_shift(const struct bisect *b);
 int bisect_budget_spent(const struct bisect *b);
 
 /* bisect_ends.c: the ends, shown to differ, shown equal, or neither */
@@ -286,6 +284,12 @@ static inline int parent_at(const struct bisect *b, int i, int j)
 static inline int parent_of(const struct bisect *b, int i)
 {
 	return parent_at(b, i, 0);
+}
+
+/* min_effect as a shift of the model: log units, worse is negative. */
+static inline double bisect_min_shift(const struct bisect *b)
+{
+	return b->o.higher_is_better ? log1p(-fmin(b->o.min_effect, 0.99)) : -log1p(b->o.min_effect);
 }
 
 static inline int bisect_finish(struct bisect *b, enum bisect_verdict v, const char *why)
