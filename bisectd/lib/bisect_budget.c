@@ -80,7 +80,7 @@ static double z_upper(double p)
 	for (int i = 0; i < 100; i++) {
 		double mid = (lo + hi) / 2;
 
-		if (0.5 * erfc(mid / M_SQRT2) > p)
+		if (stats_normal_cdf(-mid) > p)
 			lo = mid;
 		else
 			hi = mid;
