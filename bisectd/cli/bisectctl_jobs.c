@@ -530,7 +530,7 @@ int cmd_resume(const struct cmd *c, int argc, char **argv)
 		       ctl_jint(prog, "budget_runs", 0), ctl_jint(prog, "samples", 0), ctl_jint(prog, "budget_seconds", 0));
 		if (ctl_jint(reply, "ends_max", 0) > 0)
 			printf("; each end measured to %lld runs at most", ctl_jint(reply, "ends_max", 0));
-		/* The runs it had decide it (its budget ran out as they came in): it ended so at its first step. */
+		/* The runs it had decide it (kept undecided by an older bisectd): it ended so at its first step. */
 		if (state && strcmp(state, "running") && strcmp(state, "queued"))
 			printf("\njob %ld is %s at once, on the runs it had", id, state);
 		printf("\n");

@@ -297,8 +297,9 @@ static long long int_of(json_t *o, const char *key, long long def)
  * again at once (a verdict no budget changes: a confirmation that failed;
  * a job older than the longest wall time a job may have) is left as it
  * was: ERR_CONFLICT with the reason. One whose first step decides it on
- * the runs it has (a budget spent just as its confirmation's last pair
- * came in) ends so.
+ * the runs it has ends so: a job kept by a bisectd before 2026-12-07,
+ * whose engine ended a job at its budget before it read the pairs that
+ * spent it.
  */
 int coord_job_resume(json_t **reply, struct coord *s, long long id, long long more_runs, long long more_seconds)
 {

@@ -370,7 +370,7 @@ static double best_post(const struct bisect *b, int *at)
 
 int bisect_next(struct bisect_query *out, struct bisect *b, int k, const unsigned char *busy)
 {
-	int got = 0, top;
+	int got = 0, top, two_modes;
 	double p_top, stop = 1 - (1 - b->o.confidence) * STOP_MARGIN;
 
 	if (b->state == BISECT_DONE || k <= 0)
@@ -404,9 +404,23 @@ int bisect_next(struct bisect_query *out, struct bisect *b, int k, const unsigne
 	 * lab with no change to find (docs/HISTORY.md, "An intermittent
 	 * culprit").
 	 */
+	two_modes = !b->rate && bisect_bad_end_two_modes(b) == 2 && b->c[b->n - 1].nx < RATE_ENDS_RUNS * b->o.end_runs_max;
 	if (bisect_budget_spent(b) && !(b->o.budget_runs == 0 && p_top >= CONFIRM_START && !b->rate)) {
 		char why[200];
 
+		/*
+		 * The runs in hand first: the pairs whose runs spent the budget
+		 * may be the ones that pass the confirmation, and a job given
+		 * exactly the runs it takes ended undecided (then a resume
+		 * named the culprit without a run more). The queries the step
+		 * asks for are dropped: what it decides is final, the rest is
+		 * the budget's.
+		 */
+		if (p_top >= stop && !two_modes) {
+			got = bisect_confirm_step(out, b, k, busy, top, p_top, stop);
+			if (b->state == BISECT_DONE)
+				return got;
+		}
 		b->culprit = top;
 		if (p_top >= stop)
 			snprintf(why, sizeof(why), "the budget is spent (%ld runs) while commit %d, at %.4f, was being "
@@ -421,8 +435,7 @@ int bisect_next(struct bisect_query *out, struct bisect *b, int k, const unsigne
 	 * from one level's (bisect_bad_end_two_modes() 2): measured on before any
 	 * confirmation, which takes the sign-flip test where they do.
 	 */
-	if (!b->rate && bisect_bad_end_two_modes(b) == 2 && b->c[b->n - 1].nx < RATE_ENDS_RUNS * b->o.end_runs_max &&
-	    !bisect_ends_busy(b, busy)) {
+	if (two_modes && !bisect_ends_busy(b, busy)) {
 		b->state = BISECT_SEARCH;
 		b->culprit = -1;
 		snprintf(b->why, sizeof(b->why), "the bad end's runs may lie in two modes, one at the good end's level: "

@@ -412,7 +412,7 @@ int bisect_ends_busy(const struct bisect *b, const unsigned char *busy)
 /* The ends phase: both measured in interleaved chains, one per agent, until they differ or are shown equal. */
 int bisect_ends_step(struct bisect_query *out, struct bisect *b, int k, const unsigned char *busy)
 {
-	int got = 0, nch = k < 2 ? 1 : 2, r[2];
+	int got = 0, nch = k < 2 ? 1 : 2, r[2], tested = 0, spent = b->o.budget_runs > 0 && b->runs >= b->o.budget_runs;
 	char why[256];
 
 	if (b->c[0].skipped || b->c[b->n - 1].skipped)
@@ -420,26 +420,13 @@ int bisect_ends_step(struct bisect_query *out, struct bisect *b, int k, const un
 				     : "the bad end could not be measured");
 	if (bisect_ends_busy(b, busy))
 		return 0;
-	if (b->o.budget_runs > 0 && b->runs >= b->o.budget_runs) {
-		if (tasks_at(b, 0) >= 2 && tasks_at(b, b->n - 1) >= 2) {
-			bisect_ends_test(b);  /* the numbers an undecided answer is read with */
-			bisect_estimate_more_ends(b);
-		}
-		if (b->ends_known)
-			snprintf(why, sizeof(why), "the budget of %ld runs is spent at the ends, which differ by %+.2f%% "
-				 "(P(not worse)=%.4f): undecided", b->o.budget_runs, 100 * b->ends_change, b->ends_p);
-		else
-			snprintf(why, sizeof(why), "the budget of %ld runs is spent at the ends before they could be "
-				 "compared: undecided", b->o.budget_runs);
-		b->budget = b->o.budget_runs;
-		return bisect_finish(b, VERDICT_UNDECIDED, why);
-	}
 	if (b->c[0].nx >= b->o.end_runs && b->c[b->n - 1].nx >= b->o.end_runs &&
 	    tasks_at(b, 0) >= 2 && tasks_at(b, b->n - 1) >= 2) {
 		int v = bisect_ends_test(b);
 
+		tested = 1;
 		bisect_set_budget(b);
-		if (v == ENDS_DIFFER) {
+		if (v == ENDS_DIFFER && !spent) {
 			b->state = BISECT_SEARCH;
 			char by[40] = "task by task";
 
@@ -458,7 +445,7 @@ int bisect_ends_step(struct bisect_query *out, struct bisect *b, int k, const un
 				 100 * bisect_rare_share(b));
 			return bisect_finish(b, VERDICT_NOT_REPRODUCED, why);
 		}
-		if (b->c[0].nx >= ends_cap(b) && b->c[b->n - 1].nx >= ends_cap(b)) {
+		if (!spent && b->c[0].nx >= ends_cap(b) && b->c[b->n - 1].nx >= ends_cap(b)) {
 			int n0 = b->c[0].nx, n1 = b->c[b->n - 1].nx;
 
 			bisect_estimate_more_ends(b);
@@ -467,6 +454,25 @@ int bisect_ends_step(struct bisect_query *out, struct bisect *b, int k, const un
 				 n0 < n1 ? n0 : n1, 100 * b->ends_change, b->ends_p, 100 * b->o.min_effect);
 			return bisect_finish(b, VERDICT_UNDECIDED, why);
 		}
+	}
+	/*
+	 * The job's budget after the test of the runs in hand: ends the runs
+	 * already show equal are not a regression, whichever run spent it.
+	 */
+	if (spent) {
+		if (tested || (tasks_at(b, 0) >= 2 && tasks_at(b, b->n - 1) >= 2)) {
+			if (!tested)
+				bisect_ends_test(b);  /* the numbers an undecided answer is read with */
+			bisect_estimate_more_ends(b);
+		}
+		if (b->ends_known)
+			snprintf(why, sizeof(why), "the budget of %ld runs is spent at the ends, which differ by %+.2f%% "
+				 "(P(not worse)=%.4f): undecided", b->o.budget_runs, 100 * b->ends_change, b->ends_p);
+		else
+			snprintf(why, sizeof(why), "the budget of %ld runs is spent at the ends before they could be "
+				 "compared: undecided", b->o.budget_runs);
+		b->budget = b->o.budget_runs;
+		return bisect_finish(b, VERDICT_UNDECIDED, why);
 	}
 	r[0] = batch_for_ends(b, 0);
 	r[1] = batch_for_ends(b, b->n - 1);

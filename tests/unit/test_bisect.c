@@ -165,6 +165,7 @@ struct sim {
 	int outlier_at;        /* a commit whose first run is 40% slow; -1 none */
 	int skip[4];           /* commits that cannot be built, -1 terminated */
 	uint64_t seed;
+	long budget;           /* the job's budget of runs; 0: derived */
 };
 
 struct simctx {
@@ -199,6 +200,7 @@ static struct bisect_result run_sim(struct bisect **out, const struct dag *d, co
 	int rounds = 0, nq;
 
 	o.build_cost = o.run_cost = 1;
+	o.budget_runs = s->budget;
 	rng_seed(&rng, s->seed);
 	assert_int_equal(bisect_new(&b, d->n, d->par, d->npar, &o), 0);
 	for (int i = 0; i < 4 && s->skip[i] >= 0; i++)
@@ -1222,6 +1224,47 @@ static void test_bursts_cancel_in_the_ends_pairs(void **state)
 			fail_msg("seed %d: verdict %d after %d runs: %s", (int)seed, r.verdict, r.runs, r.why);
 		bisect_free(b);
 	}
+	dag_free(d);
+}
+
+/*
+ * A job given exactly the runs it takes ends as the same job with a
+ * budget to spare: the runs that spend the budget are read before the
+ * budget ends the job. At the ends, ends shown equal are not a regression;
+ * in the confirmation, the pairs that pass name the culprit. (Before, the
+ * budget was checked first and both ended undecided on the runs that
+ * decided them.)
+ */
+static void test_budget_spent_on_the_deciding_runs(void **state)
+{
+	struct dag *d = linear(64);
+	int culprits = 0, equal = 0;
+
+	(void)state;
+	for (uint64_t seed = 1; seed <= 8; seed++)
+		for (int none = 0; none < 2; none++) {
+			struct sim s = sim(none ? -1 : 37, seed);
+			struct bisect *b;
+			struct bisect_result r0, r1;
+
+			s.change = 0.07;
+			s.cv = none ? 0.004 : 0.04;  /* ends shown within min_effect (1%) in the ends' runs */
+			r0 = run_sim(&b, d, &s);
+			bisect_free(b);
+			if (r0.verdict != (none ? VERDICT_NOT_REPRODUCED : VERDICT_CULPRIT))
+				continue;
+			s.budget = r0.runs;
+			r1 = run_sim(&b, d, &s);
+			if (r1.verdict != r0.verdict || r1.culprit != r0.culprit || r1.runs != r0.runs)
+				fail_msg("seed %d, %s: %ld runs to verdict %d at %d; with a budget of as many, verdict %d "
+					 "at %d after %ld: %s", (int)seed, none ? "no change" : "7%", r0.runs, r0.verdict,
+					 r0.culprit, r1.verdict, r1.culprit, r1.runs, r1.why);
+			culprits += !none;
+			equal += none;
+			bisect_free(b);
+		}
+	print_message("%d culprits and %d equal ends, each on exactly its budget\n", culprits, equal);
+	assert_true(culprits >= 6 && equal >= 6);
 	dag_free(d);
 }
 
@@ -3041,6 +3084,7 @@ int main(void)
 		cmocka_unit_test(test_bursty_lab_right_or_undecided),
 		cmocka_unit_test(test_bursts_cancel_in_the_ends_pairs),
 		cmocka_unit_test(test_derived_budget_ends_undecided),
+		cmocka_unit_test(test_budget_spent_on_the_deciding_runs),
 		cmocka_unit_test(test_agent_levels_for_the_report),
 		cmocka_unit_test(test_agent_level_not_known),
 		cmocka_unit_test(test_alike),

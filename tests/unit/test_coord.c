@@ -570,14 +570,16 @@ static double clear_culprit(int idx, int last, long k)
 }
 
 /*
- * A job whose run budget ran out as its confirmation's last pair came in
- * (a budget of the runs the job takes without one: the engine ends a job
- * at its budget before it looks at the pairs) is decided by the first
- * step of its resume, on the runs it has: it ends done at commit 3, no
- * run more. (Before, the resume refused it: "would end done again at
- * once: ...; more runs do not change that".)
+ * A job given exactly the runs it takes (its run budget, the runs the
+ * same job took without one) ends done at commit 3 on them: the engine
+ * reads the pairs that spend the budget before the budget ends the job.
+ * (Before 2026-12-07 it ended undecided there.) A job an older bisectd
+ * left undecided so, here the same job set back to undecided in the
+ * store, is decided by the first step of its resume on the runs it has:
+ * done at commit 3, no run more, where the resume used to refuse it
+ * ("would end done again at once").
  */
-static void test_resume_decided_at_once(void **state)
+static void test_budget_of_exactly_the_runs(void **state)
 {
 	struct fx *f = *state;
 	struct job_request req = { .repo = "demo", .good = "v1", .bad = "main", .workload = "bench",
@@ -595,8 +597,11 @@ static void test_resume_decided_at_once(void **state)
 	jid = json_integer_value(json_object_get(reply, "id"));
 	json_decref(reply);
 	run_job(f, jid, clear_culprit, 400);
-	assert_string_equal(job_state(f, jid, st, sizeof(st)), "undecided");
+	assert_string_equal(job_state(f, jid, st, sizeof(st)), "done");
+	assert_int_equal(report_int(f, jid, "culprit", "idx", -1), 3);
 	assert_int_equal(report_int(f, jid, NULL, "runs", 0), runs);
+
+	assert_true(store_exec(f->st, "UPDATE jobs SET state = 'undecided' WHERE id = ?", "i", jid) == 1);
 	assert_int_equal(coord_job_resume(&reply, f->s, jid, 1, 0), 0);
 	assert_string_equal(json_string_value(json_object_get(reply, "state")), "done");
 	json_decref(reply);
@@ -646,7 +651,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_gone_after_moved_on, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_profile_task_handed_with_its_role, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_resume_measures_the_ends_on, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_resume_decided_at_once, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_budget_of_exactly_the_runs, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_resume_refused_when_it_would_end_again, setup, teardown),
 	};
 	int rc;
