@@ -5,6 +5,7 @@
 # report carries the numbers an undecided answer is read with; the first,
 # resumed with more runs, runs on from the runs it has. A job with
 # no change ends not-reproduced (or undecided), saying what it cannot rule out.
+# A cancelled job runs on when resumed.
 # The bench is the stand-in that draws its numbers (tests/lib/standin-bench.sh).
 . "$(dirname "$0")/lib/tap.sh"
 . "$(dirname "$0")/lib/lab.sh"
@@ -127,7 +128,7 @@ like "$(q "SELECT message FROM events WHERE job_id = 1 AND kind = 'resumed'")" \
 	"^300 more runs and [0-9]+ s more of wall time: budgets $((used + 300)) runs \($used used\)" "the event log says it was resumed, and with what"
 out=$("$BUILD/bisectctl" resume 1 2>&1)
 is "$?" 2 "resuming it again exits 2"
-like "$out" "job 1 is $state: only an undecided job can be resumed" "... and says why"
+like "$out" "job 1 is $state: only an undecided or cancelled job can be resumed" "... and says why"
 
 # Job 3: no change (the good end to the culprit's parent), min_effect 20%.
 # It may end not-reproduced or undecided, never with a commit (at the
@@ -161,6 +162,31 @@ fi
 q "UPDATE jobs SET ends_max = 80 WHERE id = 3"
 is "$(lab_report 3 "j['ends_max']")" 80 "a job's raised ends_max is in its document"
 like "$("$BUILD/bisectctl" show 3)" "ends +measured to 80 runs each at most \(raised by resume\)" "... and bisectctl show says so"
+
+# Job 4: cancelled after its first runs, then resumed: it runs on from
+# the runs it has, with the budgets it had (test_coord has the rest).
+"$BUILD/bisectctl" submit --repo demo --good v1.0 --bad main --workload bench > /dev/null 2>&1
+i=0
+while [ "$(q "SELECT count(*) FROM samples WHERE job_id = 4")" -lt 4 ] && [ $i -lt 600 ]; do
+	sleep 0.1; i=$((i + 1))
+done
+out=$("$BUILD/bisectctl" cancel 4 2>&1)
+like "$out" "job 4 cancelled \(its runs are kept: bisectctl resume 4 runs it on\)" "bisectctl cancel says the runs are kept"
+like "$("$BUILD/bisectctl" report 4)" "to run it on from the runs it has: bisectctl resume 4" "... and report how to run it on"
+before=$(q "SELECT count(*) || ' ' || max(id) FROM samples WHERE job_id = 4")
+out=$("$BUILD/bisectctl" resume 4 2>&1)
+is "$?" 0 "bisectctl resume of a cancelled job exits 0"
+like "$out" "^job 4 resumed: budget [0-9]+ runs" "... and says its budget"
+like "$(q "SELECT message FROM events WHERE job_id = 4 AND kind = 'resumed'")" \
+	"^after its cancel, [0-9]+ s more of wall time: budgets runs derived \([0-9]+ used\)" "the event says it ran on after its cancel"
+n=${before% *}; last=${before#* }
+i=0
+while [ "$(q "SELECT count(*) FROM samples WHERE job_id = 4 AND id > $last")" -eq 0 ] && [ $i -lt 600 ]; do
+	sleep 0.1; i=$((i + 1))
+done
+like "$(q "SELECT count(*) FROM samples WHERE job_id = 4 AND id > $last")" "^[1-9]" "it takes runs again"
+is "$(q "SELECT count(*) FROM samples WHERE job_id = 4 AND id <= $last")" "$n" "... every run it had kept ($n)"
+"$BUILD/bisectctl" cancel 4 > /dev/null 2>&1
 
 tap_plan "$tap_n"
 tap_done

@@ -153,6 +153,13 @@ CHROMIUM="$CHROMIUM" node "$TOP/tests/browser/dashboard.mjs" "$LAB_URL" 1 "$SHOT
 brc=$?
 browser_tap "$LAB/resume.out"
 is "$brc" 0 "... and that browser run exits 0"
+# Cancelled, the same job's page resumes it too.
+like "$(api POST /api/v1/jobs/1/cancel '{}')" '^200 .*"state": *"cancelled"' "the resumed job is cancelled"
+CHROMIUM="$CHROMIUM" node "$TOP/tests/browser/dashboard.mjs" "$LAB_URL" 1 "$SHOTS" resume-cancelled \
+	> "$LAB/resume-cancelled.out" 2>&1
+brc=$?
+browser_tap "$LAB/resume-cancelled.out"
+is "$brc" 0 "... and that browser run exits 0"
 n=$(ls "$SHOTS"/*.png 2>/dev/null | wc -l)
 like "$n" '^([6-9]|1[0-9])$' "its screenshots are kept"
 echo "# screenshots: $SHOTS"

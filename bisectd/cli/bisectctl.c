@@ -86,19 +86,21 @@ static const struct cmd commands[] = {
 	{ "agents", cmd_agents, "", "list agents: state, labels, last seen, task", NULL },
 	{ "cancel", cmd_cancel, "ID", "cancel a job (its queued tasks are dropped)", NULL },
 	{ "resume", cmd_resume, "ID [--more-runs N] [--more-seconds S] [--watch [--interval S]]",
-	  "give an undecided job more runs, keeping the ones it has",
+	  "give an undecided job more runs, or run a cancelled one on, keeping its runs",
 	  "An undecided job runs on from every run it has, with its budgets raised:\n"
 	  "the runs it used and N more, the wall time it took and S seconds more.\n"
 	  "A job undecided at its ends (neither shown apart nor equal in the runs\n"
 	  "they may take) measures each end on by half the N runs. A job whose\n"
-	  "runs already decide it (its budget ran out as they came in) ends so.\n\n"
+	  "runs already decide it (kept undecided by an older bisectd) ends so.\n"
+	  "A cancelled job runs on from every run it has with the budgets it had\n"
+	  "(with --more-runs, the runs it has and N more) and S seconds from now.\n\n"
 	  "  --more-runs N     runs more (default: twice what its report said would\n"
 	  "                    decide it, else as many as its run budget was)\n"
 	  "  --more-seconds S  seconds of wall time more (default: as many as its\n"
 	  "                    budget had)\n"
 	  "  --watch           follow it as 'watch' does; the exit status is its end's\n\n"
-	  "Exits 2 when the job is not undecided, or when bisectd finds that its\n"
-	  "first step would end it undecided again at once (a verdict more runs do\n"
+	  "Exits 2 when the job is neither undecided nor cancelled, or when bisectd\n"
+	  "finds that its first step would end it undecided again at once (a verdict more runs do\n"
 	  "not change: the reason is printed; submit the range again for a job\n"
 	  "measured afresh).\n" },
 	{ "report", cmd_report, "ID [--cv amean|hmean] [--mail]",

@@ -468,7 +468,7 @@ int cmd_cancel(const struct cmd *c, int argc, char **argv)
 	if (ctl_json)
 		ctl_print_json(reply, JSON_INDENT(2));
 	else
-		printf("job %ld cancelled\n", id);
+		printf("job %ld cancelled (its runs are kept: bisectctl resume %ld runs it on)\n", id, id);
 	json_decref(reply);
 	return RC_OK;
 }

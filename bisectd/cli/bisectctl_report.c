@@ -455,6 +455,8 @@ int ctl_finish_job(long id, const json_t *job, int strict, const char *query)
 			  err && *err ? err : "");
 		if (json_is_object(json_object_get(job, "report")))
 			print_result(&sb, json_object_get(job, "report"), id);
+		if (!strcmp(state, "cancelled"))
+			sbuf_addf(&sb, "  to run it on from the runs it has: bisectctl resume %ld\n", id);
 		fputs(sb.buf, stdout);
 		sbuf_release(&sb);
 		rc = ctl_job_rc(job);

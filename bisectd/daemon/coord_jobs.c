@@ -299,15 +299,18 @@ static long long int_of(json_t *o, const char *key, long long def)
  * was: ERR_CONFLICT with the reason. One whose first step decides it on
  * the runs it has ends so: a job kept by a bisectd before 2026-12-07,
  * whose engine ended a job at its budget before it read the pairs that
- * spent it.
+ * spent it. A cancelled job runs on the same way from the runs it has,
+ * with the budgets it had (a run budget of the runs it used and
+ * more_runs when more_runs is given) and more_seconds of wall time from
+ * now.
  */
 int coord_job_resume(json_t **reply, struct coord *s, long long id, long long more_runs, long long more_seconds)
 {
-	json_t *doc = NULL, *rep, *again = NULL;
+	json_t *doc = NULL, *rep, *again = NULL, *prog = NULL;
 	long long used, builds, est, runs, secs, build_budget, ends_max = 0, now = (long long)now_unix();
 	const char *state;
-	char ends[96] = "";
-	int rc, reproduced;
+	char ends[96] = "", more[48] = "", budget[64];
+	int rc, reproduced, cancelled;
 
 	*reply = NULL;
 	pthread_mutex_lock(&s->lock);
@@ -317,35 +320,49 @@ int coord_job_resume(json_t **reply, struct coord *s, long long id, long long mo
 		goto release;
 	}
 	state = json_string_value(json_object_get(doc, "state"));
-	if (strcmp(state, "undecided")) {
-		rc = err_set(ERR_CONFLICT, "job %lld is %s: only an undecided job can be resumed%s", id, state,
-			     !strcmp(state, "queued") || !strcmp(state, "running") ? "" :
+	cancelled = !strcmp(state, "cancelled");
+	if (strcmp(state, "undecided") && !cancelled) {
+		rc = err_set(ERR_CONFLICT, "job %lld is %s: only an undecided or cancelled job can be resumed%s", id,
+			     state, !strcmp(state, "queued") || !strcmp(state, "running") ? "" :
 			     " (submit the range again for a job measured afresh)");
 		goto release;
 	}
 	rep = json_object_get(doc, "report");
-	used = int_of(rep, "runs", 0);
+	if (cancelled) {
+		/* No report: its runs from the store, its budgets its own unless more are asked for. */
+		if ((rc = store_job_progress_doc(&prog, s->st, id)))
+			goto release;
+		used = int_of(prog, "samples", 0);
+		json_decref(prog);
+	} else {
+		used = int_of(rep, "runs", 0);
+	}
 	builds = int_of(rep, "builds", 0);
 	est = int_of(rep, "more_runs", 0);
-	if (more_runs <= 0)
-		more_runs = est > 0 ? 2 * est : int_of(rep, "budget_runs", int_of(doc, "budget_runs", 0));
-	if (more_runs <= 0)
-		more_runs = 100;
+	runs = int_of(doc, "budget_runs", 0);  /* a cancelled job's own; 0: derived */
+	if (more_runs > 0 || !cancelled) {
+		if (more_runs <= 0)
+			more_runs = est > 0 ? 2 * est : int_of(rep, "budget_runs", runs);
+		if (more_runs <= 0)
+			more_runs = 100;
+		runs = used + more_runs;
+	}
 	if (more_seconds <= 0)
 		more_seconds = int_of(rep, "budget_seconds", int_of(doc, "budget_seconds", 0));
 	if (more_seconds <= 0)
+		more_seconds = int_of(doc, "budget_seconds_auto", 0);
+	if (more_seconds <= 0)
 		more_seconds = 3600;
-	runs = used + more_runs;
 	secs = now - int_of(doc, "created", now) + more_seconds;
 	if (secs > COORD_BUDGET_S_MAX)
 		secs = COORD_BUDGET_S_MAX;
 	build_budget = int_of(doc, "budget_builds", 0);
-	if (build_budget > 0)
+	if (build_budget > 0 && !cancelled)
 		build_budget += builds;  /* as many builds again */
 	/* Undecided at its ends (they never differed): each end may take half the more runs beyond what it has. */
 	if ((rc = store_job_reproduced(&reproduced, s->st, id)))
 		goto release;
-	if (!reproduced) {
+	if (!reproduced && !cancelled) {
 		long long g = int_of(json_object_get(rep, "good"), "n", 0), b = int_of(json_object_get(rep, "bad"), "n", 0);
 
 		ends_max = (g > b ? g : b) + (more_runs + 1) / 2;
@@ -355,20 +372,27 @@ int coord_job_resume(json_t **reply, struct coord *s, long long id, long long mo
 	}
 	if ((rc = store_begin(s->st)))
 		goto release;
-	if ((rc = store_job_resume(s->st, id, runs, build_budget, ends_max, secs)) ||
-	    (rc = coord_event(s, id, "resumed", "%lld more runs and %lld s more of wall time: budgets %lld runs "
-			      "(%lld used)%s, %lld s from its creation%s", more_runs, more_seconds, runs, used,
-			      build_budget ? ", builds as many again" : "", secs, ends)) ||
+	if (more_runs > 0)
+		snprintf(more, sizeof(more), "%lld more runs and ", more_runs);
+	if (runs > 0)
+		snprintf(budget, sizeof(budget), "%lld runs (%lld used)", runs, used);
+	else
+		snprintf(budget, sizeof(budget), "runs derived (%lld used)", used);
+	if ((rc = store_job_resume(s->st, id, state, runs, build_budget, ends_max, secs)) ||
+	    (rc = coord_event(s, id, "resumed", "%s%s%lld s more of wall time: budgets %s%s, %lld s from its creation%s",
+			      cancelled ? "after its cancel, " : "", more, more_seconds, budget,
+			      build_budget && !cancelled ? ", builds as many again" : "", secs, ends)) ||
 	    (rc = coord_job_step(s, id)))
 		goto rollback;
-	/* Its first step on: undecided again at once, nothing is kept, and the reason is the answer. */
+	/* Its first step on: undecided at once, nothing is kept, and the reason is the answer. */
 	if ((rc = store_job_doc(&again, s->st, id)))
 		goto rollback;
 	if (!strcmp(json_string_value(json_object_get(again, "state")), "undecided")) {
 		const char *why = json_string_value(json_object_get(json_object_get(again, "report"), "why"));
 
-		rc = err_set(ERR_CONFLICT, "job %lld would end undecided again at once: %s; more runs do not change that "
-			     "(submit the range again for a job measured afresh)", id, why && *why ? why : "the same verdict");
+		rc = err_set(ERR_CONFLICT, "job %lld would end undecided %sat once: %s; more runs do not change that "
+			     "(submit the range again for a job measured afresh)", id, cancelled ? "" : "again ",
+			     why && *why ? why : "the same verdict");
 		goto rollback;
 	}
 	if ((rc = store_commit(s->st)))

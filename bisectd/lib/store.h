@@ -102,12 +102,12 @@ int store_job_finish(struct store *s, long long id, const char *state, long long
 /* A queued job starts running (its first claim); a job in any other state stays as it is. */
 int store_job_set_running(struct store *s, long long id);
 /*
- * An undecided job running again with these budgets (and ends_max, the
- * runs each end may be measured to; 0: as it was), its report and end
- * cleared; ERR_CONFLICT if not undecided.
+ * A job in state from (undecided or cancelled) running again with these
+ * budgets (and ends_max, the runs each end may be measured to; 0: as it
+ * was), its report and end cleared; ERR_CONFLICT if it is not in from.
  */
-int store_job_resume(struct store *s, long long id, long long budget_runs, long long budget_builds, long long ends_max,
-		     long long budget_seconds);
+int store_job_resume(struct store *s, long long id, const char *from, long long budget_runs, long long budget_builds,
+		     long long ends_max, long long budget_seconds);
 /* Keeps the budgets the engine derived (0: none), changing the row only when they differ. */
 int store_job_set_auto_budgets(struct store *s, long long id, long long runs, long long seconds);
 /* The ids of the jobs queued or running, oldest first; *ids is the caller's. */

@@ -136,17 +136,17 @@ int store_job_finish(struct store *s, long long id, const char *state, long long
 	return rc < 0 ? rc : 0;
 }
 
-int store_job_resume(struct store *s, long long id, long long budget_runs, long long budget_builds, long long ends_max,
-		     long long budget_seconds)
+int store_job_resume(struct store *s, long long id, const char *from, long long budget_runs, long long budget_builds,
+		     long long ends_max, long long budget_seconds)
 {
 	int rc = store_exec(s, "UPDATE jobs SET state = 'running', finished = NULL, culprit = NULL, report = NULL, "
 			    "error = NULL, budget_runs = ?, budget_builds = ?, budget_seconds = ?, "
-			    "ends_max = max(ends_max, ?) WHERE id = ? AND state = 'undecided'", "iiiii", budget_runs,
-			    budget_builds, budget_seconds, ends_max, id);
+			    "ends_max = max(ends_max, ?) WHERE id = ? AND state = ?", "iiiiis", budget_runs,
+			    budget_builds, budget_seconds, ends_max, id, from);
 
 	if (rc < 0)
 		return rc;
-	return rc == 0 ? err_set(ERR_CONFLICT, "job %lld is not undecided", id) : 0;
+	return rc == 0 ? err_set(ERR_CONFLICT, "job %lld is not %s", id, from) : 0;
 }
 
 int store_job_set_running(struct store *s, long long id)

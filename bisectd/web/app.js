@@ -183,10 +183,14 @@ function cancelButton(j) {
 	return LIVE_STATES.includes(j.state) && canWrite() ? `<button class="cancel" data-cancel="${esc(j.id)}">cancel</button>` : '';
 }
 
-/* An undecided job runs on with more runs (POST .../resume), every run it has kept. */
+/* An undecided job runs on with more runs (POST .../resume), a cancelled one as it was, every run it has kept. */
 function resumeButton(j) {
-	return j.state === 'undecided' && canWrite() ?
-		`<button class="resume" data-resume="${esc(j.id)}" title="run on from the runs it has, its budgets raised">more runs</button>` : '';
+	if (!canWrite()) return '';
+	if (j.state === 'undecided')
+		return `<button class="resume" data-resume="${esc(j.id)}" title="run on from the runs it has, its budgets raised">more runs</button>`;
+	if (j.state === 'cancelled')
+		return `<button class="resume" data-resume="${esc(j.id)}" data-cancelled="1" title="run on from the runs it has, its budgets as they were">resume</button>`;
+	return '';
 }
 
 function renderJobs() {
@@ -651,8 +655,10 @@ function main() {
 		if (b) jobAction(b.dataset.cancel, 'cancel', `Cancel job ${b.dataset.cancel}? Its queued tasks are dropped.`,
 			undefined, where);
 		const r = ev.target.closest('button[data-resume]');
-		if (r) jobAction(r.dataset.resume, 'resume', `Give job ${r.dataset.resume} more runs? It runs on from the ` +
-			'runs it has, twice what its report said would decide it.', {}, where);
+		if (r) jobAction(r.dataset.resume, 'resume', r.dataset.cancelled ?
+			`Resume job ${r.dataset.resume}? It runs on from the runs it has, its budgets as they were.` :
+			`Give job ${r.dataset.resume} more runs? It runs on from the runs it has, twice what its report ` +
+			'said would decide it.', {}, where);
 	});
 	if (new URLSearchParams(location.search).has('poll')) startPolling('asked for with ?poll');
 	else startEvents();

@@ -66,7 +66,10 @@ const OUTCOMES = {
 };
 // An undecided job (as the test stored it): its page has a "more runs"
 // button; clicked and confirmed, the job runs on (resumed), as the API says.
-if (mode === 'resume') {
+// A cancelled one (resume-cancelled) has a "resume" button that does the same.
+if (mode === 'resume' || mode === 'resume-cancelled') {
+	const cancelled = mode === 'resume-cancelled';
+	const label = cancelled ? 'resume' : 'more runs';
 	const b = await launch();
 	try {
 		const page = await b.newPage({ viewport: { width: 1400, height: 900 } });
@@ -80,13 +83,13 @@ if (mode === 'resume') {
 			await until(page, () => !document.querySelector('#submit-form').hidden, null, 5000);
 		}
 		await page.goto(`${url}/jobs/${job}`);
-		check(await until(page, () => !!document.querySelector('#job-head button.resume'), null, 10000),
-			'an undecided job has a "more runs" button');
-		await shot(page, '9-undecided');
+		check(await until(page, (l) => document.querySelector('#job-head button.resume')?.textContent === l, label, 10000),
+			`${cancelled ? 'a cancelled' : 'an undecided'} job has a "${label}" button`);
+		await shot(page, cancelled ? '10-cancelled' : '9-undecided');
 		await page.click('#job-head button.resume');
 		check(await until(page, () => /running|queued/.test(document.querySelector('#job-head h2').textContent) &&
 			!document.querySelector('#job-head button.resume'), null, 15000),
-			'"more runs" from the page: the job runs on', await page.textContent('#job-head h2'));
+			`"${label}" from the page: the job runs on`, await page.textContent('#job-head h2'));
 		const after = await api('GET', `/api/v1/jobs/${job}`);
 		check(['running', 'queued'].includes(after.body.state) &&
 			(after.body.events || []).some((e) => e.kind === 'resumed'),

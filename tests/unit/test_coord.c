@@ -530,7 +530,7 @@ static void test_resume_measures_the_ends_on(void **state)
 
 	jid = job(f);
 	assert_int_equal(coord_job_resume(&reply, f->s, jid, 0, 0), ERR_CONFLICT);
-	assert_non_null(strstr(err_msg(), "is queued: only an undecided job can be resumed"));
+	assert_non_null(strstr(err_msg(), "is queued: only an undecided or cancelled job can be resumed"));
 	run_job(f, jid, ends_unclear, 200);
 	assert_string_equal(job_state(f, jid, st, sizeof(st)), "undecided");
 	assert_int_equal(store_job_doc(&doc, f->st, jid), 0);
@@ -611,6 +611,66 @@ static void test_budget_of_exactly_the_runs(void **state)
 }
 
 /*
+ * A cancelled job runs on from the runs it has: resumed with no more runs
+ * asked for, it keeps its budgets (a derived one stays derived), the
+ * event says it was cancelled, and it ends done at commit 3 with every
+ * run it had counted. Asked for more runs, its run budget is the runs it
+ * has and those. A done job is refused.
+ */
+static void test_resume_after_cancel(void **state)
+{
+	struct fx *f = *state;
+	json_t *reply = NULL, *doc = NULL, *ev;
+	long long jid, had;
+	char st[16];
+	size_t i;
+	int said = 0;
+
+	jid = job(f);
+	run_job(f, jid, clear_culprit, 5);
+	assert_string_equal(job_state(f, jid, st, sizeof(st)), "running");
+	assert_int_equal(coord_job_cancel(&reply, f->s, jid), 0);
+	json_decref(reply);
+	assert_string_equal(job_state(f, jid, st, sizeof(st)), "cancelled");
+	assert_int_equal(store_job_progress_doc(&doc, f->st, jid), 0);
+	had = json_integer_value(json_object_get(doc, "samples"));
+	json_decref(doc);
+	assert_true(had > 0);
+
+	assert_int_equal(coord_job_resume(&reply, f->s, jid, 0, 0), 0);
+	assert_string_equal(json_string_value(json_object_get(reply, "state")), "running");
+	json_decref(reply);
+	assert_int_equal(store_job_doc(&doc, f->st, jid), 0);
+	assert_int_equal(json_integer_value(json_object_get(doc, "budget_runs")), 0);
+	json_decref(doc);
+	assert_int_equal(store_job_events_doc(&doc, f->st, jid), 0);
+	json_array_foreach(doc, i, ev)
+		said += !strcmp(json_string_value(json_object_get(ev, "kind")), "resumed") &&
+			!strncmp(json_string_value(json_object_get(ev, "message")), "after its cancel, ", 18);
+	json_decref(doc);
+	assert_int_equal(said, 1);
+	run_job(f, jid, clear_culprit, 400);
+	assert_string_equal(job_state(f, jid, st, sizeof(st)), "done");
+	assert_int_equal(report_int(f, jid, "culprit", "idx", -1), 3);
+	assert_true(report_int(f, jid, NULL, "runs", 0) > had);
+	assert_int_equal(coord_job_resume(&reply, f->s, jid, 0, 0), ERR_CONFLICT);
+	assert_non_null(strstr(err_msg(), "is done: only an undecided or cancelled job can be resumed"));
+
+	jid = job(f);
+	run_job(f, jid, clear_culprit, 5);
+	assert_int_equal(coord_job_cancel(&reply, f->s, jid), 0);
+	json_decref(reply);
+	assert_int_equal(store_job_progress_doc(&doc, f->st, jid), 0);
+	had = json_integer_value(json_object_get(doc, "samples"));
+	json_decref(doc);
+	assert_int_equal(coord_job_resume(&reply, f->s, jid, 40, 0), 0);
+	json_decref(reply);
+	assert_int_equal(store_job_doc(&doc, f->st, jid), 0);
+	assert_int_equal(json_integer_value(json_object_get(doc, "budget_runs")), had + 40);
+	json_decref(doc);
+}
+
+/*
  * A job whose first step would end it undecided again at once is not
  * resumed: one created longer ago than the most wall time a job may have
  * (a year) is past any budget of seconds a resume can give. The answer
@@ -653,6 +713,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_resume_measures_the_ends_on, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_budget_of_exactly_the_runs, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_resume_refused_when_it_would_end_again, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_resume_after_cancel, setup, teardown),
 	};
 	int rc;
 
