@@ -100,9 +100,9 @@ static const struct cmd commands[] = {
 	  "                    budget had)\n"
 	  "  --watch           follow it as 'watch' does; the exit status is its end's\n\n"
 	  "Exits 2 when the job is neither undecided nor cancelled, or when bisectd\n"
-	  "finds that its first step would end it undecided again at once (a verdict more runs do\n"
-	  "not change: the reason is printed; submit the range again for a job\n"
-	  "measured afresh).\n" },
+	  "finds that its first step would end it undecided again at once (a\n"
+	  "verdict more runs do not change: the reason is printed; submit the\n"
+	  "range again for a job measured afresh).\n" },
 	{ "report", cmd_report, "ID [--cv amean|hmean] [--mail]",
 	  "print a job's report (with --json: the report object)",
 	  "The table gives each kernel's HARMEAN (CV) over its runs and its change\n"
