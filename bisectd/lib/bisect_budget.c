@@ -95,24 +95,24 @@ static double z_upper(double p)
  * from nothing. Any other: the bad end shown not worse by min_effect at
  * the job's confidence, as bisect_ends_test() does, from the shift's
  * distance to that bound (ends neither apart nor equal on a noisy lab
- * read "no estimate" before, though their runs would tell).
+ * read "no estimate" before, though their runs would tell). Both ends'
+ * runs together.
  */
-void bisect_estimate_more_ends(struct bisect *b)
+long bisect_ends_more_runs(const struct bisect *b)
 {
 	double z = 2.326, gap = fabs(b->delta), m = bisect_min_shift(b), ratio;
 	long have = b->c[0].nx + b->c[b->n - 1].nx;
 
-	b->more_runs = -1;
 	if (!(b->delta_sd > 0))
-		return;
+		return -1;
 	if (b->delta > m) {
 		z = z_upper((1 - b->o.confidence) / 2);
 		gap = b->delta - m;
 	} else if (gap < b->delta_sd) {
-		return;
+		return -1;
 	}
 	ratio = z * b->delta_sd / gap;
-	b->more_runs = ratio * ratio > 1 ? (long)ceil(have * (ratio * ratio - 1)) : 2 * b->o.end_runs;
+	return ratio * ratio > 1 ? (long)ceil(have * (ratio * ratio - 1)) : 2 * b->o.end_runs;
 }
 
 int bisect_budget_spent(const struct bisect *b)

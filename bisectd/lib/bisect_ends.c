@@ -409,6 +409,30 @@ int bisect_ends_busy(const struct bisect *b, const unsigned char *busy)
 	return busy && (busy[0] || busy[b->n - 1]);
 }
 
+/*
+ * The ends' why while they are measured on: how they differ, and about
+ * how many more runs at this noise would decide them. Where that is more
+ * than the ends may take, it says so from the first look, not after
+ * ends_cap() runs an end: a min_effect far below the lab's noise (0.3%
+ * at a task noise of 10% is about 3,000 more runs) ends undecided at the
+ * ends, and a larger min_effect or a quieter lab is the way on.
+ */
+static void ends_more_why(struct bisect *b)
+{
+	long more = bisect_ends_more_runs(b), have = b->c[0].nx + b->c[b->n - 1].nx;
+	int n = snprintf(b->why, sizeof(b->why), "the ends differ by %+.2f%% (P(not worse)=%.4f): more runs at both",
+			 100 * b->ends_change, b->ends_p);
+
+	if (more <= 0 || n < 0 || (size_t)n >= sizeof(b->why))
+		return;
+	if (have + more > 2L * ends_cap(b))
+		snprintf(b->why + n, sizeof(b->why) - (size_t)n, "; about %ld more would decide them, more than the "
+			 "%d an end may take: likely undecided at the ends unless the noise falls (a larger "
+			 "min_effect decides sooner)", more, ends_cap(b));
+	else
+		snprintf(b->why + n, sizeof(b->why) - (size_t)n, "; about %ld more would decide them", more);
+}
+
 /* The ends phase: both measured in interleaved chains, one per agent, until they differ or are shown equal. */
 int bisect_ends_step(struct bisect_query *out, struct bisect *b, int k, const unsigned char *busy)
 {
@@ -448,7 +472,7 @@ int bisect_ends_step(struct bisect_query *out, struct bisect *b, int k, const un
 		if (!spent && b->c[0].nx >= ends_cap(b) && b->c[b->n - 1].nx >= ends_cap(b)) {
 			int n0 = b->c[0].nx, n1 = b->c[b->n - 1].nx;
 
-			bisect_estimate_more_ends(b);
+			b->more_runs = bisect_ends_more_runs(b);
 			snprintf(why, sizeof(why), "after %d runs at each end they differ by %+.2f%% (P(not worse)="
 				 "%.4f): neither a regression of %.1f%% nor shown to be less: undecided",
 				 n0 < n1 ? n0 : n1, 100 * b->ends_change, b->ends_p, 100 * b->o.min_effect);
@@ -463,7 +487,7 @@ int bisect_ends_step(struct bisect_query *out, struct bisect *b, int k, const un
 		if (tested || (tasks_at(b, 0) >= 2 && tasks_at(b, b->n - 1) >= 2)) {
 			if (!tested)
 				bisect_ends_test(b);  /* the numbers an undecided answer is read with */
-			bisect_estimate_more_ends(b);
+			b->more_runs = bisect_ends_more_runs(b);
 		}
 		if (b->ends_known)
 			snprintf(why, sizeof(why), "the budget of %ld runs is spent at the ends, which differ by %+.2f%% "
@@ -502,8 +526,7 @@ int bisect_ends_step(struct bisect_query *out, struct bisect *b, int k, const un
 			 "regression of %.1f%%, and with every pair in they nearly do: more runs at both, up to %d "
 			 "an end", 100 * b->ends_change, 100 * b->o.min_effect, ends_cap(b));
 	else if (b->c[0].nx > 0 && b->ends_known)
-		snprintf(b->why, sizeof(b->why), "the ends differ by %+.2f%% (P(not worse)=%.4f): more runs at both",
-			 100 * b->ends_change, b->ends_p);
+		ends_more_why(b);
 	else if (b->c[0].nx > 0 && b->c[0].nx >= b->o.end_runs && b->c[b->n - 1].nx >= b->o.end_runs &&
 		 tasks_at(b, 0) >= 2 && tasks_at(b, b->n - 1) >= 2)
 		snprintf(b->why, sizeof(b->why), "the ends cannot be compared yet (no agent has run both, or too "

@@ -224,7 +224,7 @@ int bisect_confirm_step(struct bisect_query *out, struct bisect *b, int k, const
 /* bisect_budget.c: the derived budget of runs, and what more would decide */
 void bisect_set_budget(struct bisect *b);
 void bisect_estimate_more(struct bisect *b);
-void bisect_estimate_more_ends(struct bisect *b);
+long bisect_ends_more_runs(const struct bisect *b);
 int bisect_budget_spent(const struct bisect *b);
 
 /* bisect_ends.c: the ends, shown to differ, shown equal, or neither */

@@ -499,6 +499,20 @@ static double ends_unclear(int idx, int last, long k)
 }
 
 /* The job's report's integer field key (of its member sub when sub is not NULL), def when none. */
+/* How many of the job's decisions (the last 50) give a why with this text. */
+static int decision_says(struct fx *f, long long jid, const char *text)
+{
+	json_t *doc = NULL, *d;
+	size_t i;
+	int n = 0;
+
+	assert_int_equal(store_job_decisions_doc(&doc, f->st, jid), 0);
+	json_array_foreach(doc, i, d)
+		n += strstr(json_string_value(json_object_get(d, "why")), text) != NULL;
+	json_decref(doc);
+	return n;
+}
+
 static long long report_int(struct fx *f, long long jid, const char *sub, const char *key, long long def)
 {
 	json_t *doc = NULL, *o;
@@ -547,6 +561,8 @@ static void test_resume_measures_the_ends_on(void **state)
 	 * sd of about 1.6%: the runs that would show it (no estimate before).
 	 */
 	assert_true(report_int(f, jid, NULL, "more_runs", -1) > 100 && report_int(f, jid, NULL, "more_runs", -1) < 100000);
+	/* ... which the ends' steps said while they were measured, before their cap of 30 was reached. */
+	assert_true(decision_says(f, jid, "more than the 30 an end may take: likely undecided at the ends") > 0);
 
 	assert_int_equal(coord_job_resume(&reply, f->s, jid, 100, 0), 0);
 	assert_non_null(reply);
