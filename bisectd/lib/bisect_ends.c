@@ -412,10 +412,11 @@ int bisect_ends_busy(const struct bisect *b, const unsigned char *busy)
 /*
  * The ends' why while they are measured on: how they differ, and about
  * how many more runs at this noise would decide them. Where that is more
- * than the ends may take, it says so from the first look, not after
- * ends_cap() runs an end: a min_effect far below the lab's noise (0.3%
- * at a task noise of 10% is about 3,000 more runs) ends undecided at the
- * ends, and a larger min_effect or a quieter lab is the way on.
+ * than the ends may take, it says so from the first look with an
+ * estimate, not after ends_cap() runs an end: a min_effect far below the
+ * lab's noise ends undecided at the ends, and a larger min_effect or a
+ * quieter lab is the way on. (On the demo lab, a no-change range at
+ * --min-effect 0.3 whose ends ran 1.0-1.3% apart: "about 120 more".)
  */
 static void ends_more_why(struct bisect *b)
 {
