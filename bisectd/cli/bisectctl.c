@@ -84,9 +84,9 @@ static const struct cmd commands[] = {
 	  "Exits 0 when the job ends done, 1 when it failed, was cancelled or did not\n"
 	  "reproduce, 4 when it ended undecided.\n" },
 	{ "agents", cmd_agents, "", "list agents: state, labels, last seen, task", NULL },
-	{ "cancel", cmd_cancel, "ID", "cancel a job (its queued tasks are dropped)", NULL },
+	{ "cancel", cmd_cancel, "ID", "cancel a job (its tasks stop, running ones too; its runs are kept)", NULL },
 	{ "resume", cmd_resume, "ID [--more-runs N] [--more-seconds S] [--watch [--interval S]]",
-	  "give an undecided job more runs, or run a cancelled one on, keeping its runs",
+	  "run an undecided or cancelled job on, keeping its runs",
 	  "An undecided job runs on from every run it has, with its budgets raised:\n"
 	  "the runs it used and N more, the wall time it took and S seconds more.\n"
 	  "A job undecided at its ends (neither shown apart nor equal in the runs\n"

@@ -156,7 +156,14 @@ int coord_finish(struct coord *s, struct jobctx *c, const char *state, int culpr
 	free(rep);
 	if (rc)
 		return rc;
-	if ((rc = store_tasks_cancel_queued(s->st, c->id, (long long)now_unix())))
+	/*
+	 * What is queued goes, and so does what runs: its upload would be
+	 * refused (the job has ended), and the agent's next heartbeat says
+	 * cancel, so the lab is free within a heartbeat, not after the
+	 * task's build and runs (and a resumed job is not held up by claims
+	 * no agent runs any more).
+	 */
+	if ((rc = store_tasks_cancel_open(s->st, c->id, (long long)now_unix())))
 		return rc;
 	return coord_event(s, c->id, "end", "%s%s%s", state, error ? ": " : "", error ? error : "");
 }

@@ -210,6 +210,8 @@ int store_tasks_busy(long long *n, struct store *s, long long job);
 int store_jobs_idle(long long **ids, char ***pools, size_t *n, struct store *s);
 /* Cancels the job's queued tasks. */
 int store_tasks_cancel_queued(struct store *s, long long job, long long time);
+/* Cancels the job's queued and claimed tasks: their agents' next heartbeat says cancel. */
+int store_tasks_cancel_open(struct store *s, long long job, long long time);
 /*
  * The queued tasks of live jobs an agent may take, oldest first, at most
  * 16, with pool, workload, append, config, repo, url and sha: of the

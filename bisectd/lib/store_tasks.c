@@ -164,6 +164,14 @@ int store_tasks_cancel_queued(struct store *s, long long job, long long time)
 	return rc < 0 ? rc : 0;
 }
 
+int store_tasks_cancel_open(struct store *s, long long job, long long time)
+{
+	int rc = store_exec(s, "UPDATE tasks SET state = 'cancelled', finished = ? WHERE job_id = ? "
+			    "AND state IN ('queued', 'claimed')", "ii", time, job);
+
+	return rc < 0 ? rc : 0;
+}
+
 /* What a claim reads of a task: claimable_row()'s columns. */
 #define CLAIMABLE_SELECT "SELECT t.id, t.job_id, t.idx, t.runs, t.attempt, j.pool, j.workload, " \
 	"j.append, r.name, r.url, c.sha, j.config FROM tasks t JOIN jobs j ON j.id = t.job_id " \

@@ -652,7 +652,7 @@ function main() {
 	document.addEventListener('click', (ev) => {
 		const where = state.jobId ? $('#job-error') : $('#submit-error');
 		const b = ev.target.closest('button[data-cancel]');
-		if (b) jobAction(b.dataset.cancel, 'cancel', `Cancel job ${b.dataset.cancel}? Its queued tasks are dropped.`,
+		if (b) jobAction(b.dataset.cancel, 'cancel', `Cancel job ${b.dataset.cancel}? Its tasks stop, running ones too; its runs are kept.`,
 			undefined, where);
 		const r = ev.target.closest('button[data-resume]');
 		if (r) jobAction(r.dataset.resume, 'resume', r.dataset.cancelled ?

@@ -633,25 +633,37 @@ static void test_budget_of_exactly_the_runs(void **state)
 }
 
 /*
- * A cancelled job runs on from the runs it has: resumed with no more runs
- * asked for, it keeps its budgets (a derived one stays derived), the
- * event says it was cancelled, and it ends done at commit 3 with every
- * run it had counted. Asked for more runs, its run budget is the runs it
+ * A cancelled job's claimed task is cancelled with it (its agent's next
+ * heartbeat says cancel). The job runs on from the runs it has: resumed
+ * with no more runs asked for, it keeps its budgets (a derived one stays
+ * derived), the event says it was cancelled, and it ends done at commit
+ * 3 with every run it had counted. Asked for more runs, its run budget is the runs it
  * has and those. A done job is refused.
  */
 static void test_resume_after_cancel(void **state)
 {
 	struct fx *f = *state;
 	json_t *reply = NULL, *doc = NULL;
-	long long jid, had;
+	struct heartbeat_request hb = { 0 };
+	long long jid, had, held, attempt;
 	char st[16];
 
 	jid = job(f);
 	run_job(f, jid, clear_culprit, 5);
 	assert_string_equal(job_state(f, jid, st, sizeof(st)), "running");
+	held = claim_now(f, "a1");
+	assert_true(held > 0);
+	attempt = task_is(f, held, "claimed", agent_id(f, "a1"), -1);
 	assert_int_equal(coord_job_cancel(&reply, f->s, jid), 0);
 	json_decref(reply);
 	assert_string_equal(job_state(f, jid, st, sizeof(st)), "cancelled");
+	/* The task an agent runs is cancelled with the job: its next heartbeat says so. */
+	task_is(f, held, "cancelled", agent_id(f, "a1"), attempt);
+	hb.task = held;
+	hb.attempt = attempt;
+	assert_int_equal(coord_agent_heartbeat(&reply, f->s, "a1", &hb), 0);
+	assert_true(json_is_true(json_object_get(reply, "cancel")));
+	json_decref(reply);
 	assert_int_equal(store_job_progress_doc(&doc, f->st, jid), 0);
 	had = json_integer_value(json_object_get(doc, "samples"));
 	json_decref(doc);
