@@ -176,7 +176,7 @@ like "$("$BUILD/bisectctl" report 4)" "to run it on from the runs it has: bisect
 before=$(q "SELECT count(*) || ' ' || max(id) FROM samples WHERE job_id = 4")
 out=$("$BUILD/bisectctl" resume 4 2>&1)
 is "$?" 0 "bisectctl resume of a cancelled job exits 0"
-like "$out" "^job 4 resumed: budget [0-9]+ runs" "... and says its budget"
+like "$out" "^job 4 resumed: budget (of runs derived|[0-9]+ runs) \([0-9]+ so far\)" "... and says its budget"
 like "$(q "SELECT message FROM events WHERE job_id = 4 AND kind = 'resumed'")" \
 	"^after its cancel, [0-9]+ s more of wall time: budgets runs derived \([0-9]+ used\)" "the event says it ran on after its cancel"
 n=${before% *}; last=${before#* }

@@ -525,9 +525,14 @@ int cmd_resume(const struct cmd *c, int argc, char **argv)
 		ctl_print_json(reply, JSON_INDENT(2));
 	} else {
 		const char *state = json_string_value(json_object_get(reply, "state"));
+		long long budget = ctl_jint(prog, "budget_runs", 0);
 
-		printf("job %ld resumed: budget %lld runs (%lld so far), %lld s of wall time from its creation", id,
-		       ctl_jint(prog, "budget_runs", 0), ctl_jint(prog, "samples", 0), ctl_jint(prog, "budget_seconds", 0));
+		/* 0: a derived budget the engine has not made yet (a cancelled job's, before its ends differ). */
+		if (budget > 0)
+			printf("job %ld resumed: budget %lld runs (%lld so far)", id, budget, ctl_jint(prog, "samples", 0));
+		else
+			printf("job %ld resumed: budget of runs derived (%lld so far)", id, ctl_jint(prog, "samples", 0));
+		printf(", %lld s of wall time from its creation", ctl_jint(prog, "budget_seconds", 0));
 		if (ctl_jint(reply, "ends_max", 0) > 0)
 			printf("; each end measured to %lld runs at most", ctl_jint(reply, "ends_max", 0));
 		/* The runs it had decide it (kept undecided by an older bisectd): it ended so at its first step. */
