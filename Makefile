@@ -314,7 +314,7 @@ SOLO_TESTS := tests/t0001-demo-flow.sh
 # where t0012 and t0103 run first in theirs (docs/HISTORY.md has the
 # figures).
 WAIT_A := $(addprefix tests/,t0012-stalls.sh t0003-leases.sh t0004-engine-vs-split.sh t0008-reports.sh \
-	t0009-auth.sh t0010-tls.sh t0011-connections.sh t0021-claim-handoff.sh)
+	t0009-auth.sh t0010-tls.sh t0011-connections.sh t0021-claim-handoff.sh t0027-cancel.sh)
 WAIT_B := $(addprefix tests/,t0103-ssh.sh t0006-dashboard.sh t0007-charts.sh t0015-kexec.sh \
 	t0016-trex.sh t0022-kexec-profile.sh)
 comma := ,

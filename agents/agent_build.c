@@ -124,6 +124,7 @@ int agent_build(struct result *r, struct agent *a, const struct task *t, const c
 	o.cwd = dir;
 	o.timeout_ms = (int)t->build_timeout * 1000;
 	o.max_output = BUILD_OUTPUT_MAX;
+	o.cancel = &a->cancel;
 	log_info("task %lld: building", t->id);
 	agent_set_phase(a, "waiting for the build lock");
 	host_lock(a->build_fd, "build lock", LOCK_EX, t);
@@ -191,6 +192,7 @@ int agent_kernel_build(char **image_dir, struct result *r, struct agent *a, cons
 	k.serialize = build_turn;
 	k.progress = kbuild_progress;
 	k.arg = &bt;
+	k.cancel = &a->cancel;  /* the coordinator's cancel stops make, not after it */
 	log_info("task %lld: kernel of tree %.12s", t->id, tree);
 	kbuild_run(&kr, &k);
 	if (kr.log && !kr.cached) {

@@ -112,7 +112,8 @@ void *agent_heartbeat_main(void *arg)
 			if (task && json_is_true(json_object_get(reply, "cancel"))) {
 				pthread_mutex_lock(&a->mu);
 				if (a->task == task && a->attempt == attempt && !a->cancel) {
-					a->cancel = 1;
+					/* Atomic too: a build's run_cmd() reads it without the lock. */
+					__atomic_store_n(&a->cancel, 1, __ATOMIC_RELEASE);
 					log_warn("task %lld: the coordinator cancelled it (job ended or lease lost)",
 						 task);
 				}
@@ -133,7 +134,7 @@ void agent_set_current(struct agent *a, long long task, long long attempt)
 	pthread_mutex_lock(&a->mu);
 	a->task = task;
 	a->attempt = attempt;
-	a->cancel = 0;
+	__atomic_store_n(&a->cancel, 0, __ATOMIC_RELEASE);
 	a->phase = NULL;
 	a->files = 0;
 	pthread_mutex_unlock(&a->mu);

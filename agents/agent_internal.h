@@ -44,7 +44,7 @@ struct agent {
 	pthread_cond_t wake;        /* stop, quit, or a new heartbeat interval */
 	int hb_interval;            /* seconds */
 	long long task, attempt;    /* the task in hand, 0 when idle */
-	int cancel;                 /* the coordinator said to drop the task in hand */
+	int cancel;                 /* the coordinator said to drop the task in hand (stored atomically: builds read it unlocked) */
 	int quit;                   /* the heartbeat thread should end */
 	int beat_now;               /* send the next heartbeat at once */
 	const char *phase;          /* what the task in hand is doing, for the coordinator; NULL: idle */

@@ -451,6 +451,7 @@ int kbuild_run(struct kbuild_result *r, const struct kbuild *k)
 	ro.max_output = KBUILD_OUTPUT_MAX;
 	ro.on_output = count_output;
 	ro.arg = &counter;
+	ro.cancel = k->cancel;
 	if ((rc = run_cmd(&res, &ro))) {
 		say(r, "failed", "cannot start make: %s", err_msg());
 		goto out;
@@ -461,6 +462,14 @@ int kbuild_run(struct kbuild_result *r, const struct kbuild *k)
 		sbuf_addf(&log, "# stderr:\n%s", res.err);
 	sbuf_addf(&log, "# make: %s after %.1f s, %ld files compiled\n", run_describe(&res, how, sizeof(how)),
 		  (double)res.wall_ms / 1000, counter.files);
+	if (!run_ok(&res) && res.timed_out && k->cancel && __atomic_load_n(k->cancel, __ATOMIC_ACQUIRE)) {
+		/* Stopped for the task's cancel: nothing is known of the commit. */
+		say(r, "failed", "the build was cancelled after %.1f s (make %s)", (double)res.wall_ms / 1000,
+		    d.target);
+		run_result_release(&res);
+		rc = ERR_FAIL;
+		goto out;
+	}
 	if (!run_ok(&res)) {
 		say(r, "skipped", "kernel build failed: %s (make %s)", run_describe(&res, how, sizeof(how)),
 		    d.target);

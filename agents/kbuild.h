@@ -42,6 +42,12 @@ struct kbuild {
 	/* Called as the build goes: files compiled so far. May be NULL. */
 	void (*progress)(void *arg, long files);
 	void *arg;
+	/*
+	 * When set (atomically) while make runs, make's process group is
+	 * stopped as at its deadline and the build fails as cancelled,
+	 * nothing cached. May be NULL.
+	 */
+	const int *cancel;
 };
 
 #define KBUILD_KEY_MAX 96

@@ -170,8 +170,12 @@ int run_cmd(struct run_result *res, const struct run_opts *o)
 				break;
 			wait_ms = (int)(drain_until - now);
 		}
-		/* Cancelled from another thread: now is its deadline. */
-		if (o->cancel && __atomic_load_n(o->cancel, __ATOMIC_ACQUIRE) && kill_at < 0 && !term_sent)
+		/*
+		 * Cancelled from another thread: now is its deadline, whatever
+		 * deadline it had (with a timeout too, a cancelled kernel build
+		 * ran on to its timeout before).
+		 */
+		if (o->cancel && __atomic_load_n(o->cancel, __ATOMIC_ACQUIRE) && !term_sent && (kill_at < 0 || kill_at > now))
 			kill_at = now;
 		if (kill_at >= 0) {
 			if (now >= kill_at) {

@@ -31,6 +31,7 @@ static const char fake_make[] =
 	"bzImage)\n"
 	"  if [ -e BROKEN ]; then echo 'net/ipv4/udp.c:9:1: error: expected ;' >&2; exit 2; fi\n"
 	"  i=0; while [ $i -lt ${KB_FILES:-3} ]; do echo \"  CC      net/f$i.o\"; i=$((i + 1)); done\n"
+	"  [ -z \"$KB_SLOW\" ] || sleep \"$KB_SLOW\"\n"
 	"  mkdir -p \"$out/arch/x86/boot\"\n"
 	"  cat VERSION > \"$out/arch/x86/boot/bzImage\";;\n"
 	"esac\n";

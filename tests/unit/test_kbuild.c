@@ -29,6 +29,8 @@ struct fx {
 	json_t *kernel;
 	int locks, unlocks;
 	long last_files, progress_calls;
+	long cancel_at;  /* progress() sets cancel once this many files are compiled; 0: never */
+	int cancel;
 };
 
 static void write_file(const char *path, const char *text, int exec)
@@ -114,6 +116,8 @@ static void progress(void *arg, long files)
 	assert_true(files > fx->last_files);
 	fx->last_files = files;
 	fx->progress_calls++;
+	if (fx->cancel_at && files >= fx->cancel_at)
+		__atomic_store_n(&fx->cancel, 1, __ATOMIC_RELEASE);
 }
 
 static const char *const tools[] = { "make", "sh", NULL };
@@ -231,6 +235,44 @@ static void test_build_then_cache(void **state)
 	assert_int_equal(r2.cached, 0);
 	assert_string_not_equal(r2.config_hash, r.config_hash);
 	kbuild_result_release(&r2);
+	kbuild_result_release(&r);
+}
+
+/*
+ * A cancel while make runs (the coordinator's, through the agent's
+ * flag) stops make's process group at once, not at its end: the build
+ * fails as cancelled, not as the commit's failure, and nothing is cached.
+ * (Before, an agent built a cancelled job's kernel to the end, minutes,
+ * for a result the coordinator then refused.)
+ */
+static void test_cancel_stops_make(void **state)
+{
+	struct fx *fx = *state;
+	struct kbuild k;
+	struct kbuild_result r;
+	int64_t t0;
+
+	setenv("KB_FILES", "3", 1);
+	setenv("KB_SLOW", "60", 1);
+	opts(fx, &k, TREE3);
+	fx->cancel_at = 2;
+	k.cancel = &fx->cancel;
+	t0 = now_ms();
+	assert_int_not_equal(kbuild_run(&r, &k), 0);
+	unsetenv("KB_SLOW");
+	print_message("cancelled after %.1f s: %s\n", (double)(now_ms() - t0) / 1000, r.error);
+	assert_true(now_ms() - t0 < 10000);  /* its deadline (opts()) is 20 s */
+	assert_string_equal(r.status, "failed");
+	assert_non_null(strstr(r.error, "the build was cancelled after "));
+	assert_int_equal(fx->unlocks, fx->locks);
+	kbuild_result_release(&r);
+	/* Not cached: the same tree builds again (make asked for bzImage twice in all). */
+	fx->cancel_at = 0;
+	fx->cancel = 0;
+	opts(fx, &k, TREE3);
+	assert_int_equal(kbuild_run(&r, &k), 0);
+	assert_int_equal(r.cached, 0);
+	assert_int_equal(calls(fx, " bzImage\n"), 2);
 	kbuild_result_release(&r);
 }
 
@@ -550,6 +592,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_build_then_cache, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cancel_stops_make, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dropped_option_is_skipped, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_broken_tree_is_skipped, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_agent_faults_are_failed, setup, teardown),

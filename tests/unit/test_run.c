@@ -166,18 +166,26 @@ static void test_cancel(void **state)
 	struct run_opts o = RUN_OPTS_INIT;
 	struct run_result res;
 	pthread_t th;
-	int cancel = 0;
+	int cancel;
 
 	(void)state;
-	o.cancel = &cancel;
-	assert_int_equal(pthread_create(&th, NULL, cancel_later, &cancel), 0);
-	run(&res, &o, argv);
-	pthread_join(th, NULL);
-	assert_int_equal(res.timed_out, 1);
-	assert_int_equal(res.exited, 0);
-	assert_int_equal(res.status, SIGTERM);
-	assert_string_equal(res.out, "started\n");
-	run_result_release(&res);
+	/* With no deadline, and with one far off (a build's): stopped at the cancel either way. */
+	for (int timeout = 0; timeout <= 1; timeout++) {
+		int64_t t0 = now_ms();
+
+		cancel = 0;
+		o.cancel = &cancel;
+		o.timeout_ms = timeout ? 60000 : 0;
+		assert_int_equal(pthread_create(&th, NULL, cancel_later, &cancel), 0);
+		run(&res, &o, argv);
+		pthread_join(th, NULL);
+		assert_int_equal(res.timed_out, 1);
+		assert_int_equal(res.exited, 0);
+		assert_int_equal(res.status, SIGTERM);
+		assert_string_equal(res.out, "started\n");
+		assert_true(now_ms() - t0 < 20000);
+		run_result_release(&res);
+	}
 }
 
 /* A command that ignores SIGTERM gets SIGKILL once the grace period is over. */
