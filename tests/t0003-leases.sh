@@ -12,10 +12,7 @@ LAB=$TEST_DIR/lab
 trap 'lab_stop; rm -rf "$TEST_DIR"' EXIT
 
 R=$TEST_DIR/repo
-mkrepo_init "$R" > /dev/null
-mkrepo_commit "$R" a.txt one "first" > /dev/null
-mkrepo_tag "$R" v1
-for i in 2 3 4 5; do mkrepo_commit "$R" a.txt "$i" "change $i" > /dev/null; done
+mkrepo_linear "$R" 5
 
 LAB_LEASE=2 LAB_RUNS=3 lab_config "$R"
 lab_start_bisectd || { echo "Bail out! bisectd did not start"; exit 1; }

@@ -16,10 +16,7 @@ trap 'lab_stop; rm -rf "$TEST_DIR"' EXIT
 CTL=$BUILD/bisectctl
 
 R=$TEST_DIR/repo
-mkrepo_init "$R" > /dev/null
-mkrepo_commit "$R" a.txt one "first" > /dev/null
-mkrepo_tag "$R" v1
-for i in 2 3 4 5 6; do mkrepo_commit "$R" a.txt "$i" "change $i" > /dev/null; done
+mkrepo_linear "$R" 6
 
 AUTH_YAML='auth:
   max_failures: 5

@@ -26,10 +26,7 @@ HOLD_PIDS=""
 trap 'for p in $HOLD_PIDS; do kill "$p" 2> /dev/null; done; lab_stop; rm -rf "$TEST_DIR"' EXIT
 
 R=$TEST_DIR/repo
-mkrepo_init "$R" > /dev/null
-mkrepo_commit "$R" a.txt one "first" > /dev/null
-mkrepo_tag "$R" v1
-for i in 2 3 4 5; do mkrepo_commit "$R" a.txt "$i" "change $i" > /dev/null; done
+mkrepo_linear "$R" 5
 
 LAB_RUNS=3 lab_config "$R" "threads: 2
 auth: none"

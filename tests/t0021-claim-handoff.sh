@@ -16,10 +16,7 @@ LAB=$TEST_DIR/lab
 trap 'lab_stop; rm -rf "$TEST_DIR"' EXIT
 
 R=$TEST_DIR/repo
-mkrepo_init "$R" > /dev/null
-mkrepo_commit "$R" a.txt one "first" > /dev/null
-mkrepo_tag "$R" v1
-for i in 2 3 4; do mkrepo_commit "$R" a.txt "$i" "change $i" > /dev/null; done
+mkrepo_linear "$R" 4
 
 lab_config "$R" "  other:
     labels: [elsewhere]"

@@ -13,10 +13,7 @@ LAB=$TEST_DIR/lab
 trap 'lab_stop; rm -rf "$TEST_DIR"' EXIT
 
 R=$TEST_DIR/repo
-mkrepo_init "$R" > /dev/null
-mkrepo_commit "$R" a.txt one "first" > /dev/null
-mkrepo_tag "$R" v1
-for i in 2 3 4 5; do mkrepo_commit "$R" a.txt "$i" "change $i" > /dev/null; done
+mkrepo_linear "$R" 5
 
 # A build that takes 300 s (it writes its pid first, so that the test can tell it stopped).
 LAB_WORKLOADS="  slowbuild:

@@ -20,6 +20,9 @@
 #                                        commit); prints the id
 #   mkrepo_tag DIR NAME [REV]            lightweight tag
 #   mkrepo_sha DIR REV                   full id of REV
+#   mkrepo_linear DIR LAST               a.txt "one" ("first"), tag v1, then
+#                                        a.txt 2..LAST ("change N"): a line
+#                                        of LAST commits, main at the last
 #
 # Every function returns git's status, so "set -e" callers stop on errors.
 
@@ -103,4 +106,13 @@ mkrepo_tag() {
 
 mkrepo_sha() {
 	mkrepo_git "$1" rev-parse --verify -q "$2^{commit}"
+}
+
+mkrepo_linear() {
+	mkrepo_init "$1" > /dev/null &&
+	mkrepo_commit "$1" a.txt one "first" > /dev/null &&
+	mkrepo_tag "$1" v1 || return
+	for _ml_i in $(seq 2 "$2"); do
+		mkrepo_commit "$1" a.txt "$_ml_i" "change $_ml_i" > /dev/null || return
+	done
 }
