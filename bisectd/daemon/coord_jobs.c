@@ -360,9 +360,9 @@ int coord_job_resume(json_t **reply, struct coord *s, long long id, long long mo
 	if (build_budget > 0 && !cancelled)
 		build_budget += builds;  /* as many builds again */
 	/* Undecided at its ends (they never differed): each end may take half the more runs beyond what it has. */
-	if ((rc = store_job_reproduced(&reproduced, s->st, id)))
+	if (!cancelled && (rc = store_job_reproduced(&reproduced, s->st, id)))
 		goto release;
-	if (!reproduced && !cancelled) {
+	if (!cancelled && !reproduced) {
 		long long g = int_of(json_object_get(rep, "good"), "n", 0), b = int_of(json_object_get(rep, "bad"), "n", 0);
 
 		ends_max = (g > b ? g : b) + (more_runs + 1) / 2;
