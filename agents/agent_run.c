@@ -137,7 +137,7 @@ static int run_task(struct result *r, struct agent *a, const struct task *t)
 	const struct boot_ops *boot = boot_find(t->boot);
 	char *dir = xasprintf("%s/%s", a->repos, t->repo_name), *image_dir = NULL;
 	char *scratch = xasprintf("%s/%s", a->conf.workdir, t->boot), *perf_data = NULL;
-	struct boot_task bt = { t->def, wl, dir, scratch, (int)t->runs, a->conf.cpu, NULL, t->claim };
+	struct boot_task bt = { t->def, wl, dir, scratch, (int)t->runs, a->conf.cpu, NULL, t->claim, &a->cancel };
 	struct boot_result br = { 0 };
 	void *session = NULL;
 	int started = 0, rc = 0;

@@ -462,7 +462,7 @@ int kbuild_run(struct kbuild_result *r, const struct kbuild *k)
 		sbuf_addf(&log, "# stderr:\n%s", res.err);
 	sbuf_addf(&log, "# make: %s after %.1f s, %ld files compiled\n", run_describe(&res, how, sizeof(how)),
 		  (double)res.wall_ms / 1000, counter.files);
-	if (!run_ok(&res) && res.timed_out && k->cancel && __atomic_load_n(k->cancel, __ATOMIC_ACQUIRE)) {
+	if (!run_ok(&res) && res.cancelled) {
 		/* Stopped for the task's cancel: nothing is known of the commit. */
 		say(r, "failed", "the build was cancelled after %.1f s (make %s)", (double)res.wall_ms / 1000,
 		    d.target);

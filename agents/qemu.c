@@ -176,6 +176,7 @@ struct launch {
 	int accel, mem_mb, cpus, host_cpu;
 	int boot_ms, run_ms;
 	const char *stop_on;
+	const int *cancel;
 };
 
 struct launched {
@@ -251,6 +252,7 @@ static int launch(struct launched *L, const struct launch *a)
 	ro.cpu = a->host_cpu;
 	ro.max_output = 64 << 10;
 	ro.timeout_ms = a->boot_ms + a->run_ms + DONE_GRACE_MS + KILL_SLACK_MS;
+	ro.cancel = a->cancel;
 	if (run_cmd(&L->res, &ro) < 0)
 		rc = err_set(ERR_FAIL, "cannot run %s: %s", a->qemu, err_msg());
 	pthread_mutex_lock(&L->w.lock);
@@ -489,6 +491,7 @@ int qemu_boot_run(struct qemu_result *out, const struct qemu_opts *o)
 	a.host_cpu = o->host_cpu;
 	a.boot_ms = o->boot_timeout_ms > 0 ? o->boot_timeout_ms : DEFAULT_BOOT_MS;
 	a.run_ms = o->run_timeout_ms > 0 ? o->run_timeout_ms : DEFAULT_RUN_MS;
+	a.cancel = o->cancel;
 	rc = launch(&L, &a);
 	if (rc)
 		goto out;
@@ -511,7 +514,13 @@ int qemu_boot_run(struct qemu_result *out, const struct qemu_opts *o)
 				     (L.w.start + out->boot_ms));
 	}
 
-	if (!out->con.ready) {
+	out->cancelled = L.res.cancelled;
+	if (out->cancelled) {
+		/* Nothing the guest did or did not print says anything of the kernel. */
+		snprintf(out->why, sizeof(out->why), "the task was cancelled: QEMU stopped after %.1f s",
+			 (double)out->wall_ms / 1000);
+		rc = err_set(ERR_FAIL, "%s", out->why);
+	} else if (!out->con.ready) {
 		console_reason(reason, sizeof(reason), out->console, L.console_len);
 		if (L.w.boot_timed_out) {
 			snprintf(out->why, sizeof(out->why),

@@ -87,8 +87,9 @@ struct qemu_opts {
 	int runs;                  /* BEGIN/END pairs expected, 1..QEMU_MAX_RUNS */
 	int host_cpu;              /* >= 0: pin QEMU (all its threads) to this host CPU */
 	const char *workdir;       /* console.log and the monitor socket go here; NULL: a temp dir, removed after */
+	const int *cancel;         /* set by another thread: QEMU is stopped at once (the task was cancelled); may be NULL */
 };
-#define QEMU_OPTS_INIT { NULL, NULL, NULL, NULL, 0, 0, QEMU_ACCEL_AUTO, 0, 0, 0, 1, -1, NULL }
+#define QEMU_OPTS_INIT { NULL, NULL, NULL, NULL, 0, 0, QEMU_ACCEL_AUTO, 0, 0, 0, 1, -1, NULL, NULL }
 
 struct qemu_run {
 	int present;               /* both markers seen */
@@ -113,6 +114,7 @@ struct qemu_result {
 	long wall_ms;              /* the whole QEMU process */
 	int boot_timed_out;        /* the boot deadline stopped it */
 	int run_timed_out;         /* the run deadline stopped it */
+	int cancelled;             /* o->cancel stopped it */
 	char *console;             /* the whole serial log, '\r' kept; owned */
 	const char *console_tail;  /* its last QEMU_TAIL_BYTES, borrowed from console */
 	char *qemu_stderr;         /* what QEMU itself printed; owned */
@@ -135,7 +137,8 @@ struct qemu_result {
  *                   (deadline, QEMU's exit), out->console_tail shows it.
  *   ERR_INVALID     bad options (missing kernel or initrd file, runs out
  *                   of range).
- *   ERR_FAIL        QEMU could not be run (not installed, ...).
+ *   ERR_FAIL        QEMU could not be run (not installed, ...), or
+ *                   o->cancel stopped it (out->cancelled).
  * out is always initialised; release it with qemu_result_release().
  */
 int qemu_boot_run(struct qemu_result *out, const struct qemu_opts *o);

@@ -30,6 +30,8 @@ struct boot_task {
 					 * boot_method_profiles()); NULL: measure only */
 	json_t *claim;                  /* the claim reply (taskwire.h); borrowed: what a method whose
 					 * task outlives the process (kexec) journals */
+	const int *cancel;              /* set by another thread when the task is cancelled: the boot
+					 * or run in hand stops as at its deadline; may be NULL */
 };
 
 /* What start() says besides its code. */

@@ -612,6 +612,7 @@ static int run(struct run_sample *out, void *session, const struct boot_task *t,
 	o.cwd = ss->j.srcdir;
 	o.cpu = t->cpu;
 	o.timeout_ms = (int)ss->run_timeout * 1000;
+	o.cancel = t->cancel;
 	o.max_output = RUN_OUTPUT_MAX;
 	if (run_cmd(&res, &o) < 0) {
 		snprintf(out->unit, sizeof(out->unit), "%s", workload_def_str(t->def, "unit", "ops/s"));

@@ -64,6 +64,7 @@ static int run(struct run_sample *s, void *session, const struct boot_task *t, i
 	o.cwd = t->srcdir;
 	o.cpu = t->cpu;
 	o.timeout_ms = timeout_ms(t->def);
+	o.cancel = t->cancel;
 	o.max_output = RUN_OUTPUT_MAX;
 	if (run_cmd(&res, &o) < 0) {
 		/* Could not fork or pipe: this run failed, the agent goes on. */

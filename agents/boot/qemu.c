@@ -248,6 +248,7 @@ static int start(void **session, struct boot_result *r, const struct boot_task *
 	qo.runs = t->runs;
 	qo.host_cpu = t->cpu;
 	qo.workdir = t->workdir;
+	qo.cancel = t->cancel;
 	qrc = qemu_boot_run(&s->res, &qo);
 	r->run_s = s->res.wall_ms > 0 ? (double)s->res.wall_ms / 1000 : 0;
 	if (s->res.console)

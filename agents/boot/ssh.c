@@ -62,11 +62,15 @@ static int wait_ssh(char *why, size_t n, const struct session *ss, long long tim
 		int64_t left = end - now_ms();
 		long long to = left / 1000 < ss->set.connect_timeout ? left / 1000 : ss->set.connect_timeout;
 
+		if (ss->cancel && __atomic_load_n(ss->cancel, __ATOMIC_ACQUIRE)) {
+			snprintf(why, n, "the task was cancelled while waiting for %s", ss->device);
+			return ERR_FAIL;
+		}
 		if (left <= 0)
 			return ERR_TIMEOUT;
 		if (to < 1)
 			to = 1;
-		if (ssh_run(&res, &ss->set, "true", NULL, to, (int)(to * 1000 + 10000)) < 0) {
+		if (ssh_run(&res, &ss->set, "true", NULL, to, (int)(to * 1000 + 10000), ss->cancel) < 0) {
 			snprintf(why, n, "cannot run ssh: %s", err_msg());
 			return ERR_FAIL;
 		}
@@ -98,7 +102,7 @@ static int copy_one(char *why, size_t n, const struct session *ss, const char *p
 	workload_sh_quote(&cmd, ss->set.dir);
 	sbuf_adds(&cmd, " && cat > ");
 	workload_sh_quote(&cmd, dest);
-	if (ssh_run(&res, &ss->set, cmd.buf, path, ss->set.connect_timeout, COPY_TIMEOUT_MS) < 0) {
+	if (ssh_run(&res, &ss->set, cmd.buf, path, ss->set.connect_timeout, COPY_TIMEOUT_MS, NULL) < 0) {
 		snprintf(why, n, "cannot run ssh: %s", err_msg());
 		rc = ERR_FAIL;
 	} else {
@@ -140,7 +144,7 @@ static int running_kernel(char *why, size_t n, char *release, size_t rlen, char 
 	int rc = 0;
 
 	*cmdline = NULL;
-	if (ssh_run(&res, &ss->set, "uname -r; cat /proc/cmdline", NULL, ss->set.connect_timeout, 60000) < 0) {
+	if (ssh_run(&res, &ss->set, "uname -r; cat /proc/cmdline", NULL, ss->set.connect_timeout, 60000, NULL) < 0) {
 		snprintf(why, n, "cannot run ssh: %s", err_msg());
 		return ERR_FAIL;
 	}
@@ -186,6 +190,8 @@ static int restore(char *why, size_t n, struct session *ss)
 	char release[128], *cmdline = NULL, msg[600];
 	int rc;
 
+	/* A cancel does not stop it: the lab needs the device back on its good kernel. */
+	ss->cancel = NULL;
 	if ((rc = ssh_local_run(why, n, ss->set.restore, ss, "restore")) < 0)
 		return rc;
 	if ((rc = wait_ssh(msg, sizeof(msg), ss, ss->set.boot_timeout)) < 0) {
@@ -331,6 +337,7 @@ static int start(void **session, struct boot_result *r, const struct boot_task *
 
 	memset(r, 0, sizeof(*r));
 	*session = NULL;
+	ss->cancel = t->cancel;
 	pthread_mutex_init(&ss->con.lock, NULL);
 	if (ssh_settings_read(&ss->set, t->def) < 0 ||
 	    jsonx_str(&image, t->def, "kernel_image", 1024, 0, "arch/x86/boot/bzImage") < 0 ||
@@ -392,7 +399,7 @@ static int start(void **session, struct boot_result *r, const struct boot_task *
 	{
 		struct run_result res;
 
-		if (ssh_run(&res, &ss->set, cmd, NULL, ss->set.connect_timeout, POWER_TIMEOUT_MS) < 0) {
+		if (ssh_run(&res, &ss->set, cmd, NULL, ss->set.connect_timeout, POWER_TIMEOUT_MS, NULL) < 0) {
 			boot_fail(r, "failed", "ssh: cannot run ssh: %s", err_msg());
 			goto out;
 		}
@@ -527,7 +534,8 @@ remote:
 		perf_record_words(&line, ss);
 	sbuf_adds(&line, cmd);
 	free(cmd);
-	if (ssh_run(&res, &ss->set, line.buf, NULL, ss->set.connect_timeout, (int)ss->set.run_timeout * 1000) < 0) {
+	if (ssh_run(&res, &ss->set, line.buf, NULL, ss->set.connect_timeout, (int)ss->set.run_timeout * 1000,
+		    ss->cancel) < 0) {
 		snprintf(s->unit, sizeof(s->unit), "%s", workload_def_str(t->def, "unit", "ops/s"));
 		workload_sample_fail(s, "cannot run ssh: %s", err_msg());
 		sbuf_release(&line);
@@ -565,7 +573,7 @@ static int report(char **out, void *session, const struct boot_task *t)
 	free(argv);
 	free(perf);
 	free(data);
-	if (ssh_run(&res, &ss->set, line.buf, NULL, ss->set.connect_timeout, REPORT_TIMEOUT_MS) < 0) {
+	if (ssh_run(&res, &ss->set, line.buf, NULL, ss->set.connect_timeout, REPORT_TIMEOUT_MS, NULL) < 0) {
 		rc = err_set(ERR_FAIL, "ssh: cannot run ssh for perf report: %s", err_msg());
 	} else {
 		if (!run_ok(&res)) {

@@ -179,7 +179,7 @@ static void last_line(char *buf, size_t n, const char *s)
  * shell) over ssh; stdin from stdin_path (NULL: none).
  */
 int ssh_run(struct run_result *res, const struct settings *s, const char *cmd, const char *stdin_path,
-		   long long connect_to, int timeout_ms)
+		   long long connect_to, int timeout_ms, const int *cancel)
 {
 	const char *argv[SSH_ARGS];
 	char *words[SSH_WORDS];
@@ -194,6 +194,7 @@ int ssh_run(struct run_result *res, const struct settings *s, const char *cmd, c
 	o.stdin_path = stdin_path;
 	o.timeout_ms = timeout_ms;
 	o.max_output = RUN_OUTPUT_MAX;
+	o.cancel = cancel;
 	rc = run_cmd(res, &o);
 	for (char **w = words; *w; w++)
 		free(*w);

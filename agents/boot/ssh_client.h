@@ -43,6 +43,8 @@ struct session {
 	char *cmdline;              /* what {cmdline} gave the install command */
 	const char *device_what;    /* "root@10.0.0.5:22" for messages */
 	char *device;
+	const int *cancel;          /* the task's (boot_task.cancel): it stops the waits for the device and
+				     * the runs, never an install, a power cycle or a restore */
 };
 
 /*
@@ -56,10 +58,11 @@ int ssh_fatal(const char *err);
 /*
  * Runs the remote command line cmd (already quoted for the device's
  * shell) over ssh, connecting within connect_to seconds, all of it
- * within timeout_ms; stdin from stdin_path (NULL: none). As run_cmd().
+ * within timeout_ms; stdin from stdin_path (NULL: none); stopped as at
+ * its deadline when *cancel is set (cancel may be NULL). As run_cmd().
  */
 int ssh_run(struct run_result *res, const struct settings *s, const char *cmd, const char *stdin_path,
-	    long long connect_to, int timeout_ms);
+	    long long connect_to, int timeout_ms, const int *cancel);
 /* A message for a failed ssh run into buf: ssh's own words when it failed itself. */
 void ssh_describe(char *buf, size_t n, const struct run_result *res);
 

@@ -175,8 +175,10 @@ int run_cmd(struct run_result *res, const struct run_opts *o)
 		 * deadline it had (with a timeout too, a cancelled kernel build
 		 * ran on to its timeout before).
 		 */
-		if (o->cancel && __atomic_load_n(o->cancel, __ATOMIC_ACQUIRE) && !term_sent && (kill_at < 0 || kill_at > now))
+		if (o->cancel && __atomic_load_n(o->cancel, __ATOMIC_ACQUIRE) && !term_sent && (kill_at < 0 || kill_at > now)) {
 			kill_at = now;
+			res->cancelled = 1;
+		}
 		if (kill_at >= 0) {
 			if (now >= kill_at) {
 				if (!term_sent) {
@@ -261,7 +263,9 @@ int run_ok(const struct run_result *res)
 
 const char *run_describe(const struct run_result *res, char *buf, size_t n)
 {
-	if (res->timed_out)
+	if (res->cancelled)
+		snprintf(buf, n, "cancelled after %ld ms", res->wall_ms);
+	else if (res->timed_out)
 		snprintf(buf, n, "timed out after %ld ms", res->wall_ms);
 	else if (res->exited)
 		snprintf(buf, n, "exit %d", res->status);

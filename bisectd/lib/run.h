@@ -33,7 +33,8 @@ struct run_opts {
 struct run_result {
 	int exited;        /* 1 when it exited normally */
 	int status;        /* exit status when exited, else the signal number */
-	int timed_out;     /* 1 when the deadline killed it */
+	int timed_out;     /* 1 when the deadline (or a cancel) killed it */
+	int cancelled;     /* 1 when it was *opts->cancel that did */
 	char *out, *err;   /* captured output, NUL-terminated; owned by the result */
 	size_t out_len, err_len;
 	int out_truncated, err_truncated; /* 1 when output past max_output was dropped */
@@ -49,7 +50,7 @@ struct run_result {
 int run_cmd(struct run_result *res, const struct run_opts *opts);
 /* Did it exit with status 0? */
 int run_ok(const struct run_result *res);
-/* "exit 2", "killed by signal 9", "timed out after 5000 ms" into buf. */
+/* "exit 2", "killed by signal 9", "timed out after 5000 ms", "cancelled after 120 ms" into buf. */
 const char *run_describe(const struct run_result *res, char *buf, size_t n);
 void run_result_release(struct run_result *res);
 

@@ -17,10 +17,16 @@
  * start() brought) parsed by bisectd's parser, as "profile=ok symbols=N
  * samples=S event=E" and its first rows as "# profile: " lines, or
  * "profile=failed error=..." (exit 2).
+ *
+ * BOOT_TASK_CANCEL_AFTER=MS sets the task's cancel (boot_task.cancel)
+ * MS milliseconds after the start, from another thread, as the agent's
+ * heartbeat does when the coordinator cancels the task.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "boot.h"
 #include "conf.h"
@@ -29,6 +35,15 @@
 #include "perfreport.h"
 #include "util.h"
 #include "workload.h"
+
+static int cancel;
+
+static void *cancel_later(void *arg)
+{
+	usleep((useconds_t)(long)arg * 1000);
+	__atomic_store_n(&cancel, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
 
 static void print_lines(const char *prefix, const char *s)
 {
@@ -98,7 +113,13 @@ int main(int argc, char **argv)
 	wl = workload_find(w->type);
 	boot = boot_find(w->boot);
 	runs = atoi(argv[5]);
-	bt = (struct boot_task){ def, wl, argv[3], argv[4], runs, -1, getenv("BOOT_TASK_PROFILE"), NULL };
+	bt = (struct boot_task){ def, wl, argv[3], argv[4], runs, -1, getenv("BOOT_TASK_PROFILE"), NULL, &cancel };
+	if (getenv("BOOT_TASK_CANCEL_AFTER")) {
+		pthread_t th;
+
+		if (pthread_create(&th, NULL, cancel_later, (void *)atol(getenv("BOOT_TASK_CANCEL_AFTER"))) == 0)
+			pthread_detach(th);
+	}
 	if (!wl || !boot || !(wl->places & boot_method_find(w->boot)->places)) {
 		printf("status=failed\nerror=boot %s does not run type %s\n", w->boot, w->type);
 		goto out;

@@ -10,6 +10,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -610,6 +612,73 @@ static void test_console_profile(void **state)
 	assert_int_equal(qemu_console_profile(&text, &rc, "BISECT-READY\nBISECT-PROFILE-END rc=0\n"), ERR_NOTFOUND);
 }
 
+/* The agent's heartbeat hears the task was cancelled while the guest runs. */
+static void *cancel_soon(void *arg)
+{
+	usleep(300 * 1000);
+	__atomic_store_n((int *)arg, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/*
+ * A cancel stops QEMU at once, not at its boot deadline, and says so
+ * rather than that the kernel did not boot. QEMU here is a stand-in that
+ * never prints READY (it writes its pid and sleeps): what it does is
+ * what a guest stuck in a long run looks like from the host.
+ */
+static void test_cancel_stops_qemu(void **state)
+{
+	char dir[] = "/tmp/test-qemu-cancel.XXXXXX";
+	char *fake, *kernel, *initrd, *pidfile, *work, *script, *pid = NULL;
+	struct qemu_opts o = QEMU_OPTS_INIT;
+	struct qemu_result r;
+	pthread_t th;
+	size_t len;
+	int cancel = 0, rc;
+	int64_t t0;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	fake = xasprintf("%s/qemu", dir);
+	kernel = xasprintf("%s/bzImage", dir);
+	initrd = xasprintf("%s/initrd", dir);
+	pidfile = xasprintf("%s/pid", dir);
+	work = xasprintf("%s/work", dir);
+	script = xasprintf("#!/bin/sh\necho $$ > %s\nexec sleep 60\n", pidfile);
+	assert_int_equal(file_write_atomic_mode(fake, script, strlen(script), 0755), 0);
+	assert_int_equal(file_write_atomic(kernel, "k", 1), 0);
+	assert_int_equal(file_write_atomic(initrd, "i", 1), 0);
+	o.qemu = fake;
+	o.kernel = kernel;
+	o.initrd = initrd;
+	o.accel = QEMU_ACCEL_TCG;
+	o.boot_timeout_ms = 30000;
+	o.run_timeout_ms = 30000;
+	o.workdir = work;
+	o.cancel = &cancel;
+	t0 = now_ms();
+	assert_int_equal(pthread_create(&th, NULL, cancel_soon, &cancel), 0);
+	rc = qemu_boot_run(&r, &o);
+	pthread_join(th, NULL);
+	assert_int_equal(rc, ERR_FAIL);
+	assert_int_equal(r.cancelled, 1);
+	assert_int_equal(r.boot_timed_out, 0);
+	assert_non_null(strstr(r.why, "the task was cancelled: QEMU stopped after "));
+	assert_true(now_ms() - t0 < 20000);
+	/* Its process is gone, not left behind. */
+	assert_int_equal(file_read(&pid, &len, pidfile, 64), 0);
+	assert_int_equal(kill(atoi(pid), 0), -1);
+	qemu_result_release(&r);
+	free(pid);
+	remove_tree(dir);
+	free(fake);
+	free(kernel);
+	free(initrd);
+	free(pidfile);
+	free(work);
+	free(script);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -628,6 +697,7 @@ int main(void)
 		cmocka_unit_test(test_script_runs_on_host),
 		cmocka_unit_test(test_script_profile),
 		cmocka_unit_test(test_console_profile),
+		cmocka_unit_test(test_cancel_stops_qemu),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -142,6 +142,7 @@ static void test_timeout(void **state)
 	o.timeout_ms = 200;
 	run(&res, &o, argv);
 	assert_int_equal(res.timed_out, 1);
+	assert_int_equal(res.cancelled, 0);
 	assert_int_equal(res.exited, 0);
 	assert_int_equal(res.status, SIGTERM);
 	assert_string_equal(res.out, "started\n");
@@ -166,6 +167,7 @@ static void test_cancel(void **state)
 	struct run_opts o = RUN_OPTS_INIT;
 	struct run_result res;
 	pthread_t th;
+	char how[64];
 	int cancel;
 
 	(void)state;
@@ -180,10 +182,12 @@ static void test_cancel(void **state)
 		run(&res, &o, argv);
 		pthread_join(th, NULL);
 		assert_int_equal(res.timed_out, 1);
+		assert_int_equal(res.cancelled, 1);
 		assert_int_equal(res.exited, 0);
 		assert_int_equal(res.status, SIGTERM);
 		assert_string_equal(res.out, "started\n");
 		assert_true(now_ms() - t0 < 20000);
+		assert_non_null(strstr(run_describe(&res, how, sizeof(how)), "cancelled after "));
 		run_result_release(&res);
 	}
 }

@@ -6,6 +6,7 @@
 #include <cmocka.h>
 
 #include <sched.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -137,7 +138,7 @@ static json_t *def_new(const char *script, const char *pattern)
 static int run_on(struct run_sample *s, json_t *def, const char *srcdir, int cpu)
 {
 	const struct workload_ops *ops = workload_find("command");
-	struct boot_task bt = { def, ops, srcdir, NULL, 1, cpu, NULL, NULL };
+	struct boot_task bt = { def, ops, srcdir, NULL, 1, cpu, NULL, NULL, NULL };
 
 	assert_non_null(ops);
 	return boot_find("none")->run(s, NULL, &bt, 1);
@@ -152,7 +153,7 @@ static void run_one(struct run_sample *s, json_t *def, const char *srcdir)
 static int prepare(json_t *def)
 {
 	const struct workload_ops *ops = workload_find("command");
-	struct boot_task bt = { def, ops, NULL, NULL, 1, -1, NULL, NULL };
+	struct boot_task bt = { def, ops, NULL, NULL, 1, -1, NULL, NULL, NULL };
 	int rc = workload_check_msg(ops, def);
 
 	return rc ? rc : boot_find("none")->prepare(&bt);
@@ -249,6 +250,36 @@ static void test_command_timeout(void **state)
 	assert_true(s.value == 0);
 	assert_non_null(strstr(s.error, "timed out"));
 	assert_true(now_ms() - t0 < 10000);
+	json_decref(def);
+}
+
+/* The task's cancel, set from another thread (the agent's heartbeat) while the run is in hand. */
+static void *cancel_soon(void *arg)
+{
+	usleep(200 * 1000);
+	__atomic_store_n((int *)arg, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* A cancel stops the run in hand at once, long before its run_timeout, as a failed run saying so. */
+static void test_command_cancel(void **state)
+{
+	json_t *def = def_new("echo throughput: 5; exec sleep 30", PAT);
+	struct boot_task bt = { def, workload_find("command"), NULL, NULL, 1, -1, NULL, NULL, NULL };
+	struct run_sample s;
+	pthread_t th;
+	int cancel = 0;
+	int64_t t0 = now_ms();
+
+	(void)state;
+	json_object_set_new(def, "run_timeout", json_integer(60));
+	bt.cancel = &cancel;
+	assert_int_equal(pthread_create(&th, NULL, cancel_soon, &cancel), 0);
+	assert_int_equal(boot_find("none")->run(&s, NULL, &bt, 1), 0);
+	pthread_join(th, NULL);
+	assert_true(now_ms() - t0 < 20000);
+	assert_true(s.value == 0);
+	assert_non_null(strstr(s.error, "cancelled after"));
 	json_decref(def);
 }
 
@@ -463,6 +494,7 @@ int main(void)
 		cmocka_unit_test(test_command_exit_status),
 		cmocka_unit_test(test_command_no_match),
 		cmocka_unit_test(test_command_timeout),
+		cmocka_unit_test(test_command_cancel),
 		cmocka_unit_test(test_command_missing_program),
 		cmocka_unit_test(test_command_prepare_rejects),
 		cmocka_unit_test(test_workload_find),
