@@ -307,9 +307,23 @@ int store_job_commit_doc(json_t **out, struct store *s, long long job, int idx)
 			 "ii", job, (long long)idx);
 }
 
+/*
+ * A commit's state as the API shows it (c: job_commits, s: its summary):
+ * good, bad and skipped as the engine set them; in a job's live list,
+ * running (a task of it claimed) or queued (one waiting); else measured
+ * (runs in; the store keeps 'queued' from its first task on) or untested.
+ * A report's commits, made as the job ends, say only what their runs are.
+ */
+#define STATE_SET "CASE WHEN c.state IN ('good', 'bad', 'skipped') THEN c.state "
+#define STATE_OPEN \
+	"WHEN EXISTS (SELECT 1 FROM tasks t WHERE t.job_id = c.job_id AND t.idx = c.idx AND " \
+	"t.state = 'claimed') THEN 'running' WHEN EXISTS (SELECT 1 FROM tasks t WHERE t.job_id = c.job_id " \
+	"AND t.idx = c.idx AND t.state = 'queued') THEN 'queued' "
+#define STATE_RUNS "WHEN coalesce(s.n, 0) + coalesce(s.failures, 0) > 0 THEN 'measured' ELSE 'untested' END AS state"
+
 int store_job_commit_summary_doc(json_t **out, struct store *s, long long job, int idx)
 {
-	return store_row(out, s, "SELECT c.idx, c.sha, c.subject, c.state, s.n, s.failures, s.hmean, "
+	return store_row(out, s, "SELECT c.idx, c.sha, c.subject, " STATE_SET STATE_RUNS ", s.n, s.failures, s.hmean, "
 			 "s.amean, s.cv FROM job_commits c LEFT JOIN summaries s ON s.job_id = c.job_id "
 			 "AND s.idx = c.idx WHERE c.job_id = ? AND c.idx = ?", "ii", job, (long long)idx);
 }
@@ -333,7 +347,7 @@ int store_job_running_doc(json_t **out, struct store *s, long long id)
 
 int store_job_commits_doc(json_t **out, struct store *s, long long id)
 {
-	return store_rows(out, s, "SELECT c.idx, c.sha, c.subject, c.parents AS parents_json, c.state, "
+	return store_rows(out, s, "SELECT c.idx, c.sha, c.subject, c.parents AS parents_json, " STATE_SET STATE_OPEN STATE_RUNS ", "
 			  "s.n, s.failures, s.hmean, s.amean, s.cv FROM job_commits c LEFT JOIN summaries s "
 			  "ON s.job_id = c.job_id AND s.idx = c.idx WHERE c.job_id = ? AND (c.state != 'untested' "
 			  "OR c.idx = 0 OR c.idx = (SELECT max(idx) FROM job_commits WHERE job_id = c.job_id)) "

@@ -654,9 +654,19 @@ static void test_resume_after_cancel(void **state)
 	held = claim_now(f, "a1");
 	assert_true(held > 0);
 	attempt = task_is(f, held, "claimed", agent_id(f, "a1"), -1);
+	/* The job's commits say which is being measured. */
+	assert_int_equal(store_job_commits_doc(&doc, f->st, jid), 0);
+	assert_int_equal(rows_with(doc, "state", "running", 1), 1);
 	assert_int_equal(coord_job_cancel(&reply, f->s, jid), 0);
 	json_decref(reply);
 	assert_string_equal(job_state(f, jid, st, sizeof(st)), "cancelled");
+	/* Cancelled, none is queued or running any more (the store keeps 'queued'). */
+	assert_int_equal(store_job_commits_doc(&doc, f->st, jid), 0);
+	assert_int_equal(rows_with(doc, "state", "queued", 1), 0);
+	assert_int_equal(store_job_commits_doc(&doc, f->st, jid), 0);
+	assert_int_equal(rows_with(doc, "state", "running", 1), 0);
+	assert_int_equal(store_job_commits_doc(&doc, f->st, jid), 0);
+	assert_int_equal(rows_with(doc, "state", "measured", 1), 2);
 	/* The task an agent runs is cancelled with the job: its next heartbeat says so. */
 	task_is(f, held, "cancelled", agent_id(f, "a1"), attempt);
 	hb.task = held;
