@@ -315,10 +315,11 @@ int store_job_commit_doc(json_t **out, struct store *s, long long job, int idx)
  * A report's commits, made as the job ends, say only what their runs are.
  */
 #define STATE_SET "CASE WHEN c.state IN ('good', 'bad', 'skipped') THEN c.state "
-#define STATE_OPEN \
-	"WHEN EXISTS (SELECT 1 FROM tasks t WHERE t.job_id = c.job_id AND t.idx = c.idx AND " \
-	"t.state = 'claimed') THEN 'running' WHEN EXISTS (SELECT 1 FROM tasks t WHERE t.job_id = c.job_id " \
-	"AND t.idx = c.idx AND t.state = 'queued') THEN 'queued' "
+#define STATE_OPEN "WHEN o.claimed THEN 'running' WHEN o.idx IS NOT NULL THEN 'queued' "
+/* o for STATE_OPEN: the job's (?1) commits with a task open, from the few open tasks (index tasks_state). */
+#define OPEN_TASKS \
+	"LEFT JOIN (SELECT idx, max(state = 'claimed') AS claimed FROM tasks WHERE state IN ('queued', " \
+	"'claimed') AND job_id = ?1 GROUP BY idx) o ON o.idx = c.idx "
 #define STATE_RUNS "WHEN coalesce(s.n, 0) + coalesce(s.failures, 0) > 0 THEN 'measured' ELSE 'untested' END AS state"
 
 int store_job_commit_summary_doc(json_t **out, struct store *s, long long job, int idx)
@@ -349,7 +350,7 @@ int store_job_commits_doc(json_t **out, struct store *s, long long id)
 {
 	return store_rows(out, s, "SELECT c.idx, c.sha, c.subject, c.parents AS parents_json, " STATE_SET STATE_OPEN STATE_RUNS ", "
 			  "s.n, s.failures, s.hmean, s.amean, s.cv FROM job_commits c LEFT JOIN summaries s "
-			  "ON s.job_id = c.job_id AND s.idx = c.idx WHERE c.job_id = ? AND (c.state != 'untested' "
+			  "ON s.job_id = c.job_id AND s.idx = c.idx " OPEN_TASKS "WHERE c.job_id = ?1 AND (c.state != 'untested' "
 			  "OR c.idx = 0 OR c.idx = (SELECT max(idx) FROM job_commits WHERE job_id = c.job_id)) "
 			  "ORDER BY c.idx", "i", id);
 }
