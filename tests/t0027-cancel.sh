@@ -41,27 +41,37 @@ LAB_WORKLOADS="  slowbuild:
 lab_start_bisectd || { echo "Bail out! bisectd did not start"; exit 1; }
 lab_start_agent lab1 0
 
-out=$(api POST /api/v1/jobs '{"repo":"demo","good":"v1","bad":"main","workload":"slowbuild","runs":1}')
-like "$out" '^201 ' "a job whose builds take 300 s"
-for _ in $(seq 1 300); do [ -s "$TEST_DIR/build.pid" ] && break; sleep 0.1; done
-T=$(q "SELECT id FROM tasks WHERE job_id = 1 AND state = 'claimed' LIMIT 1")
-like "$T" '^[0-9]+$' "lab1 claimed a task and is building it"
-pid=$(cat "$TEST_DIR/build.pid")
-kill -0 "$pid" 2> /dev/null
-ok $? "... its build is running (pid $pid)"
+# slow_job ID WORKLOAD PIDFILE WHAT: job ID submitted, its task claimed, WHAT running: T and pid set.
+slow_job() {
+	rm -f "$3"
+	out=$(api POST /api/v1/jobs "{\"repo\":\"demo\",\"good\":\"v1\",\"bad\":\"main\",\"workload\":\"$2\",\"runs\":1}")
+	like "$out" '^201 ' "a job whose ${4}s take 300 s"
+	for _ in $(seq 1 600); do [ -s "$3" ] && break; sleep 0.1; done
+	T=$(q "SELECT id FROM tasks WHERE job_id = $1 AND state = 'claimed' LIMIT 1")
+	like "$T" '^[0-9]+$' "lab1 claimed a task of it"
+	pid=$(cat "$3")
+	kill -0 "$pid" 2> /dev/null
+	ok $? "... and its $4 is going (pid $pid)"
+}
 
-t0=$(date +%s)
-"$BUILD/bisectctl" cancel 1 > /dev/null
-is "$(q "SELECT state FROM tasks WHERE id = $T")" cancelled "the cancel cancels the claimed task too"
-for _ in $(seq 1 600); do kill -0 "$pid" 2> /dev/null || break; sleep 0.1; done
-! kill -0 "$pid" 2> /dev/null
-ok $? "the agent stopped the build"
-took=$(( $(date +%s) - t0 ))
-ok $(( took < 120 ? 0 : 1 )) "... well before its 300 s ($took s after the cancel; heartbeats every 2 s)"
-for _ in $(seq 1 100); do grep -q "task $T: cancelled, not uploaded\|task $T: abandoned, not uploaded" "$LAB/lab1.log" && break; sleep 0.1; done
-like "$(grep "task $T:" "$LAB/lab1.log")" "the coordinator cancelled it" "the agent's log says the coordinator cancelled it"
-like "$(grep "task $T:" "$LAB/lab1.log")" "(cancelled|abandoned), not uploaded" "... and that it uploaded nothing"
-is "$(q "SELECT count(*) FROM samples WHERE job_id = 1")" 0 "no sample came of it"
+# cancel_stops ID WHAT: bisectctl cancel ID stops the agent's WHAT (pid) at once, nothing uploaded.
+cancel_stops() {
+	t0=$(date +%s)
+	"$BUILD/bisectctl" cancel "$1" > /dev/null
+	is "$(q "SELECT state FROM tasks WHERE id = $T")" cancelled "the cancel cancels the claimed task too"
+	for _ in $(seq 1 600); do kill -0 "$pid" 2> /dev/null || break; sleep 0.1; done
+	! kill -0 "$pid" 2> /dev/null
+	ok $? "the agent stopped the $2"
+	took=$(( $(date +%s) - t0 ))
+	ok $(( took < 120 ? 0 : 1 )) "... well before its 300 s ($took s after the cancel; heartbeats every 2 s)"
+	for _ in $(seq 1 100); do grep -q "task $T: \(cancelled\|abandoned\), not uploaded" "$LAB/lab1.log" && break; sleep 0.1; done
+	like "$(grep "task $T:" "$LAB/lab1.log")" "the coordinator cancelled it" "the agent's log says the coordinator cancelled it"
+	like "$(grep "task $T:" "$LAB/lab1.log")" "(cancelled|abandoned), not uploaded" "... and that it uploaded nothing"
+	is "$(q "SELECT count(*) FROM samples WHERE job_id = $1")" 0 "no sample came of it"
+}
+
+slow_job 1 slowbuild "$TEST_DIR/build.pid" build
+cancel_stops 1 build
 
 # Resumed, the job's next task goes to the same agent, which is free.
 rm -f "$TEST_DIR/build.pid"
@@ -73,25 +83,9 @@ like "$(q "SELECT count(*) FROM tasks WHERE job_id = 1 AND state = 'claimed' AND
 "$BUILD/bisectctl" cancel 1 > /dev/null
 
 # A run in hand: the workload's command runs 300 s; the cancel stops it too.
-out=$(api POST /api/v1/jobs '{"repo":"demo","good":"v1","bad":"main","workload":"slowrun","runs":1}')
-like "$out" '^201 ' "a job whose runs take 300 s"
-for _ in $(seq 1 600); do [ -s "$TEST_DIR/run.pid" ] && break; sleep 0.1; done
-T=$(q "SELECT id FROM tasks WHERE job_id = 2 AND state = 'claimed' LIMIT 1")
-like "$T" '^[0-9]+$' "lab1 claimed a task of it"
-pid=$(cat "$TEST_DIR/run.pid")
-kill -0 "$pid" 2> /dev/null
-ok $? "... and its run is going (pid $pid)"
-t0=$(date +%s)
-"$BUILD/bisectctl" cancel 2 > /dev/null
-for _ in $(seq 1 600); do kill -0 "$pid" 2> /dev/null || break; sleep 0.1; done
-! kill -0 "$pid" 2> /dev/null
-ok $? "the agent stopped the run"
-took=$(( $(date +%s) - t0 ))
-ok $(( took < 120 ? 0 : 1 )) "... well before its 300 s ($took s after the cancel)"
-for _ in $(seq 1 100); do grep -q "task $T: \(cancelled\|abandoned\), not uploaded" "$LAB/lab1.log" && break; sleep 0.1; done
+slow_job 2 slowrun "$TEST_DIR/run.pid" run
+cancel_stops 2 run
 like "$(grep "task $T:" "$LAB/lab1.log")" "run 1/1 failed: .*cancelled after" "the agent's log says the run was cancelled"
-like "$(grep "task $T:" "$LAB/lab1.log")" "(cancelled|abandoned), not uploaded" "... and that it uploaded nothing"
-is "$(q "SELECT count(*) FROM samples WHERE job_id = 2")" 0 "no sample came of it"
 
 # Boot ssh: the device is power-cycled and does not answer (ssh refused)
 # for its 5 s, 2 power cycles: cancelled after 1 s, the wait ends there.
