@@ -5,7 +5,8 @@
 # report carries the numbers an undecided answer is read with; the first,
 # resumed with more runs, runs on from the runs it has. A job with
 # no change ends not-reproduced (or undecided), saying what it cannot rule out.
-# A cancelled job runs on when resumed.
+# A cancelled job runs on when resumed. submit --like runs a job's
+# settings again as a new job.
 # The bench is the stand-in that draws its numbers (tests/lib/standin-bench.sh).
 . "$(dirname "$0")/lib/tap.sh"
 . "$(dirname "$0")/lib/lab.sh"
@@ -187,6 +188,23 @@ done
 like "$(q "SELECT count(*) FROM samples WHERE job_id = 4 AND id > $last")" "^[1-9]" "it takes runs again"
 is "$(q "SELECT count(*) FROM samples WHERE job_id = 4 AND id <= $last")" "$n" "... every run it had kept ($n)"
 "$BUILD/bisectctl" cancel 4 > /dev/null 2>&1
+
+# Job 5: job 1's settings again (submit --like), one of them given anew.
+like "$("$BUILD/bisectctl" report 4)" "to measure it afresh with the same settings: bisectctl submit --like 4" \
+	"a cancelled job's report says how to measure it afresh too"
+out=$("$BUILD/bisectctl" submit --like 1 --min-effect 2 2>&1)
+is "$?" 0 "bisectctl submit --like 1 --min-effect 2 exits 0"
+like "$out" "^job 5 submitted: demo [0-9a-f]{40}\.\.[0-9a-f]{40} \(41 commits\), workload bench on pool local" \
+	"... with job 1's range by its commits"
+settings="good, bad, workload, pool, runs, budget_runs, budget_builds, budget_seconds, end_runs, confidence, alpha, policy, direction, append, config"
+is "$(q "SELECT $settings FROM jobs WHERE id = 5")" "$(q "SELECT $settings FROM jobs WHERE id = 1")" \
+	"job 5 has job 1's settings ($(q "SELECT runs || ' runs, budget ' || budget_runs FROM jobs WHERE id = 5"))"
+is "$(q "SELECT min_effect FROM jobs WHERE id = 5") $(q "SELECT min_effect FROM jobs WHERE id = 1")" "0.02 0.01" \
+	"... but the min effect given"
+"$BUILD/bisectctl" cancel 5 > /dev/null 2>&1
+out=$("$BUILD/bisectctl" submit --like 99 2>&1)
+is "$?" 2 "submit --like a job that does not exist exits 2"
+like "$out" "job 99 does not exist" "... saying so"
 
 tap_plan "$tap_n"
 tap_done

@@ -38,7 +38,8 @@ static int cmd_help(const struct cmd *self, int argc, char **argv)
 
 static const struct cmd commands[] = {
 	{ "submit", cmd_submit,
-	  "--repo R --good G --bad B --workload W [--pool P] [--runs N] [options] [--watch [--interval S]]",
+	  "--repo R --good G --bad B --workload W [--pool P] [--runs N] [options] [--watch [--interval S]]\n"
+	  "       bisectctl submit --like ID [options] [--watch [--interval S]]",
 	  "submit a bisection job",
 	  "Asks bisectd to find the commit in G..B (refs of repository R) that changed\n"
 	  "workload W in the direction the workload calls worse.\n\n"
@@ -72,6 +73,11 @@ static const struct cmd commands[] = {
 	  "                  CONFIG_X=y|m|n|123|0x1f|'\"str\"'; n or '# CONFIG_X is not\n"
 	  "                  set' unsets it); workloads with a kernel build\n"
 	  "  --policy P      bisectd (default) or split (the simple k-way split)\n"
+	  "  --like ID       job ID's settings where no option gives them: its range by\n"
+	  "                  its commits, workload, pool, runs, policy, confidence,\n"
+	  "                  alpha, min effect, end runs, direction, append, config and\n"
+	  "                  its own budgets (a failed job run again once the lab is\n"
+	  "                  mended; the same range on another pool: --like 5 --pool P)\n"
 	  "  --watch         follow the job as 'watch' does; the exit status is its end's\n"
 	  "                  (0 done, 1 failed/cancelled/not-reproduced, 4 undecided)\n"
 	  "  --interval S    with --watch: seconds between refreshes (default 1)\n" },

@@ -61,6 +61,7 @@ struct table {
 #define OPT_END_RUNS 1003
 #define OPT_MORE_RUNS 1004
 #define OPT_MORE_SECONDS 1005
+#define OPT_LIKE 1006
 #define COMMON_LONGOPTS \
 	{ "help", no_argument, NULL, 'h' }, \
 	{ "json", no_argument, NULL, 'J' }, \

@@ -3,6 +3,7 @@
  * export, cancel and plot.
  */
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -124,6 +125,7 @@ int cmd_submit(const struct cmd *c, int argc, char **argv)
 		{ "direction", required_argument, NULL, 'D' },
 		{ "append", required_argument, NULL, 'a' },
 		{ "config", required_argument, NULL, OPT_CONFIG },
+		{ "like", required_argument, NULL, OPT_LIKE },
 		{ "watch", no_argument, NULL, 'W' },
 		{ "interval", required_argument, NULL, 'i' },
 		COMMON_LONGOPTS,
@@ -132,10 +134,10 @@ int cmd_submit(const struct cmd *c, int argc, char **argv)
 	const char *repo = NULL, *good = NULL, *bad = NULL, *workload = NULL, *pool = NULL;
 	const char *policy = NULL, *direction = NULL, *append = NULL;
 	double confidence = 0, alpha = 0, min_effect = -1;
-	long runs = 0, id, budget_runs = -1, budget_builds = -1, budget_seconds = -1, end_runs = -1;
+	long runs = 0, id, budget_runs = -1, budget_builds = -1, budget_seconds = -1, end_runs = -1, like = 0;
 	double interval = 1;
 	int opt, watch = 0, rc;
-	json_t *body = NULL, *reply = NULL;
+	json_t *body = NULL, *reply = NULL, *model = NULL;
 	static char config[KCONFIG_JOB_MAX][KCONFIG_JOB_OPT_MAX + 1];
 	size_t nr_config = 0;
 
@@ -195,6 +197,10 @@ int cmd_submit(const struct cmd *c, int argc, char **argv)
 			if (ctl_parse_long(&end_runs, optarg, 0, 200) < 0)
 				return ctl_usage_error(c, "bad --end-runs '%s' (0 to 200)", optarg);
 			break;
+		case OPT_LIKE:
+			if (ctl_parse_long(&like, optarg, 1, LONG_MAX) < 0)
+				return ctl_usage_error(c, "bad --like '%s' (a job id)", optarg);
+			break;
 		case 'n':
 			if (ctl_parse_long(&runs, optarg, 1, 100) < 0)
 				return ctl_usage_error(c, "bad --runs '%s' (1 to 100)", optarg);
@@ -210,9 +216,48 @@ int cmd_submit(const struct cmd *c, int argc, char **argv)
 	}
 	if (optind < argc)
 		return ctl_usage_error(c, "unexpected argument '%s'", argv[optind]);
-	if (!repo || !good || !bad || !workload)
-		return ctl_usage_error(c, "--%s is required",
-				       !repo ? "repo" : !good ? "good" : !bad ? "bad" : "workload");
+	if (like > 0) {
+		/* Job like's settings where no option gives them: its range by its commits, its own budgets. */
+		char path[64];
+		json_t *cf;
+		size_t i;
+
+		snprintf(path, sizeof(path), "/api/v1/jobs/%ld", like);
+		if ((rc = ctl_api(&model, "GET", path, NULL)) != RC_OK)
+			return rc;
+		repo = repo ? repo : ctl_jstr(model, "repo");
+		good = good ? good : ctl_jstr(model, "good");
+		bad = bad ? bad : ctl_jstr(model, "bad");
+		workload = workload ? workload : ctl_jstr(model, "workload");
+		pool = pool ? pool : ctl_jstr(model, "pool");
+		policy = policy ? policy : ctl_jstr(model, "policy");
+		direction = direction ? direction : ctl_jstr(model, "direction");
+		append = append ? append : ctl_jstr(model, "append");
+		runs = runs ? runs : (long)ctl_jint(model, "runs", 0);
+		if (confidence <= 0)
+			ctl_jnum(&confidence, model, "confidence");
+		if (alpha <= 0)
+			ctl_jnum(&alpha, model, "alpha");
+		if (min_effect < 0)
+			ctl_jnum(&min_effect, model, "min_effect");
+		if (budget_runs < 0 && ctl_jint(model, "budget_runs", 0) > 0)
+			budget_runs = (long)ctl_jint(model, "budget_runs", 0);
+		if (budget_builds < 0 && ctl_jint(model, "budget_builds", 0) > 0)
+			budget_builds = (long)ctl_jint(model, "budget_builds", 0);
+		if (budget_seconds < 0 && ctl_jint(model, "budget_seconds", 0) > 0)
+			budget_seconds = (long)ctl_jint(model, "budget_seconds", 0);
+		if (end_runs < 0 && ctl_jint(model, "end_runs", 0) > 0)
+			end_runs = (long)ctl_jint(model, "end_runs", 0);
+		json_array_foreach(nr_config ? NULL : json_object_get(model, "config"), i, cf) {
+			if (json_is_string(cf) && nr_config < KCONFIG_JOB_MAX)
+				snprintf(config[nr_config++], sizeof(config[0]), "%s", json_string_value(cf));
+		}
+	}
+	if (!repo || !good || !bad || !workload) {
+		rc = ctl_usage_error(c, "--%s is required",
+				     !repo ? "repo" : !good ? "good" : !bad ? "bad" : "workload");
+		goto out;
+	}
 
 	body = json_pack("{s:s, s:s, s:s, s:s}", "repo", repo, "good", good, "bad", bad,
 			 "workload", workload);
@@ -275,6 +320,7 @@ int cmd_submit(const struct cmd *c, int argc, char **argv)
 out:
 	json_decref(body);
 	json_decref(reply);
+	json_decref(model);
 	return rc;
 }
 

@@ -457,6 +457,8 @@ int ctl_finish_job(long id, const json_t *job, int strict, const char *query)
 			print_result(&sb, json_object_get(job, "report"), id);
 		if (!strcmp(state, "cancelled"))
 			sbuf_addf(&sb, "  to run it on from the runs it has: bisectctl resume %ld\n", id);
+		if (!strcmp(state, "failed") || !strcmp(state, "cancelled"))
+			sbuf_addf(&sb, "  to measure it afresh with the same settings: bisectctl submit --like %ld\n", id);
 		fputs(sb.buf, stdout);
 		sbuf_release(&sb);
 		rc = ctl_job_rc(job);
