@@ -322,9 +322,13 @@ int coord_job_resume(json_t **reply, struct coord *s, long long id, long long mo
 	state = json_string_value(json_object_get(doc, "state"));
 	cancelled = !strcmp(state, "cancelled");
 	if (strcmp(state, "undecided") && !cancelled) {
+		char afresh[96] = "";
+
+		if (strcmp(state, "queued") && strcmp(state, "running"))
+			snprintf(afresh, sizeof(afresh), " (bisectctl submit --like %lld measures it afresh, as a new job)",
+				 id);
 		rc = err_set(ERR_CONFLICT, "job %lld is %s: only an undecided or cancelled job can be resumed%s", id,
-			     state, !strcmp(state, "queued") || !strcmp(state, "running") ? "" :
-			     " (submit the range again for a job measured afresh)");
+			     state, afresh);
 		goto release;
 	}
 	rep = json_object_get(doc, "report");
@@ -391,8 +395,8 @@ int coord_job_resume(json_t **reply, struct coord *s, long long id, long long mo
 		const char *why = json_string_value(json_object_get(json_object_get(again, "report"), "why"));
 
 		rc = err_set(ERR_CONFLICT, "job %lld would end undecided %sat once: %s; more runs do not change that "
-			     "(submit the range again for a job measured afresh)", id, cancelled ? "" : "again ",
-			     why && *why ? why : "the same verdict");
+			     "(bisectctl submit --like %lld measures it afresh, as a new job)", id,
+			     cancelled ? "" : "again ", why && *why ? why : "the same verdict", id);
 		goto rollback;
 	}
 	if ((rc = store_commit(s->st)))

@@ -693,6 +693,7 @@ static void test_resume_after_cancel(void **state)
 	assert_true(report_int(f, jid, NULL, "runs", 0) > had);
 	assert_int_equal(coord_job_resume(&reply, f->s, jid, 0, 0), ERR_CONFLICT);
 	assert_non_null(strstr(err_msg(), "is done: only an undecided or cancelled job can be resumed"));
+	assert_non_null(strstr(err_msg(), "(bisectctl submit --like "));
 
 	jid = job(f);
 	run_job(f, jid, clear_culprit, 5);
