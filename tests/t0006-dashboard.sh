@@ -160,6 +160,14 @@ CHROMIUM="$CHROMIUM" node "$TOP/tests/browser/dashboard.mjs" "$LAB_URL" 1 "$SHOT
 brc=$?
 browser_tap "$LAB/resume-cancelled.out"
 is "$brc" 0 "... and that browser run exits 0"
+# Ended, its page submits its range and settings again as a new job.
+like "$(api POST /api/v1/jobs/1/cancel '{}')" '^200 .*"state": *"cancelled"' "the job is cancelled again"
+CHROMIUM="$CHROMIUM" node "$TOP/tests/browser/dashboard.mjs" "$LAB_URL" 1 "$SHOTS" again > "$LAB/again.out" 2>&1
+brc=$?
+browser_tap "$LAB/again.out"
+is "$brc" 0 "... and that browser run exits 0"
+new=$(sed -n 's/^# again: job \([0-9]*\)$/\1/p' "$LAB/again.out")
+[ -n "$new" ] && api POST "/api/v1/jobs/$new/cancel" '{}' > /dev/null
 n=$(ls "$SHOTS"/*.png 2>/dev/null | wc -l)
 like "$n" '^([6-9]|1[0-9])$' "its screenshots are kept"
 echo "# screenshots: $SHOTS"

@@ -193,6 +193,38 @@ function resumeButton(j) {
 	return '';
 }
 
+/* An ended job measured afresh: its range by its commits and its settings, as a new job (bisectctl submit --like). */
+function againButton(j) {
+	return !LIVE_STATES.includes(j.state) && canWrite() ?
+		`<button class="again" data-again="${esc(j.id)}" title="its range and settings again, as a new job">again</button>` : '';
+}
+
+/* The POST /api/v1/jobs body of job j's range and settings: its own budgets, not the derived ones. */
+function likeBody(j) {
+	const body = { repo: j.repo, good: j.good, bad: j.bad, workload: j.workload, pool: j.pool, runs: j.runs,
+		policy: j.policy, confidence: j.confidence, alpha: j.alpha, min_effect: j.min_effect, direction: j.direction };
+	if (j.append) body.append = j.append;
+	if (j.config && j.config.length) body.config = j.config;
+	for (const k of ['budget_runs', 'budget_builds', 'budget_seconds', 'end_runs'])
+		if (j[k] > 0) body[k] = j[k];
+	return body;
+}
+
+async function again(id, where) {
+	const j = state.job && state.job.id === id ? state.job : state.jobs.get(id);
+	if (!j || !window.confirm(`Submit job ${id}'s range and settings again, as a new job? ` +
+		'It is measured afresh: no run of this one is carried over.')) return;
+	where.hidden = true;
+	const a = await api('POST', '/api/v1/jobs', likeBody(j));
+	if (a.status === 201) {
+		location.href = `/jobs/${a.body.id}`;
+	} else {
+		where.textContent = `${a.status}: ${errorOf(a)}`;
+		where.hidden = false;
+		refusedWrite(a);
+	}
+}
+
 function renderJobs() {
 	const rows = [...state.jobs.values()].sort((a, b) => b.id - a.id);
 	$('#jobs-empty').hidden = rows.length > 0;
@@ -210,7 +242,7 @@ function renderJobs() {
 			<td class="num runs">${esc(p.runs ?? p.samples ?? '')}${p.budget_runs ? ` / ${esc(p.budget_runs)}` : ''}</td>
 			<td class="num builds">${esc(p.builds ?? '')}</td>
 			<td class="num elapsed" data-job="${esc(j.id)}">${duration(elapsed(j))}</td>
-			<td>${cancelButton(j)}${resumeButton(j)}</td></tr>`;
+			<td>${cancelButton(j)}${resumeButton(j)}${againButton(j)}</td></tr>`;
 	}).join('');
 }
 
@@ -271,7 +303,7 @@ function commitLabel(c) {
 
 function renderJobHead(j) {
 	const p = j.progress || {};
-	$('#job-head').innerHTML = `<h2>Job ${esc(j.id)} ${badge(j.state)} ${cancelButton(j)}${resumeButton(j)}</h2>
+	$('#job-head').innerHTML = `<h2>Job ${esc(j.id)} ${badge(j.state)} ${cancelButton(j)}${resumeButton(j)}${againButton(j)}</h2>
 		<dl class="kv">
 		<dt>range</dt><dd>${esc(j.repo)} <span class="sha">${esc(j.good_ref)}..${esc(j.bad_ref)}</span>
 			(${esc(j.nr_commits)} commits, <span class="sha">${short(j.good)}..${short(j.bad)}</span>)</dd>
@@ -659,6 +691,8 @@ function main() {
 			`Resume job ${r.dataset.resume}? It runs on from the runs it has, its budgets as they were.` :
 			`Give job ${r.dataset.resume} more runs? It runs on from the runs it has, twice what its report ` +
 			'said would decide it.', {}, where);
+		const g = ev.target.closest('button[data-again]');
+		if (g) again(Number(g.dataset.again), where);
 	});
 	if (new URLSearchParams(location.search).has('poll')) startPolling('asked for with ?poll');
 	else startEvents();

@@ -99,6 +99,43 @@ if (mode === 'resume' || mode === 'resume-cancelled') {
 	}
 	process.exit(failed ? 1 : 0);
 }
+// An ended job (as the test left it): its page has an "again" button;
+// clicked and confirmed, a new job of its range and settings is made and
+// the page goes to it.
+if (mode === 'again') {
+	const b = await launch();
+	try {
+		const page = await b.newPage({ viewport: { width: 1400, height: 900 } });
+
+		page.on('dialog', (d) => d.accept());
+		await page.goto(url + '/');
+		if (token) {
+			await page.click('#token-ask');
+			await page.fill('#token-input', token);
+			await page.click('#token-form button[type=submit]');
+			await until(page, () => !document.querySelector('#submit-form').hidden, null, 5000);
+		}
+		await page.goto(`${url}/jobs/${job}`);
+		check(await until(page, () => document.querySelector('#job-head button.again')?.textContent === 'again', null, 10000),
+			'an ended job has an "again" button');
+		await shot(page, '11-again');
+		await page.click('#job-head button.again');
+		const moved = await until(page, (id) => new RegExp(`^/jobs/(?!${id}$)[0-9]+$`).test(location.pathname), job, 15000);
+		check(moved, '"again" from the page: the page goes to a new job', page.url());
+		const id = Number(new URL(page.url()).pathname.split('/').pop());
+		const [old, made] = [await api('GET', `/api/v1/jobs/${job}`), await api('GET', `/api/v1/jobs/${id}`)];
+		const keys = ['repo', 'good', 'bad', 'workload', 'pool', 'runs', 'policy', 'confidence', 'alpha', 'min_effect',
+			'direction', 'append', 'config', 'budget_runs', 'budget_builds', 'budget_seconds', 'end_runs'];
+		const differ = keys.filter((k) => JSON.stringify(old.body[k]) !== JSON.stringify(made.body[k]));
+		check(moved && made.status === 200 && differ.length === 0,
+			`... of job ${job}'s range and settings (${keys.length} of them)`,
+			JSON.stringify(differ.map((k) => [k, old.body[k], made.body[k]])));
+		console.log(`# again: job ${id}`);
+	} finally {
+		await b.close();
+	}
+	process.exit(failed ? 1 : 0);
+}
 if (OUTCOMES[mode]) {
 	const [pattern, what, name] = OUTCOMES[mode];
 	const b = await launch();
