@@ -410,19 +410,18 @@ int bisect_ends_busy(const struct bisect *b, const unsigned char *busy)
 }
 
 /*
- * The ends' why while they are measured on: how they differ, and about
- * how many more runs at this noise would decide them. Where that is more
+ * Adds to the ends' why while they are measured on (its first n bytes:
+ * how they differ) about how many more runs at this noise would decide
+ * them, when the engine can tell (bisect_ends_more_runs()). Where that is more
  * than the ends may take, it says so from the first look with an
  * estimate, not after ends_cap() runs an end: a min_effect far below the
  * lab's noise ends undecided at the ends, and a larger min_effect or a
  * quieter lab is the way on. (On the demo lab, a no-change range at
  * --min-effect 0.3 whose ends ran 1.0-1.3% apart: "about 120 more".)
  */
-static void ends_more_why(struct bisect *b)
+static void ends_add_more(struct bisect *b, int n)
 {
 	long more = bisect_ends_more_runs(b), have = b->c[0].nx + b->c[b->n - 1].nx;
-	int n = snprintf(b->why, sizeof(b->why), "the ends differ by %+.2f%% (P(not worse)=%.4f): more runs at both",
-			 100 * b->ends_change, b->ends_p);
 
 	if (more <= 0 || n < 0 || (size_t)n >= sizeof(b->why))
 		return;
@@ -432,6 +431,12 @@ static void ends_more_why(struct bisect *b)
 			 "min_effect decides sooner)", more, ends_cap(b));
 	else
 		snprintf(b->why + n, sizeof(b->why) - (size_t)n, "; about %ld more would decide them", more);
+}
+
+static void ends_more_why(struct bisect *b)
+{
+	ends_add_more(b, snprintf(b->why, sizeof(b->why), "the ends differ by %+.2f%% (P(not worse)=%.4f): more "
+				  "runs at both", 100 * b->ends_change, b->ends_p));
 }
 
 /* The ends phase: both measured in interleaved chains, one per agent, until they differ or are shown equal. */
@@ -523,9 +528,10 @@ int bisect_ends_step(struct bisect_query *out, struct bisect *b, int k, const un
 		free(busy2);
 	}
 	if (b->c[0].nx >= b->o.end_runs_max && b->c[b->n - 1].nx >= b->o.end_runs_max)
-		snprintf(b->why, sizeof(b->why), "the ends differ by %+.2f%%; their pairs the rule keeps show no "
-			 "regression of %.1f%%, and with every pair in they nearly do: more runs at both, up to %d "
-			 "an end", 100 * b->ends_change, 100 * b->o.min_effect, ends_cap(b));
+		ends_add_more(b, snprintf(b->why, sizeof(b->why), "the ends differ by %+.2f%%; their pairs the rule "
+					  "keeps show no regression of %.1f%%, and with every pair in they nearly do: "
+					  "more runs at both, up to %d an end", 100 * b->ends_change,
+					  100 * b->o.min_effect, ends_cap(b)));
 	else if (b->c[0].nx > 0 && b->ends_known)
 		ends_more_why(b);
 	else if (b->c[0].nx > 0 && b->c[0].nx >= b->o.end_runs && b->c[b->n - 1].nx >= b->o.end_runs &&
