@@ -194,8 +194,8 @@ like "$("$BUILD/bisectctl" report 4)" "to measure it afresh with the same settin
 	"a cancelled job's report says how to measure it afresh too"
 out=$("$BUILD/bisectctl" submit --like 1 --min-effect 2 2>&1)
 is "$?" 0 "bisectctl submit --like 1 --min-effect 2 exits 0"
-like "$out" "^job 5 submitted: demo [0-9a-f]{40}\.\.[0-9a-f]{40} \(41 commits\), workload bench on pool local" \
-	"... with job 1's range by its commits"
+like "$out" "^job 5 submitted: demo [0-9a-f]{12}\.\.[0-9a-f]{12} \(41 commits\), workload bench on pool local" \
+	"... with job 1's range by its commits, each named by its first 12 hex digits"
 settings="good, bad, workload, pool, runs, budget_runs, budget_builds, budget_seconds, end_runs, confidence, alpha, policy, direction, append, config"
 is "$(q "SELECT $settings FROM jobs WHERE id = 5")" "$(q "SELECT $settings FROM jobs WHERE id = 1")" \
 	"job 5 has job 1's settings ($(q "SELECT runs || ' runs, budget ' || budget_runs FROM jobs WHERE id = 5"))"

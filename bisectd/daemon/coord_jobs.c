@@ -54,6 +54,24 @@ out:
 	return rc;
 }
 
+/*
+ * How the job names a ref it was given: as given, but a whole commit id
+ * (40 or 64 hex digits, as bisectctl submit --like sends) by its first 12,
+ * as git's short form, so that a range reads "demo 1f2e3d4c5b6a..v6.8"
+ * everywhere it is shown. The commits themselves are kept whole.
+ */
+static const char *ref_name(char out[13], const char *ref)
+{
+	size_t n = strspn(ref, "0123456789abcdef");
+
+	if ((n == 40 || n == 64) && !ref[n]) {
+		memcpy(out, ref, 12);
+		out[12] = '\0';
+		return out;
+	}
+	return ref;
+}
+
 int coord_job_create(json_t **reply, struct coord *s, const struct job_request *req)
 {
 	const struct conf_workload *w = NULL;
@@ -64,6 +82,7 @@ int coord_job_create(json_t **reply, struct coord *s, const struct job_request *
 	struct mirror *m;
 	long long runs = req->runs ? req->runs : s->conf->default_runs, id = 0;
 	struct jobctx c;
+	char good_short[13], bad_short[13];
 	int rc = 0;
 
 	*reply = NULL;
@@ -96,8 +115,8 @@ int coord_job_create(json_t **reply, struct coord *s, const struct job_request *
 	job.pool = p->name;
 	job.good = rr.good;
 	job.bad = rr.bad;
-	job.good_ref = (char *)(uintptr_t)req->good;
-	job.bad_ref = (char *)(uintptr_t)req->bad;
+	job.good_ref = (char *)(uintptr_t)ref_name(good_short, req->good);
+	job.bad_ref = (char *)(uintptr_t)ref_name(bad_short, req->bad);
 	job.runs = runs;
 	job.unit = w->unit;
 	job.higher = req->direction ? !strcmp(req->direction, "higher") : w->direction != DIR_LOWER;
