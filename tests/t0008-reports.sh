@@ -252,8 +252,10 @@ is "$out" "$(q "SELECT count(*) FROM samples WHERE job_id = 2")" "every sample i
 # and the levels of the job's last step.
 running_view() {
 	R=$(ctl submit --repo demo --good v1.0 --bad main --workload bench --budget-seconds 600 | sed -n 's/^job \([0-9]*\).*/\1/p')
+	# Until a step kept both levels, or the job ended without one (then the checks below are skipped).
 	for _ in $(seq 1 600); do
 		[ "$(q "SELECT count(*) FROM decisions WHERE job_id = $R AND agents IS NOT NULL AND agents NOT LIKE '%null%'")" -gt 0 ] && break
+		[ "$(q "SELECT state IN ('queued', 'running') FROM jobs WHERE id = $R")" = 1 ] || break
 		sleep 0.2
 	done
 	for p in $AGENT_PIDS; do kill "$p" 2> /dev/null; done
