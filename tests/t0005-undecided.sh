@@ -202,6 +202,13 @@ is "$(q "SELECT $settings FROM jobs WHERE id = 5")" "$(q "SELECT $settings FROM 
 is "$(q "SELECT min_effect FROM jobs WHERE id = 5") $(q "SELECT min_effect FROM jobs WHERE id = 1")" "0.02 0.01" \
 	"... but the min effect given"
 "$BUILD/bisectctl" cancel 5 > /dev/null 2>&1
+# A failed job (as the store keeps one whose end could not be measured) says how to measure it afresh.
+q "UPDATE jobs SET state = 'failed', error = 'the good end could not be measured: every run failed (stored by the test)' WHERE id = 5"
+out=$("$BUILD/bisectctl" show 5)
+like "$out" "again +bisectctl submit --like 5 measures it afresh, once what failed is mended" \
+	"bisectctl show of a failed job says how to measure it afresh"
+like "$("$BUILD/bisectctl" report 5)" "to measure it afresh with the same settings: bisectctl submit --like 5" \
+	"... and so does its report"
 out=$("$BUILD/bisectctl" submit --like 99 2>&1)
 is "$?" 2 "submit --like a job that does not exist exits 2"
 like "$out" "job 99 does not exist" "... saying so"

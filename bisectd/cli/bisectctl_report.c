@@ -348,6 +348,9 @@ void ctl_format_job(struct sbuf *out, const json_t *job, size_t max_events, int 
 		sbuf_addf(out, "waiting   %s\n", ctl_jstr(job, "waiting"));
 	if (err && *err)
 		sbuf_addf(out, "error     %s\n", err);
+	if (!strcmp(ctl_jstr_or(job, "state", ""), "failed"))
+		sbuf_addf(out, "again     bisectctl submit --like %lld measures it afresh, once what failed is mended\n",
+			  ctl_jint(job, "id", 0));
 
 	if (json_is_array(commits)) {
 		json_t **v = xcalloc(json_array_size(commits) + 1, sizeof(*v));
