@@ -53,6 +53,22 @@ const launch = () => chromium.launch({
 	args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
 });
 
+// A page of browser b on job JOB's page that may write (the token given, if any), every confirm accepted.
+async function writingPage(b) {
+	const page = await b.newPage({ viewport: { width: 1400, height: 900 } });
+
+	page.on('dialog', (d) => d.accept());
+	await page.goto(url + '/');
+	if (token) {
+		await page.click('#token-ask');
+		await page.fill('#token-input', token);
+		await page.click('#token-form button[type=submit]');
+		await until(page, () => !document.querySelector('#submit-form').hidden, null, 5000);
+	}
+	await page.goto(`${url}/jobs/${job}`);
+	return page;
+}
+
 // The finished job's outcome on its page: a culprit whose claim the engine
 // capped (the confidence and the model's posterior), or one found on the
 // share of slow runs (both groups' shares), as the test stored them.
@@ -72,17 +88,8 @@ if (mode === 'resume' || mode === 'resume-cancelled') {
 	const label = cancelled ? 'resume' : 'more runs';
 	const b = await launch();
 	try {
-		const page = await b.newPage({ viewport: { width: 1400, height: 900 } });
+		const page = await writingPage(b);
 
-		page.on('dialog', (d) => d.accept());
-		await page.goto(url + '/');
-		if (token) {
-			await page.click('#token-ask');
-			await page.fill('#token-input', token);
-			await page.click('#token-form button[type=submit]');
-			await until(page, () => !document.querySelector('#submit-form').hidden, null, 5000);
-		}
-		await page.goto(`${url}/jobs/${job}`);
 		check(await until(page, (l) => document.querySelector('#job-head button.resume')?.textContent === l, label, 10000),
 			`${cancelled ? 'a cancelled' : 'an undecided'} job has a "${label}" button`);
 		await shot(page, cancelled ? '10-cancelled' : '9-undecided');
@@ -105,17 +112,8 @@ if (mode === 'resume' || mode === 'resume-cancelled') {
 if (mode === 'again') {
 	const b = await launch();
 	try {
-		const page = await b.newPage({ viewport: { width: 1400, height: 900 } });
+		const page = await writingPage(b);
 
-		page.on('dialog', (d) => d.accept());
-		await page.goto(url + '/');
-		if (token) {
-			await page.click('#token-ask');
-			await page.fill('#token-input', token);
-			await page.click('#token-form button[type=submit]');
-			await until(page, () => !document.querySelector('#submit-form').hidden, null, 5000);
-		}
-		await page.goto(`${url}/jobs/${job}`);
 		check(await until(page, () => document.querySelector('#job-head button.again')?.textContent === 'again', null, 10000),
 			'an ended job has an "again" button');
 		await shot(page, '11-again');
