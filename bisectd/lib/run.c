@@ -173,9 +173,11 @@ int run_cmd(struct run_result *res, const struct run_opts *o)
 		/*
 		 * Cancelled from another thread: now is its deadline, whatever
 		 * deadline it had (with a timeout too, a cancelled kernel build
-		 * ran on to its timeout before).
+		 * ran on to its timeout before). A child already done (its pipes
+		 * draining) finished on its own: neither cancelled nor timed out.
 		 */
-		if (o->cancel && __atomic_load_n(o->cancel, __ATOMIC_ACQUIRE) && !term_sent && (kill_at < 0 || kill_at > now)) {
+		if (o->cancel && __atomic_load_n(o->cancel, __ATOMIC_ACQUIRE) && !child_done && !term_sent &&
+		    (kill_at < 0 || kill_at > now)) {
 			kill_at = now;
 			res->cancelled = 1;
 		}

@@ -192,6 +192,50 @@ static void test_cancel(void **state)
 	}
 }
 
+/* on_output of test_cancel_after_exit: "gone" sets the cancel (arg). */
+static void cancel_on_gone(void *arg, int stream, const char *data, size_t n)
+{
+	(void)stream;
+	if (memmem(data, n, "gone", 4))
+		__atomic_store_n((int *)arg, 1, __ATOMIC_RELEASE);
+}
+
+/*
+ * A cancel that comes after the child exited stops nothing: the command
+ * ran to its end, neither cancelled nor timed out. The child leaves a
+ * grandchild of its own session holding the pipes, which run_cmd()
+ * drains for the grace period; once the child has exited (a zombie until
+ * run_cmd() reaps it at the end) the grandchild prints "gone", and that
+ * output sets the cancel.
+ */
+static void test_cancel_after_exit(void **state)
+{
+	char mark[] = "/tmp/test-run-mark.XXXXXX";
+	/* The child exits once the grandchild is in its session (mark made), which is when the group kill spares it. */
+	const char *argv[] = { "sh", "-c", "setsid sh -c ': > \"$1\"; until [ \"$(cut -d\" \" -f3 /proc/$0/stat)\" = Z ]; "
+			       "do sleep 0.02; done; echo gone' $$ \"$0\" & while [ ! -e \"$0\" ]; do sleep 0.01; done", mark,
+			       NULL };
+	struct run_opts o = RUN_OPTS_INIT;
+	struct run_result res;
+	int cancel = 0, fd;
+
+	(void)state;
+	assert_true((fd = mkstemp(mark)) >= 0);
+	close(fd);
+	unlink(mark);
+	o.cancel = &cancel;
+	o.on_output = cancel_on_gone;
+	o.arg = &cancel;
+	run(&res, &o, argv);
+	assert_int_equal(cancel, 1);
+	assert_true(run_ok(&res));
+	assert_int_equal(res.cancelled, 0);
+	assert_int_equal(res.timed_out, 0);
+	assert_string_equal(res.out, "gone\n");
+	run_result_release(&res);
+	unlink(mark);
+}
+
 /* A command that ignores SIGTERM gets SIGKILL once the grace period is over. */
 static void test_timeout_kill(void **state)
 {
@@ -425,6 +469,7 @@ int main(void)
 		cmocka_unit_test(test_timeout),
 		cmocka_unit_test(test_timeout_kill),
 		cmocka_unit_test(test_cancel),
+		cmocka_unit_test(test_cancel_after_exit),
 		cmocka_unit_test(test_group_killed),
 		cmocka_unit_test(test_background_grandchild),
 		cmocka_unit_test(test_output_bound),
