@@ -316,7 +316,7 @@ int store_job_commit_doc(json_t **out, struct store *s, long long job, int idx)
  */
 #define STATE_SET "CASE WHEN c.state IN ('good', 'bad', 'skipped') THEN c.state "
 #define STATE_OPEN "WHEN o.claimed THEN 'running' WHEN o.idx IS NOT NULL THEN 'queued' "
-/* o for STATE_OPEN: the job's (?1) commits with a task open, from the few open tasks (index tasks_state). */
+/* o for STATE_OPEN: the job's (?1) commits with a task open, from one pass over its tasks (index tasks_job). */
 #define OPEN_TASKS \
 	"LEFT JOIN (SELECT idx, max(state = 'claimed') AS claimed FROM tasks WHERE state IN ('queued', " \
 	"'claimed') AND job_id = ?1 GROUP BY idx) o ON o.idx = c.idx "

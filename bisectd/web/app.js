@@ -145,8 +145,10 @@ function forgetToken() {
 	render();
 }
 
-/* A write bisectd refused for want of a (good) token asks for one. */
-function refusedWrite(a) {
+/* A write the API refused: its status and message in where; one refused for want of a (good) token asks for one. */
+function showRefusal(where, a) {
+	where.textContent = `${a.status}: ${errorOf(a)}`;
+	where.hidden = false;
 	if (a.status === 401 || a.status === 403) askToken(errorOf(a));
 }
 
@@ -219,9 +221,7 @@ async function again(id, where) {
 	if (a.status === 201) {
 		location.href = `/jobs/${a.body.id}`;
 	} else {
-		where.textContent = `${a.status}: ${errorOf(a)}`;
-		where.hidden = false;
-		refusedWrite(a);
+		showRefusal(where, a);
 	}
 }
 
@@ -267,9 +267,7 @@ async function submit(ev) {
 			state.jobs.set(a.body.id, a.body);
 			renderJobs();
 		} else {
-			$('#submit-error').textContent = `${a.status}: ${errorOf(a)}`;
-			$('#submit-error').hidden = false;
-			refusedWrite(a);
+			showRefusal($('#submit-error'), a);
 		}
 	} catch (e) {
 		$('#submit-error').textContent = `bisectd did not answer: ${e.message}`;
@@ -289,9 +287,7 @@ async function jobAction(id, action, question, body, where) {
 		if (state.job && state.job.id === a.body.id) refreshJob();
 		render();
 	} else {
-		where.textContent = `${a.status}: ${errorOf(a)}`;
-		where.hidden = false;
-		refusedWrite(a);
+		showRefusal(where, a);
 	}
 }
 
