@@ -24,6 +24,7 @@
 #include "workload.h"
 #include "run.h"
 #include "util.h"
+#include "cancelfix.h"
 
 #define assert_contains(hay, needle) do { \
 	const char *h_ = (hay); \
@@ -612,14 +613,6 @@ static void test_console_profile(void **state)
 	assert_int_equal(qemu_console_profile(&text, &rc, "BISECT-READY\nBISECT-PROFILE-END rc=0\n"), ERR_NOTFOUND);
 }
 
-/* The agent's heartbeat hears the task was cancelled while the guest runs. */
-static void *cancel_soon(void *arg)
-{
-	usleep(300 * 1000);
-	__atomic_store_n((int *)arg, 1, __ATOMIC_RELEASE);
-	return NULL;
-}
-
 /*
  * A cancel stops QEMU at once, not at its boot deadline, and says so
  * rather than that the kernel did not boot. QEMU here is a stand-in that
@@ -657,7 +650,7 @@ static void test_cancel_stops_qemu(void **state)
 	o.workdir = work;
 	o.cancel = &cancel;
 	t0 = now_ms();
-	assert_int_equal(pthread_create(&th, NULL, cancel_soon, &cancel), 0);
+	assert_int_equal(pthread_create(&th, NULL, cancel_later, &cancel), 0);
 	rc = qemu_boot_run(&r, &o);
 	pthread_join(th, NULL);
 	assert_int_equal(rc, ERR_FAIL);

@@ -22,6 +22,7 @@
 #include "err.h"
 #include "run.h"
 #include "util.h"
+#include "cancelfix.h"
 
 /* Runs argv with opts (argv filled in) and asserts it was started. */
 static void run(struct run_result *res, struct run_opts *o, const char *const *argv)
@@ -154,13 +155,6 @@ static void test_timeout(void **state)
 }
 
 /* Cancelled from another thread (boot ssh's console): stopped as at a deadline, output kept. */
-static void *cancel_later(void *arg)
-{
-	usleep(300 * 1000);
-	__atomic_store_n((int *)arg, 1, __ATOMIC_RELEASE);
-	return NULL;
-}
-
 static void test_cancel(void **state)
 {
 	const char *argv[] = { "sh", "-c", "echo started; sleep 30; echo never", NULL };

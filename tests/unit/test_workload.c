@@ -18,6 +18,7 @@
 #include "err.h"
 #include "util.h"
 #include "workload.h"
+#include "cancelfix.h"
 
 #define PAT "throughput: ([0-9.]+)"
 
@@ -253,14 +254,6 @@ static void test_command_timeout(void **state)
 	json_decref(def);
 }
 
-/* The task's cancel, set from another thread (the agent's heartbeat) while the run is in hand. */
-static void *cancel_soon(void *arg)
-{
-	usleep(200 * 1000);
-	__atomic_store_n((int *)arg, 1, __ATOMIC_RELEASE);
-	return NULL;
-}
-
 /* A cancel stops the run in hand at once, long before its run_timeout, as a failed run saying so. */
 static void test_command_cancel(void **state)
 {
@@ -274,7 +267,7 @@ static void test_command_cancel(void **state)
 	(void)state;
 	json_object_set_new(def, "run_timeout", json_integer(60));
 	bt.cancel = &cancel;
-	assert_int_equal(pthread_create(&th, NULL, cancel_soon, &cancel), 0);
+	assert_int_equal(pthread_create(&th, NULL, cancel_later, &cancel), 0);
 	assert_int_equal(boot_find("none")->run(&s, NULL, &bt, 1), 0);
 	pthread_join(th, NULL);
 	assert_true(now_ms() - t0 < 20000);
